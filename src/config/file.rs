@@ -1,0 +1,94 @@
+//! The config file as written: serde structs that refuse unknown keys and keep the location of
+//! every value that is checked after parsing. Nothing outside `config` sees these types.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileConfig {
+    pub(crate) server: ServerFile,
+    #[serde(default)]
+    pub(crate) admin: AdminFile,
+    pub(crate) upstream: UpstreamFile,
+    #[serde(default)]
+    pub(crate) store: StoreFile,
+    #[serde(default)]
+    pub(crate) identity: IdentityFile,
+    #[serde(default, rename = "policy")]
+    pub(crate) policies: Vec<PolicyFile>,
+    #[serde(default)]
+    pub(crate) response: ResponseFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerFile {
+    pub(crate) listen: Spanned<String>,
+    pub(crate) threads: Option<Spanned<i64>>,
+    pub(crate) grace_period: Option<Spanned<String>>,
+    pub(crate) shutdown_timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AdminFile {
+    pub(crate) listen: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpstreamFile {
+    pub(crate) backends: Spanned<Vec<Spanned<String>>>,
+    pub(crate) connect_timeout: Option<Spanned<String>>,
+    pub(crate) read_timeout: Option<Spanned<String>>,
+    pub(crate) write_timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum StoreKind {
+    #[default]
+    Memory,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StoreFile {
+    #[serde(default)]
+    pub(crate) kind: StoreKind,
+    pub(crate) max_entries: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IdentityFile {
+    pub(crate) sources: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub(crate) ip: IpFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IpFile {
+    pub(crate) ipv4_prefix: Option<Spanned<i64>>,
+    pub(crate) ipv6_prefix: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PolicyFile {
+    pub(crate) name: Spanned<String>,
+    pub(crate) capacity: Spanned<i64>,
+    pub(crate) rate: Spanned<String>,
+    pub(crate) cost: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) shadow: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResponseFile {
+    pub(crate) status: Option<Spanned<i64>>,
+}

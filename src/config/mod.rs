@@ -1,0 +1,34 @@
+//! The config: a TOML file (`file`), checked (`validate`) into the runtime config (`runtime`).
+
+mod error;
+mod file;
+mod rate;
+mod runtime;
+mod validate;
+
+pub use error::ConfigError;
+pub use rate::{Rate, RateError};
+pub use runtime::{
+    AdminSettings, Config, ResponseSettings, ServerSettings, StoreSettings, UpstreamSettings,
+};
+
+use std::path::Path;
+
+/// Reads and validates the config file at `path`.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Validates config `text`, naming `path` in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let file: file::FileConfig = toml::from_str(text)
+        .map_err(|e| ConfigError::at(path, text, e.span(), e.message().trim().to_owned()))?;
+    validate::validate(file, path, text)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,126 @@
+//! The validated runtime config: what the proxy runs on. Serde never sees these types.
+
+use crate::identity::IdentityChain;
+use crate::policy::Policy;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything the proxy needs, checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file this came from.
+    pub path: PathBuf,
+    /// The proxy listener and its workers.
+    pub server: ServerSettings,
+    /// The admin listener.
+    pub admin: AdminSettings,
+    /// Where allowed requests go.
+    pub upstream: UpstreamSettings,
+    /// Where buckets live.
+    pub store: StoreSettings,
+    /// How callers are identified.
+    pub identity: IdentityChain,
+    /// The limits, in config order.
+    pub policies: Vec<Policy>,
+    /// How refusals are answered.
+    pub response: ResponseSettings,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSettings {
+    /// Proxy listener address.
+    pub listen: SocketAddr,
+    /// Worker threads of the proxy service.
+    pub threads: usize,
+    /// On SIGTERM, how long listeners keep accepting before the drain starts.
+    pub grace_period: Duration,
+    /// On SIGTERM, how long in-flight requests may take to finish.
+    pub shutdown_timeout: Duration,
+}
+
+/// `[admin]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdminSettings {
+    /// Admin listener address (metrics and health).
+    pub listen: SocketAddr,
+}
+
+/// `[upstream]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamSettings {
+    /// Backends as `host:port`, used round robin.
+    pub backends: Vec<String>,
+    /// Time allowed to connect to a backend.
+    pub connect_timeout: Duration,
+    /// Time allowed between reads from a backend.
+    pub read_timeout: Duration,
+    /// Time allowed for each write to a backend.
+    pub write_timeout: Duration,
+}
+
+/// `[store]`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreSettings {
+    /// Buckets in this process's memory.
+    Memory {
+        /// Most buckets held at once.
+        max_entries: usize,
+    },
+}
+
+/// `[response]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSettings {
+    /// Status of a throttled response.
+    pub throttle_status: u16,
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.server;
+        let u = &self.upstream;
+        writeln!(f, "config {} is valid", self.path.display())?;
+        writeln!(f, "proxy listener  {} ({} threads)", s.listen, s.threads)?;
+        writeln!(
+            f,
+            "shutdown        grace {:?}, drain up to {:?}",
+            s.grace_period, s.shutdown_timeout
+        )?;
+        writeln!(f, "admin listener  {}", self.admin.listen)?;
+        writeln!(f, "backends        {} (round robin)", u.backends.join(", "))?;
+        writeln!(
+            f,
+            "timeouts        connect {:?}, read {:?}, write {:?}",
+            u.connect_timeout, u.read_timeout, u.write_timeout
+        )?;
+        match &self.store {
+            StoreSettings::Memory { max_entries } => {
+                writeln!(f, "store           memory, at most {max_entries} buckets")?
+            }
+        }
+        let sources: Vec<String> = self
+            .identity
+            .sources
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        writeln!(
+            f,
+            "identity        {} (ipv4 /{}, ipv6 /{})",
+            sources.join(" → "),
+            self.identity.ip.ipv4_prefix,
+            self.identity.ip.ipv6_prefix
+        )?;
+        writeln!(f, "throttled with  {}", self.response.throttle_status)?;
+        if self.policies.is_empty() {
+            writeln!(f, "policies        none: every request passes")?;
+        }
+        for policy in &self.policies {
+            writeln!(f, "policy          {policy}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! One small config per mistake, each asserting the located message.
+
+use super::*;
+
+const BASE: &str = r#"
+[server]
+listen = "127.0.0.1:8080"
+threads = 2
+
+[upstream]
+backends = ["127.0.0.1:8000"]
+"#;
+
+fn error_of(text: &str) -> String {
+    parse(text, Path::new("f.toml")).unwrap_err().to_string()
+}
+
+fn with_policy(policy: &str) -> String {
+    format!("{BASE}\n[[policy]]\n{policy}\n")
+}
+
+#[test]
+fn a_minimal_config_gets_the_documented_defaults() {
+    let config = parse(BASE, Path::new("f.toml")).unwrap();
+    assert_eq!(config.admin.listen.to_string(), "127.0.0.1:9090");
+    assert_eq!(config.response.throttle_status, 429);
+    assert_eq!(config.identity.sources, vec![crate::identity::Source::Ip]);
+    assert_eq!(
+        config.store,
+        StoreSettings::Memory {
+            max_entries: 1_000_000
+        }
+    );
+    assert!(config.policies.is_empty());
+}
+
+#[test]
+fn a_misspelled_key_is_named_with_its_line_and_column() {
+    let text = BASE.replace("threads = 2", "thread = 2");
+    let message = error_of(&text);
+    assert!(
+        message.starts_with("f.toml:4:1: unknown field `thread`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_zero_rate_is_refused_where_it_stands() {
+    let message = error_of(&with_policy("name = \"p\"\ncapacity = 1\nrate = \"0/s\""));
+    assert!(
+        message.starts_with("f.toml:12:8: `policy.rate`: invalid rate `0/s`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn negative_and_unparsable_rates_are_refused() {
+    for rate in ["-1/s", "fast", "10/y"] {
+        let message = error_of(&with_policy(&format!(
+            "name = \"p\"\ncapacity = 1\nrate = \"{rate}\""
+        )));
+        assert!(message.contains("`policy.rate`: invalid rate"), "{message}");
+    }
+}
+
+#[test]
+fn a_cost_above_capacity_is_refused() {
+    let message = error_of(&with_policy(
+        "name = \"p\"\ncapacity = 2\nrate = \"1/s\"\ncost = 3",
+    ));
+    assert!(
+        message.starts_with("f.toml:13:8: `policy.cost` (3) is above"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_zero_capacity_is_refused() {
+    let message = error_of(&with_policy("name = \"p\"\ncapacity = 0\nrate = \"1/s\""));
+    assert!(
+        message.contains("`policy.capacity` must be between 1"),
+        "{message}"
+    );
+}
+
+#[test]
+fn duplicate_policy_names_are_refused() {
+    let one = "name = \"p\"\ncapacity = 1\nrate = \"1/s\"";
+    let message = error_of(&format!("{}\n[[policy]]\n{one}\n", with_policy(one)));
+    assert!(message.contains("`p` is used by two policies"), "{message}");
+}
+
+#[test]
+fn policy_names_must_be_header_and_label_safe() {
+    let message = error_of(&with_policy("name = \"a b\"\ncapacity = 1\nrate = \"1/s\""));
+    assert!(message.contains("`policy.name` must be"), "{message}");
+}
+
+#[test]
+fn an_unknown_identity_source_is_refused() {
+    let message = error_of(&format!(
+        "{BASE}\n[identity]\nsources = [\"ip\", \"finger:print\"]\n"
+    ));
+    assert!(
+        message.starts_with("f.toml:10:18: `identity.sources`: unknown identity source"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_listen_address_is_refused() {
+    let message = error_of(&BASE.replace("127.0.0.1:8080", "localhost"));
+    assert!(
+        message.starts_with("f.toml:3:10: `server.listen` must be an address"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_store_kind_is_refused() {
+    let message = error_of(&format!("{BASE}\n[store]\nkind = \"etcd\"\n"));
+    assert!(
+        message.starts_with("f.toml:10:8: unknown variant `etcd`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_status_and_duration_are_refused() {
+    let message = error_of(&format!("{BASE}\n[response]\nstatus = 200\n"));
+    assert!(
+        message.contains("`response.status` must be between 400 and 599"),
+        "{message}"
+    );
+    let message = error_of(&BASE.replace("[upstream]", "[upstream]\nread_timeout = \"soon\""));
+    assert!(
+        message.contains("`upstream.read_timeout` must be a duration"),
+        "{message}"
+    );
+}
+
+#[test]
+fn syntax_errors_are_located() {
+    let message = error_of("[server\nlisten = 1");
+    assert!(message.starts_with("f.toml:1:"), "{message}");
+}

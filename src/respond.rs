@@ -1,0 +1,231 @@
+//! What the client is told: `RateLimit` headers (draft-ietf-httpapi-ratelimit-headers-10),
+//! `Retry-After`, and RFC 9457 problem+json bodies for refusals and upstream failures.
+
+use crate::limiter::Assessment;
+use crate::policy::Policy;
+use bytes::Bytes;
+use http::StatusCode;
+use pingora::http::ResponseHeader;
+use pingora::Result;
+
+/// The media type of problem bodies (RFC 9457).
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The policy a response describes, and how its bucket stands.
+#[derive(Debug, Clone, Copy)]
+pub struct Standing<'a> {
+    /// The policy.
+    pub policy: &'a Policy,
+    /// Its bucket's answer for this request.
+    pub assessment: Assessment,
+}
+
+impl Standing<'_> {
+    /// How many more requests of this policy's cost the bucket allows now.
+    fn requests_left(&self) -> u64 {
+        (self.assessment.remaining / self.policy.cost as f64).floor() as u64
+    }
+
+    /// `RateLimit-Policy`: the quota (capacity) and window (seconds to refill from empty).
+    pub fn policy_header(&self) -> String {
+        let p = self.policy;
+        format!("\"{}\";q={};w={}", p.name, p.capacity, p.window_seconds())
+    }
+
+    /// `RateLimit`: whole tokens remaining and seconds until the bucket is full again.
+    pub fn ratelimit_header(&self) -> String {
+        let a = &self.assessment;
+        let remaining = a.remaining.floor() as u64;
+        format!(
+            "\"{}\";r={};t={}",
+            self.policy.name,
+            remaining,
+            seconds_up(a.full_in_us)
+        )
+    }
+
+    /// `Retry-After`: whole seconds until the request could pass, rounded up, at least 1.
+    pub fn retry_after(&self) -> u64 {
+        seconds_up(self.assessment.retry_after_us).max(1)
+    }
+}
+
+/// Microseconds to whole seconds, rounded up.
+fn seconds_up(micros: u64) -> u64 {
+    micros.div_ceil(1_000_000)
+}
+
+/// The standing the headers should describe: among refusing policies the one that makes the
+/// client wait longest; if none refused, the one with the fewest requests left (then the one
+/// slowest to refill).
+pub fn most_restrictive<'a>(standings: &[Standing<'a>]) -> Option<Standing<'a>> {
+    let refused = standings
+        .iter()
+        .filter(|s| !s.assessment.allowed)
+        .max_by_key(|s| s.assessment.retry_after_us);
+    refused
+        .or_else(|| {
+            standings.iter().min_by(|a, b| {
+                a.requests_left()
+                    .cmp(&b.requests_left())
+                    .then(b.assessment.full_in_us.cmp(&a.assessment.full_in_us))
+            })
+        })
+        .copied()
+}
+
+/// A problem+json body (RFC 9457) with `extra` members merged in.
+pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
+    let title = StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    let mut body = serde_json::json!({
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    });
+    if let (Some(body), serde_json::Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
+    Bytes::from(body.to_string())
+}
+
+/// A response header for a problem body of `len` bytes.
+pub fn problem_header(status: u16, len: usize) -> Result<ResponseHeader> {
+    let mut header = ResponseHeader::build(status, Some(8))?;
+    header.insert_header(http::header::CONTENT_TYPE, PROBLEM_JSON)?;
+    header.insert_header(http::header::CONTENT_LENGTH, len)?;
+    header.insert_header(http::header::CACHE_CONTROL, "no-store")?;
+    Ok(header)
+}
+
+/// The refusal of a throttled request: `status`, `Retry-After`, `RateLimit-Policy`,
+/// `RateLimit` and a problem body naming the policy.
+pub fn throttled(status: u16, standing: &Standing<'_>) -> Result<(ResponseHeader, Bytes)> {
+    let retry_after = standing.retry_after();
+    let name = &standing.policy.name;
+    let detail = format!("Rate limit of policy \"{name}\" exceeded; retry in {retry_after} s.");
+    let extra = serde_json::json!({ "policy": &**name, "retry_after": retry_after });
+    let body = problem_body(status, &detail, extra);
+    let mut header = problem_header(status, body.len())?;
+    header.insert_header(http::header::RETRY_AFTER, retry_after)?;
+    header.insert_header("ratelimit-policy", standing.policy_header())?;
+    header.insert_header("ratelimit", standing.ratelimit_header())?;
+    Ok((header, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(name: &str, capacity: u64, rate: &str) -> Policy {
+        Policy {
+            name: name.into(),
+            capacity,
+            rate: rate.parse().unwrap(),
+            cost: 1,
+            shadow: false,
+        }
+    }
+
+    fn assessment(
+        allowed: bool,
+        remaining: f64,
+        retry_after_us: u64,
+        full_in_us: u64,
+    ) -> Assessment {
+        Assessment {
+            allowed,
+            remaining,
+            retry_after_us,
+            full_in_us,
+        }
+    }
+
+    #[test]
+    fn headers_follow_draft_10() {
+        let p = policy("per-user", 10, "10/s");
+        let s = Standing {
+            policy: &p,
+            assessment: assessment(false, 0.3, 70_000, 970_000),
+        };
+        assert_eq!(s.policy_header(), "\"per-user\";q=10;w=1");
+        assert_eq!(s.ratelimit_header(), "\"per-user\";r=0;t=1");
+        assert_eq!(s.retry_after(), 1);
+    }
+
+    #[test]
+    fn retry_after_rounds_up_and_is_at_least_one() {
+        let p = policy("p", 1, "1/m");
+        let at = |us| {
+            Standing {
+                policy: &p,
+                assessment: assessment(false, 0.0, us, us),
+            }
+            .retry_after()
+        };
+        assert_eq!(at(0), 1);
+        assert_eq!(at(1), 1);
+        assert_eq!(at(1_000_001), 2);
+        assert_eq!(at(60_000_000), 60);
+    }
+
+    #[test]
+    fn the_refusal_with_the_longest_wait_is_described() {
+        let (a, b, c) = (
+            policy("a", 10, "1/s"),
+            policy("b", 10, "1/s"),
+            policy("c", 10, "1/s"),
+        );
+        let standings = [
+            Standing {
+                policy: &a,
+                assessment: assessment(true, 9.0, 0, 1),
+            },
+            Standing {
+                policy: &b,
+                assessment: assessment(false, 0.0, 5, 9),
+            },
+            Standing {
+                policy: &c,
+                assessment: assessment(false, 0.0, 50, 9),
+            },
+        ];
+        assert_eq!(&*most_restrictive(&standings).unwrap().policy.name, "c");
+    }
+
+    #[test]
+    fn when_all_pass_the_fewest_requests_left_is_described() {
+        let (a, b) = (policy("a", 100, "1/s"), policy("b", 10, "1/s"));
+        let standings = [
+            Standing {
+                policy: &a,
+                assessment: assessment(true, 50.0, 0, 1),
+            },
+            Standing {
+                policy: &b,
+                assessment: assessment(true, 3.0, 0, 1),
+            },
+        ];
+        assert_eq!(&*most_restrictive(&standings).unwrap().policy.name, "b");
+        assert!(most_restrictive(&[]).is_none());
+    }
+
+    #[test]
+    fn the_problem_body_names_the_policy() {
+        let p = policy("per-user", 10, "10/s");
+        let s = Standing {
+            policy: &p,
+            assessment: assessment(false, 0.0, 100_000, 1_000_000),
+        };
+        let (header, body) = throttled(429, &s).unwrap();
+        assert_eq!(header.status, 429);
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["policy"], "per-user");
+        assert_eq!(json["status"], 429);
+        assert_eq!(json["title"], "Too Many Requests");
+        assert_eq!(header.headers["content-type"], PROBLEM_JSON);
+    }
+}
