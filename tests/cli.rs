@@ -1,0 +1,59 @@
+//! The command line: `--test` on good and bad configs.
+
+mod common;
+
+use std::process::Command;
+
+fn check(path: &std::path::Path) -> std::process::Output {
+    Command::new(common::floodgate_bin())
+        .arg("--config")
+        .arg(path)
+        .arg("--test")
+        .output()
+        .expect("run floodgate --test")
+}
+
+#[test]
+fn a_misspelled_key_is_named_with_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+         [[policy]]\nname = \"p\"\ncapacity = 10\nrat = \"10/s\"\n",
+    )
+    .unwrap();
+    let out = check(&path);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let expected = format!("{}:10:1: unknown field `rat`", path.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+}
+
+#[test]
+fn a_missing_file_is_reported() {
+    let out = check(std::path::Path::new("/nonexistent/floodgate.toml"));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/floodgate.toml"));
+}
+
+#[test]
+fn every_shipped_config_is_valid() {
+    let conf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(conf).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = check(&path);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(String::from_utf8_lossy(&out.stdout).contains("is valid"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "quickstart.toml and example.toml at least");
+}

@@ -1,0 +1,214 @@
+//! Test harness: a real upstream HTTP server, the real `floodgate` binary on free ports, and a
+//! real HTTP client. Everything started here is stopped by its handle when dropped.
+#![allow(dead_code)]
+
+use reqwest::blocking::{Client, Response};
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A port nothing listens on right now (the OS picks it; it may be taken again later).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("the OS hands out a free port")
+}
+
+/// A real HTTP server answering 200 to everything, counting what it serves.
+pub struct Upstream {
+    server: Arc<tiny_http::Server>,
+    threads: Vec<JoinHandle<()>>,
+    served: Arc<AtomicUsize>,
+    pub addr: String,
+}
+
+impl Upstream {
+    pub fn start() -> Self {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind upstream"));
+        let addr = server
+            .server_addr()
+            .to_ip()
+            .expect("tcp listener")
+            .to_string();
+        let served = Arc::new(AtomicUsize::new(0));
+        let threads = (0..4)
+            .map(|_| {
+                let (server, served) = (server.clone(), served.clone());
+                std::thread::spawn(move || {
+                    for request in server.incoming_requests() {
+                        served.fetch_add(1, Ordering::SeqCst);
+                        let _ = request.respond(tiny_http::Response::from_string("ok"));
+                    }
+                })
+            })
+            .collect();
+        Self {
+            server,
+            threads,
+            served,
+            addr,
+        }
+    }
+
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        for _ in &self.threads {
+            self.server.unblock();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The floodgate binary built for these tests.
+pub fn floodgate_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_floodgate")
+}
+
+/// A running proxy process and its config file.
+pub struct Proxy {
+    child: Child,
+    _dir: tempfile::TempDir,
+    pub config_path: PathBuf,
+    pub port: u16,
+    pub admin_port: u16,
+    client: Client,
+}
+
+impl Proxy {
+    /// Starts a proxy in front of `backends`; `extra` is appended to the generated config
+    /// (policies, identity, store…). Retries with other ports if one was taken meanwhile.
+    pub fn start(backends: &[&str], extra: &str) -> Self {
+        let mut last_log = String::new();
+        for _ in 0..3 {
+            match Self::try_start(backends, extra) {
+                Ok(proxy) => return proxy,
+                Err(log) => last_log = log,
+            }
+        }
+        panic!("the proxy did not start:\n{last_log}");
+    }
+
+    fn try_start(backends: &[&str], extra: &str) -> Result<Self, String> {
+        let (port, admin_port) = (free_port(), free_port());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config_path = dir.path().join("floodgate.toml");
+        let backends: Vec<String> = backends.iter().map(|b| format!("\"{b}\"")).collect();
+        let config = format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n\n\
+             [admin]\nlisten = \"127.0.0.1:{admin_port}\"\n\n\
+             [upstream]\nbackends = [{}]\nconnect_timeout = \"1s\"\n\n{extra}\n",
+            backends.join(", ")
+        );
+        std::fs::File::create(&config_path)
+            .and_then(|mut f| f.write_all(config.as_bytes()))
+            .expect("write config");
+        let log_path = dir.path().join("floodgate.log");
+        let log = std::fs::File::create(&log_path).expect("log file");
+        let child = Command::new(floodgate_bin())
+            .arg("--config")
+            .arg(&config_path)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn floodgate");
+        let client = Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("client");
+        let mut proxy = Proxy {
+            child,
+            _dir: dir,
+            config_path,
+            port,
+            admin_port,
+            client,
+        };
+        if proxy.wait_ready(&log_path) {
+            Ok(proxy)
+        } else {
+            Err(std::fs::read_to_string(&log_path).unwrap_or_default())
+        }
+    }
+
+    fn wait_ready(&mut self, log_path: &Path) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            let admin_up = self
+                .admin("/healthz")
+                .map(|r| r.status() == 200)
+                .unwrap_or(false);
+            let proxy_up = std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok();
+            if admin_up && proxy_up {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("{}", std::fs::read_to_string(log_path).unwrap_or_default());
+        false
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// GET `path` with the given headers.
+    pub fn get(&self, path: &str, headers: &[(&str, &str)]) -> Response {
+        let mut req = self.client.get(self.url(path));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.send().expect("the proxy answers")
+    }
+
+    /// GET `path` on the admin listener.
+    pub fn admin(&self, path: &str) -> reqwest::Result<Response> {
+        self.client
+            .get(format!("http://127.0.0.1:{}{path}", self.admin_port))
+            .send()
+    }
+
+    /// The value of one series on `/metrics`, 0 if absent.
+    pub fn metric(&self, series: &str) -> f64 {
+        let text = self
+            .admin("/metrics")
+            .expect("metrics")
+            .text()
+            .expect("text");
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// The process id, for signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `floodgate_requests_total` for one policy and decision.
+pub fn requests_series(policy: &str, decision: &str) -> String {
+    format!("floodgate_requests_total{{decision=\"{decision}\",policy=\"{policy}\"}}")
+}
