@@ -5,13 +5,25 @@
 //! that a shadow bucket running dry never spares the enforcing buckets their tokens.
 
 use crate::identity::Identity;
-use crate::limiter::{Limiter, Take};
-use crate::metrics::{Decision, Metrics, PolicyCounters};
+use crate::limiter::{Assessment, Limiter, LimiterError, MemoryStore, Take};
+use crate::metrics::{Decision, Metrics, PolicyCounters, StoreMetrics};
 use crate::policy::Policy;
 use crate::respond::{self, Standing};
 use bytes::Bytes;
 use pingora::http::ResponseHeader;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What to do when the store cannot decide (`store.on_error`).
+pub enum Fallback {
+    /// Let the request through, counted as `error`.
+    Allow,
+    /// Refuse it with 503.
+    Deny,
+    /// Decide it with these in-memory buckets of the same policies.
+    Local(MemoryStore),
+}
 
 /// What to do with a request.
 pub enum Verdict {
@@ -52,14 +64,19 @@ pub struct Gate {
     enforcing: Vec<BoundPolicy>,
     shadow: Vec<BoundPolicy>,
     limiter: Arc<dyn Limiter>,
+    fallback: Fallback,
+    store_metrics: StoreMetrics,
     throttle_status: u16,
+    last_error_log_s: AtomicU64,
 }
 
 impl Gate {
-    /// A gate applying `policies` with buckets in `limiter`, refusing with `throttle_status`.
+    /// A gate applying `policies` with buckets in `limiter` (and `fallback` when it fails),
+    /// refusing with `throttle_status`.
     pub fn new(
         policies: &[Policy],
         limiter: Arc<dyn Limiter>,
+        fallback: Fallback,
         metrics: &Metrics,
         throttle_status: u16,
     ) -> Self {
@@ -75,7 +92,10 @@ impl Gate {
             enforcing,
             shadow,
             limiter,
+            fallback,
+            store_metrics: metrics.store.clone(),
             throttle_status,
+            last_error_log_s: AtomicU64::new(0),
         }
     }
 
@@ -88,13 +108,10 @@ impl Gate {
         let takes: Vec<Take<'_>> = self.enforcing.iter().map(|b| b.take(identity)).collect();
         let assessments = match self.limiter.acquire(&takes).await {
             Ok(assessments) => assessments,
-            Err(e) => {
-                log::warn!("limiter failed, letting the request through: {e}");
-                self.enforcing
-                    .iter()
-                    .for_each(|b| b.counters.count(Decision::Error));
-                return Verdict::Pass(None);
-            }
+            Err(e) => match self.on_store_error(&e, &takes) {
+                Ok(assessments) => assessments,
+                Err(verdict) => return verdict,
+            },
         };
         let passed = assessments.iter().all(|a| a.allowed);
         let standings: Vec<Standing<'_>> = self
@@ -128,6 +145,47 @@ impl Gate {
                 log::error!("could not build a refusal, letting the request through: {e}");
                 Verdict::Pass(None)
             }
+        }
+    }
+
+    /// Applies `store.on_error`: local buckets decide, or the request passes or is refused
+    /// without a decision.
+    fn on_store_error(
+        &self,
+        e: &LimiterError,
+        takes: &[Take<'_>],
+    ) -> Result<Vec<Assessment>, Verdict> {
+        self.log_store_error(e);
+        match &self.fallback {
+            Fallback::Local(memory) => {
+                self.store_metrics.fallbacks.inc();
+                Ok(memory.acquire_now(takes))
+            }
+            Fallback::Allow => {
+                self.enforcing
+                    .iter()
+                    .for_each(|b| b.counters.count(Decision::Error));
+                Err(Verdict::Pass(None))
+            }
+            Fallback::Deny => {
+                self.enforcing
+                    .iter()
+                    .for_each(|b| b.counters.count(Decision::Error));
+                Err(match respond::store_unavailable() {
+                    Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
+                    Err(_) => Verdict::Pass(None),
+                })
+            }
+        }
+    }
+
+    /// Logs a store error at most once a second: an outage must not flood the log.
+    fn log_store_error(&self, e: &LimiterError) {
+        let now_s = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
+            log::warn!("store cannot decide ({e}); applying on_error");
         }
     }
 

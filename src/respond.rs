@@ -116,6 +116,16 @@ pub fn throttled(status: u16, standing: &Standing<'_>) -> Result<(ResponseHeader
     Ok((header, body))
 }
 
+/// The refusal sent when the store cannot decide and `on_error = "deny"`.
+pub fn store_unavailable() -> Result<(ResponseHeader, Bytes)> {
+    let status = 503;
+    let detail = "The rate limiter cannot decide right now; retry shortly.";
+    let body = problem_body(status, detail, serde_json::json!({ "retry_after": 1 }));
+    let mut header = problem_header(status, body.len())?;
+    header.insert_header(http::header::RETRY_AFTER, 1)?;
+    Ok((header, body))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,9 @@
 //! Builds the pingora server from a validated config: the proxy service and the admin service.
 
 use crate::admin::AdminApp;
-use crate::config::{Config, StoreSettings};
-use crate::gate::Gate;
-use crate::limiter::{Limiter, MemoryStore};
+use crate::config::{Config, OnError, StoreSettings};
+use crate::gate::{Fallback, Gate};
+use crate::limiter::{Limiter, LimiterError, MemoryStore, RedisStore};
 use crate::metrics::Metrics;
 use crate::proxy::Floodgate;
 use pingora::lb::LoadBalancer;
@@ -18,6 +18,9 @@ pub enum BuildError {
     /// A backend address could not be resolved.
     #[error("cannot resolve the backends: {0}")]
     Backends(#[from] std::io::Error),
+    /// The store could not be set up.
+    #[error("cannot set up the store: {0}")]
+    Store(#[from] LimiterError),
 }
 
 /// The pingora settings Floodgate's config decides; no pingora YAML is read.
@@ -30,10 +33,27 @@ fn server_conf(config: &Config) -> ServerConf {
     }
 }
 
-fn limiter(config: &Config) -> Arc<dyn Limiter> {
-    match config.store {
-        StoreSettings::Memory { max_entries } => Arc::new(MemoryStore::new(max_entries)),
-    }
+/// The store, what to do when it cannot decide, and whether `/readyz` fails with it.
+fn store(
+    config: &Config,
+    metrics: &Metrics,
+) -> Result<(Arc<dyn Limiter>, Fallback, bool), BuildError> {
+    Ok(match &config.store {
+        StoreSettings::Memory { max_entries } => (
+            Arc::new(MemoryStore::new(*max_entries)),
+            Fallback::Allow,
+            true,
+        ),
+        StoreSettings::Redis(redis) => {
+            let store = Arc::new(RedisStore::new(redis, metrics.store.clone())?);
+            let fallback = match redis.on_error {
+                OnError::Allow => Fallback::Allow,
+                OnError::Deny => Fallback::Deny,
+                OnError::Local => Fallback::Local(MemoryStore::new(redis.fallback_max_entries)),
+            };
+            (store, fallback, redis.on_error == OnError::Deny)
+        }
+    })
 }
 
 /// A ready-to-run server for `config`.
@@ -42,9 +62,11 @@ pub fn build(config: &Config) -> Result<Server, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
+    let (limiter, fallback, ready_needs_store) = store(config, &metrics)?;
     let gate = Gate::new(
         &config.policies,
-        limiter(config),
+        limiter.clone(),
+        fallback,
         &metrics,
         config.response.throttle_status,
     );
@@ -63,7 +85,10 @@ pub fn build(config: &Config) -> Result<Server, BuildError> {
     );
     proxy.add_tcp(&config.server.listen.to_string());
 
-    let mut admin = Service::new("floodgate admin".to_owned(), AdminApp::new(metrics));
+    let mut admin = Service::new(
+        "floodgate admin".to_owned(),
+        AdminApp::new(metrics, limiter, ready_needs_store),
+    );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 

@@ -46,19 +46,38 @@ pub(crate) struct UpstreamFile {
     pub(crate) write_timeout: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum StoreKind {
-    #[default]
     Memory,
+    Redis,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnErrorFile {
+    Allow,
+    Deny,
+    #[default]
+    Local,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StoreFile {
-    #[serde(default)]
-    pub(crate) kind: StoreKind,
+    pub(crate) kind: Option<Spanned<StoreKind>>,
     pub(crate) max_entries: Option<Spanned<i64>>,
+    pub(crate) url: Option<Spanned<String>>,
+    pub(crate) username: Option<Spanned<String>>,
+    pub(crate) password: Option<Spanned<String>>,
+    pub(crate) prefix: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) on_error: OnErrorFile,
+    pub(crate) breaker_failures: Option<Spanned<i64>>,
+    pub(crate) breaker_probe_interval: Option<Spanned<String>>,
+    pub(crate) deny_cache_entries: Option<Spanned<i64>>,
+    pub(crate) ttl_margin: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -9,7 +9,8 @@ mod validate;
 pub use error::ConfigError;
 pub use rate::{Rate, RateError};
 pub use runtime::{
-    AdminSettings, Config, ResponseSettings, ServerSettings, StoreSettings, UpstreamSettings,
+    AdminSettings, Config, OnError, RedisSettings, ResponseSettings, ServerSettings, StoreSettings,
+    UpstreamSettings,
 };
 
 use std::path::Path;

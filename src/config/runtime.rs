@@ -69,6 +69,80 @@ pub enum StoreSettings {
         /// Most buckets held at once.
         max_entries: usize,
     },
+    /// Buckets in Redis, shared by every instance.
+    Redis(RedisSettings),
+}
+
+/// What to do with a request when the shared store cannot decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Let it through (fail open), counted as `error`.
+    Allow,
+    /// Refuse it with 503 and a problem body.
+    Deny,
+    /// Decide it with in-memory buckets of the same policies on this instance.
+    Local,
+}
+
+impl OnError {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnError::Allow => "allow",
+            OnError::Deny => "deny",
+            OnError::Local => "local",
+        }
+    }
+}
+
+/// `[store] kind = "redis"`.
+#[derive(Clone, PartialEq)]
+pub struct RedisSettings {
+    /// `redis://` or `rediss://` URL (may hold credentials: never print it whole).
+    pub url: String,
+    /// User name, overriding the URL's.
+    pub username: Option<String>,
+    /// Password, overriding the URL's.
+    pub password: Option<String>,
+    /// Prefix of every key.
+    pub prefix: String,
+    /// Budget of one store call.
+    pub timeout: Duration,
+    /// What to do when Redis cannot decide.
+    pub on_error: OnError,
+    /// Consecutive failures that open the circuit breaker.
+    pub breaker_failures: u32,
+    /// How often an open breaker probes Redis.
+    pub breaker_probe_interval: Duration,
+    /// Most identities remembered as refused (0 turns the deny cache off).
+    pub deny_cache_entries: usize,
+    /// Added to each key's expiry beyond its time to refill.
+    pub ttl_margin: Duration,
+    /// Most buckets of the local fallback store.
+    pub fallback_max_entries: usize,
+}
+
+impl RedisSettings {
+    /// The URL with any credentials replaced by `***`.
+    pub fn redacted_url(&self) -> String {
+        match (self.url.split_once("://"), self.url.rfind('@')) {
+            (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &self.url[at..]),
+            _ => self.url.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for RedisSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisSettings")
+            .field("url", &self.redacted_url())
+            .field("username", &self.username.as_ref().map(|_| "***"))
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("on_error", &self.on_error)
+            .finish_non_exhaustive()
+    }
 }
 
 /// `[response]`.
@@ -99,6 +173,24 @@ impl fmt::Display for Config {
         match &self.store {
             StoreSettings::Memory { max_entries } => {
                 writeln!(f, "store           memory, at most {max_entries} buckets")?
+            }
+            StoreSettings::Redis(r) => {
+                writeln!(
+                    f,
+                    "store           redis {} (keys {}:{{identity}}:policy)",
+                    r.redacted_url(),
+                    r.prefix
+                )?;
+                writeln!(
+                    f,
+                    "                budget {:?}, on error {}, breaker after {} failures (probe every {:?})",
+                    r.timeout, r.on_error.as_str(), r.breaker_failures, r.breaker_probe_interval
+                )?;
+                writeln!(
+                    f,
+                    "                deny cache {} entries, key expiry margin {:?}",
+                    r.deny_cache_entries, r.ttl_margin
+                )?
             }
         }
         let sources: Vec<String> = self

@@ -2,10 +2,12 @@
 
 use super::error::ConfigError;
 use super::file::{
-    FileConfig, IdentityFile, PolicyFile, ServerFile, StoreFile, StoreKind, UpstreamFile,
+    FileConfig, IdentityFile, OnErrorFile, PolicyFile, ServerFile, StoreFile, StoreKind,
+    UpstreamFile,
 };
 use super::runtime::{
-    AdminSettings, Config, ResponseSettings, ServerSettings, StoreSettings, UpstreamSettings,
+    AdminSettings, Config, OnError, RedisSettings, ResponseSettings, ServerSettings, StoreSettings,
+    UpstreamSettings,
 };
 use super::Rate;
 use crate::identity::{IdentityChain, IpFolding, Source};
@@ -172,11 +174,78 @@ fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigE
     let max_entries = match &file.max_entries {
         Some(n) => check.integer(n, "store.max_entries", 1..=1_000_000_000)?,
         None => DEFAULT_MAX_ENTRIES,
+    } as usize;
+    match &file.kind {
+        Some(kind) if *kind.get_ref() == StoreKind::Redis => {
+            redis_store(check, kind, file, max_entries).map(StoreSettings::Redis)
+        }
+        _ => {
+            if let Some(url) = &file.url {
+                let message = "`store.url` needs `kind = \"redis\"`".to_owned();
+                return Err(check.error(url, message));
+            }
+            Ok(StoreSettings::Memory { max_entries })
+        }
+    }
+}
+
+fn redis_store(
+    check: &Checker<'_>,
+    kind: &Spanned<StoreKind>,
+    file: &StoreFile,
+    max_entries: usize,
+) -> Result<RedisSettings, ConfigError> {
+    let Some(url) = &file.url else {
+        let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://)".to_owned();
+        return Err(check.error(kind, message));
     };
-    Ok(match file.kind {
-        StoreKind::Memory => StoreSettings::Memory {
-            max_entries: max_entries as usize,
+    if redis::Client::open(url.get_ref().as_str()).is_err() {
+        return Err(check.error(
+            url,
+            "`store.url` must be a redis:// or rediss:// URL".to_owned(),
+        ));
+    }
+    let prefix = file
+        .prefix
+        .as_ref()
+        .map_or("floodgate".to_owned(), |p| p.get_ref().clone());
+    if prefix.is_empty() || prefix.contains(['{', '}']) {
+        let at = file
+            .prefix
+            .as_ref()
+            .expect("only a given prefix can be invalid");
+        return Err(check.error(
+            at,
+            "`store.prefix` must be non-empty and hold no `{` or `}`".to_owned(),
+        ));
+    }
+    let ms = Duration::from_millis;
+    Ok(RedisSettings {
+        url: url.get_ref().clone(),
+        username: file.username.as_ref().map(|u| u.get_ref().clone()),
+        password: file.password.as_ref().map(|p| p.get_ref().clone()),
+        prefix,
+        timeout: check.duration(file.timeout.as_ref(), "store.timeout", ms(5))?,
+        on_error: match file.on_error {
+            OnErrorFile::Allow => OnError::Allow,
+            OnErrorFile::Deny => OnError::Deny,
+            OnErrorFile::Local => OnError::Local,
         },
+        breaker_failures: match &file.breaker_failures {
+            Some(n) => check.integer(n, "store.breaker_failures", 1..=1_000_000)? as u32,
+            None => 5,
+        },
+        breaker_probe_interval: check.duration(
+            file.breaker_probe_interval.as_ref(),
+            "store.breaker_probe_interval",
+            ms(200),
+        )?,
+        deny_cache_entries: match &file.deny_cache_entries {
+            Some(n) => check.integer(n, "store.deny_cache_entries", 0..=100_000_000)? as usize,
+            None => 100_000,
+        },
+        ttl_margin: check.duration(file.ttl_margin.as_ref(), "store.ttl_margin", ms(1000))?,
+        fallback_max_entries: max_entries,
     })
 }
 

@@ -175,10 +175,17 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// The all-or-nothing take now.
+    pub fn acquire_now(&self, takes: &[Take<'_>]) -> Vec<Assessment> {
+        self.acquire_at(takes, self.clock.now_us())
+    }
+}
+
 #[async_trait]
 impl Limiter for MemoryStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Vec<Assessment>, LimiterError> {
-        Ok(self.acquire_at(takes, self.clock.now_us()))
+        Ok(self.acquire_now(takes))
     }
 }
 

@@ -3,11 +3,15 @@
 //! [`Limiter`] is the narrow interface every store implements; [`bucket`] is the arithmetic
 //! they all follow.
 
+pub mod breaker;
 pub mod bucket;
+pub mod deny_cache;
 pub mod memory;
+pub mod redis;
 
 pub use bucket::{Assessment, BucketSpec, BucketState};
 pub use memory::MemoryStore;
+pub use redis::RedisStore;
 
 use crate::identity::Identity;
 use async_trait::async_trait;
@@ -36,6 +40,29 @@ pub enum LimiterError {
     /// The store answered with an error or could not be reached.
     #[error("the store failed: {0}")]
     Store(String),
+    /// The circuit breaker is open: the store was not asked.
+    #[error("the store's circuit breaker is open")]
+    BreakerOpen,
+}
+
+impl LimiterError {
+    /// The `kind` label of `floodgate_store_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LimiterError::Timeout => "timeout",
+            LimiterError::Store(_) => "unavailable",
+            LimiterError::BreakerOpen => "breaker_open",
+        }
+    }
+}
+
+/// Whether a store can decide right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// It answers.
+    Ready,
+    /// It does not; the reason says why.
+    Down(String),
 }
 
 /// A store of token buckets.
@@ -44,4 +71,9 @@ pub trait Limiter: Send + Sync {
     /// Takes `cost` from every bucket in `takes` if each holds enough, or from none.
     /// Returns one assessment per take, in order; the request passes when all are allowed.
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Vec<Assessment>, LimiterError>;
+
+    /// Whether the store can decide now (checked by `/readyz`).
+    async fn health(&self) -> Health {
+        Health::Ready
+    }
 }

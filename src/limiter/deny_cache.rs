@@ -1,0 +1,198 @@
+//! The deny cache: when the store says an identity's request cannot pass before T, refuse
+//! that identity's requests under the same policies locally until T, without asking again.
+//!
+//! Nothing but the store adds tokens, so a refusal the store computed stays true until its
+//! retry-after has passed: answering locally until then refuses nothing the store would have
+//! allowed. Memory is bounded: expired refusals are swept, and a full cache stores no more
+//! (it is only a shortcut).
+
+use super::bucket::Assessment;
+use super::Take;
+use crate::identity::Identity;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+const SHARDS: usize = 16;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct DenyKey {
+    identity: Identity,
+    policies: u64,
+}
+
+impl DenyKey {
+    fn of(takes: &[Take<'_>]) -> Option<Self> {
+        let first = takes.first()?;
+        let policies = takes
+            .iter()
+            .fold(0u64, |acc, t| acc.rotate_left(17) ^ t.policy_id);
+        // A refusal is only reused for the exact same caller under the same policies.
+        takes
+            .iter()
+            .all(|t| t.identity == first.identity)
+            .then_some(DenyKey {
+                identity: first.identity,
+                policies,
+            })
+    }
+}
+
+struct Denial {
+    refused_at_us: u64,
+    until_us: u64,
+    assessments: Vec<Assessment>,
+}
+
+/// Recent refusals, keyed by identity and policy set.
+pub struct DenyCache {
+    shards: Box<[Mutex<HashMap<DenyKey, Denial>>]>,
+    per_shard_cap: usize,
+}
+
+impl DenyCache {
+    /// A cache of at most about `max_entries` refusals.
+    pub fn new(max_entries: usize) -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            per_shard_cap: max_entries.div_ceil(SHARDS).max(1),
+        }
+    }
+
+    fn shard(&self, key: &DenyKey) -> &Mutex<HashMap<DenyKey, Denial>> {
+        &self.shards[(key.identity.prefix_u64() ^ key.policies) as usize % SHARDS]
+    }
+
+    /// The refusal still standing for these takes at `now_us`, its waits brought up to date.
+    pub fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Option<Vec<Assessment>> {
+        let key = DenyKey::of(takes)?;
+        let shard = self.shard(&key).lock();
+        let denial = shard.get(&key).filter(|d| now_us < d.until_us)?;
+        let waited = now_us.saturating_sub(denial.refused_at_us);
+        Some(
+            denial
+                .assessments
+                .iter()
+                .map(|a| Assessment {
+                    retry_after_us: match a.allowed {
+                        true => 0,
+                        false => a.retry_after_us.saturating_sub(waited).max(1),
+                    },
+                    full_in_us: a.full_in_us.saturating_sub(waited),
+                    ..*a
+                })
+                .collect(),
+        )
+    }
+
+    /// Remembers the store's refusal of `takes` (answered `assessments`) at `now_us`.
+    pub fn remember(&self, takes: &[Take<'_>], assessments: &[Assessment], now_us: u64) {
+        let Some(key) = DenyKey::of(takes) else {
+            return;
+        };
+        let Some(wait) = assessments
+            .iter()
+            .filter(|a| !a.allowed)
+            .map(|a| a.retry_after_us)
+            .max()
+        else {
+            return;
+        };
+        let mut shard = self.shard(&key).lock();
+        if shard.len() >= self.per_shard_cap {
+            shard.retain(|_, d| d.until_us > now_us);
+            if shard.len() >= self.per_shard_cap {
+                return;
+            }
+        }
+        let denial = Denial {
+            refused_at_us: now_us,
+            until_us: now_us.saturating_add(wait),
+            assessments: assessments.to_vec(),
+        };
+        shard.insert(key, denial);
+    }
+
+    /// How many refusals are held (expired ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    /// Whether no refusal is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limiter::BucketSpec;
+
+    fn take(who: &str, policy_id: u64) -> Take<'static> {
+        Take {
+            policy_id,
+            policy_name: "p",
+            identity: Identity::of("t", who.as_bytes()),
+            spec: BucketSpec {
+                capacity: 1.0,
+                rate_per_second: 1.0,
+            },
+            cost: 1.0,
+        }
+    }
+
+    fn refused(retry_after_us: u64) -> Assessment {
+        Assessment {
+            allowed: false,
+            remaining: 0.0,
+            retry_after_us,
+            full_in_us: retry_after_us,
+        }
+    }
+
+    #[test]
+    fn a_refusal_stands_until_its_retry_after() {
+        let cache = DenyCache::new(100);
+        let takes = [take("a", 1)];
+        cache.remember(&takes, &[refused(1000)], 10);
+        assert_eq!(cache.lookup(&takes, 510).unwrap()[0].retry_after_us, 500);
+        assert!(
+            cache.lookup(&takes, 1010).is_none(),
+            "the store decides again at T"
+        );
+        assert!(
+            cache.lookup(&[take("b", 1)], 510).is_none(),
+            "other callers are not refused"
+        );
+        assert!(
+            cache.lookup(&[take("a", 2)], 510).is_none(),
+            "other policy sets are not refused"
+        );
+    }
+
+    #[test]
+    fn allowed_answers_are_not_remembered() {
+        let cache = DenyCache::new(100);
+        let takes = [take("a", 1)];
+        let allowed = Assessment {
+            allowed: true,
+            remaining: 0.0,
+            retry_after_us: 0,
+            full_in_us: 5,
+        };
+        cache.remember(&takes, &[allowed], 0);
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        let cache = DenyCache::new(SHARDS * 2);
+        for i in 0..1000 {
+            cache.remember(&[take(&i.to_string(), 1)], &[refused(1_000_000)], 0);
+        }
+        assert!(cache.len() <= SHARDS * 2);
+        // Once they expired, new refusals find room again.
+        cache.remember(&[take("late", 1)], &[refused(5)], 2_000_000);
+        assert!(cache.lookup(&[take("late", 1)], 2_000_001).is_some());
+    }
+}
