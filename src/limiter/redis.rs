@@ -225,12 +225,15 @@ impl Limiter for RedisStore {
         if self.breaker.is_open() {
             return Err(self.failed(LimiterError::BreakerOpen));
         }
+        // Redis evaluated the call at or after this instant, so a refusal remembered from
+        // here never outlasts the real one.
+        let asked_at = self.clock.now_us();
         match self.call(takes).await {
             Ok((_, assessments)) => {
                 self.breaker.record_success();
                 if let Some(cache) = &self.deny_cache {
                     if !assessments.iter().all(|a| a.allowed) {
-                        cache.remember(takes, &assessments, self.clock.now_us());
+                        cache.remember(takes, &assessments, asked_at);
                     }
                 }
                 Ok(assessments)

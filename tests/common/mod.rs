@@ -2,14 +2,18 @@
 //! real HTTP client. Everything started here is stopped by its handle when dropped.
 #![allow(dead_code)]
 
+pub mod load;
+pub mod redis;
+mod upstream;
+
+#[allow(unused_imports)]
+pub use upstream::Upstream;
+
 use reqwest::blocking::{Client, Response};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A port nothing listens on right now (the OS picks it; it may be taken again later).
@@ -18,58 +22,6 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("the OS hands out a free port")
-}
-
-/// A real HTTP server answering 200 to everything, counting what it serves.
-pub struct Upstream {
-    server: Arc<tiny_http::Server>,
-    threads: Vec<JoinHandle<()>>,
-    served: Arc<AtomicUsize>,
-    pub addr: String,
-}
-
-impl Upstream {
-    pub fn start() -> Self {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind upstream"));
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .expect("tcp listener")
-            .to_string();
-        let served = Arc::new(AtomicUsize::new(0));
-        let threads = (0..4)
-            .map(|_| {
-                let (server, served) = (server.clone(), served.clone());
-                std::thread::spawn(move || {
-                    for request in server.incoming_requests() {
-                        served.fetch_add(1, Ordering::SeqCst);
-                        let _ = request.respond(tiny_http::Response::from_string("ok"));
-                    }
-                })
-            })
-            .collect();
-        Self {
-            server,
-            threads,
-            served,
-            addr,
-        }
-    }
-
-    pub fn served(&self) -> usize {
-        self.served.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        for _ in &self.threads {
-            self.server.unblock();
-        }
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
 }
 
 /// The floodgate binary built for these tests.

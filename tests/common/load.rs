@@ -1,0 +1,99 @@
+//! Bounded load from client threads: each sends requests back to back until a deadline and
+//! records every status and latency.
+
+use reqwest::blocking::Client;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What a load run saw.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// Responses by status (0: the request failed without a response).
+    pub statuses: BTreeMap<u16, usize>,
+    /// Every request's latency.
+    pub latencies: Vec<Duration>,
+    /// (seconds since the start, status) of every response, in each thread's order.
+    pub timeline: Vec<(f64, u16)>,
+}
+
+impl LoadReport {
+    pub fn count(&self, status: u16) -> usize {
+        self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    pub fn total(&self) -> usize {
+        self.statuses.values().sum()
+    }
+
+    pub fn max_latency(&self) -> Duration {
+        self.latencies.iter().copied().max().unwrap_or_default()
+    }
+
+    /// The latency below which `q` (0..1) of requests fell.
+    pub fn quantile(&self, q: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        sorted
+            .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn merge(&mut self, other: LoadReport) {
+        for (status, n) in other.statuses {
+            *self.statuses.entry(status).or_default() += n;
+        }
+        self.latencies.extend(other.latencies);
+        self.timeline.extend(other.timeline);
+    }
+}
+
+/// Sends GET requests to each of `urls` from `threads_per_url` threads for `duration`, with
+/// `headers`, pausing `pause` between requests of one thread.
+pub fn hammer(
+    urls: &[String],
+    threads_per_url: usize,
+    duration: Duration,
+    pause: Duration,
+    headers: &[(&str, &str)],
+) -> LoadReport {
+    let start = Instant::now();
+    let deadline = start + duration;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = urls
+            .iter()
+            .flat_map(|url| std::iter::repeat_n(url, threads_per_url))
+            .map(|url| {
+                scope.spawn(move || {
+                    let client = Client::builder()
+                        .timeout(Duration::from_secs(10))
+                        .build()
+                        .expect("client");
+                    let mut report = LoadReport::default();
+                    while Instant::now() < deadline {
+                        let sent = Instant::now();
+                        let mut req = client.get(url);
+                        for (k, v) in headers {
+                            req = req.header(*k, *v);
+                        }
+                        let status = req.send().map(|r| r.status().as_u16()).unwrap_or(0);
+                        report.latencies.push(sent.elapsed());
+                        report
+                            .timeline
+                            .push((start.elapsed().as_secs_f64(), status));
+                        *report.statuses.entry(status).or_default() += 1;
+                        if !pause.is_zero() {
+                            std::thread::sleep(pause);
+                        }
+                    }
+                    report
+                })
+            })
+            .collect();
+        let mut all = LoadReport::default();
+        for handle in handles {
+            all.merge(handle.join().expect("load thread"));
+        }
+        all
+    })
+}

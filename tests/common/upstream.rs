@@ -1,0 +1,83 @@
+//! A real HTTP/1.1 upstream (hyper on its own tokio runtime) that answers 200 to everything
+//! and counts what it serves. Stopped, with its connections, when dropped.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+pub struct Upstream {
+    pub addr: String,
+    served: Arc<AtomicUsize>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Upstream {
+    pub fn start() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind upstream");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let addr = listener.local_addr().expect("address").to_string();
+        let served = Arc::new(AtomicUsize::new(0));
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        let counter = served.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("upstream runtime");
+            runtime.block_on(serve(listener, counter, stop));
+        });
+        Self {
+            addr,
+            served,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    served: Arc<AtomicUsize>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let served = served.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |_req| {
+                        served.fetch_add(1, Ordering::SeqCst);
+                        async { Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from_static(b"ok")))) }
+                    });
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
