@@ -144,3 +144,45 @@ fn syntax_errors_are_located() {
     let message = error_of("[server\nlisten = 1");
     assert!(message.starts_with("f.toml:1:"), "{message}");
 }
+
+#[test]
+fn a_redis_store_needs_a_url_and_keeps_credentials_out_of_print() {
+    let message = error_of(&format!("{BASE}\n[store]\nkind = \"redis\"\n"));
+    assert!(
+        message.starts_with("f.toml:10:8: `kind = \"redis\"` needs `store.url`"),
+        "{message}"
+    );
+    let text = format!("{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://u:s3cret@127.0.0.1:6379\"\npassword = \"hunter2\"\n");
+    let config = parse(&text, Path::new("f.toml")).unwrap();
+    let StoreSettings::Redis(redis) = &config.store else {
+        panic!("a redis store")
+    };
+    assert_eq!(redis.on_error, OnError::Local, "the default");
+    assert_eq!(redis.timeout, std::time::Duration::from_millis(5));
+    let printed = format!("{config}{:?}", config);
+    assert!(
+        !printed.contains("s3cret") && !printed.contains("hunter2"),
+        "{printed}"
+    );
+    assert!(printed.contains("redis://***@127.0.0.1:6379"));
+}
+
+#[test]
+fn a_bad_redis_url_and_on_error_are_refused() {
+    let message = error_of(&format!(
+        "{BASE}\n[store]\nkind = \"redis\"\nurl = \"http://x\"\n"
+    ));
+    assert!(
+        message.contains("`store.url` must be a redis:// or rediss:// URL"),
+        "{message}"
+    );
+    let message = error_of(&format!(
+        "{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://h\"\non_error = \"pray\"\n"
+    ));
+    assert!(message.contains("unknown variant `pray`"), "{message}");
+    let message = error_of(&format!("{BASE}\n[store]\nurl = \"redis://h\"\n"));
+    assert!(
+        message.contains("`store.url` needs `kind = \"redis\"`"),
+        "{message}"
+    );
+}
