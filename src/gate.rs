@@ -1,13 +1,14 @@
-//! The limiting step of a request: its caller's buckets under every applicable policy are
-//! taken from in one limiter call, the outcome is counted, and a refusal is rendered.
+//! The limiting step of a request: [`Gate::plan`] finds the policies on its route and, for
+//! each, the caller's identity and limits; [`Gate::check`] takes from those buckets in one
+//! limiter call, counts the outcome and renders a refusal.
 //!
 //! Enforcing policies share one all-or-nothing take. Shadow policies are taken separately, so
 //! that a shadow bucket running dry never spares the enforcing buckets their tokens.
 
-use crate::identity::Identity;
+use crate::identity::{Identity, IdentityChain, IdentityError, Request};
 use crate::limiter::{Assessment, Limiter, LimiterError, MemoryStore, Take};
 use crate::metrics::{Decision, Metrics, PolicyCounters, StoreMetrics};
-use crate::policy::Policy;
+use crate::policy::{Limits, Policy, RouteFacts};
 use crate::respond::{self, Standing};
 use bytes::Bytes;
 use pingora::http::ResponseHeader;
@@ -47,22 +48,38 @@ struct BoundPolicy {
     counters: PolicyCounters,
 }
 
-impl BoundPolicy {
-    fn take(&self, identity: Identity) -> Take<'_> {
+/// One applicable policy's share of a request: whose bucket, and how big.
+pub struct Planned<'g> {
+    bound: &'g BoundPolicy,
+    identity: Identity,
+    limits: &'g Limits,
+}
+
+impl Planned<'_> {
+    fn take(&self) -> Take<'_> {
         Take {
-            policy_id: self.id,
-            policy_name: &self.policy.name,
-            identity,
-            spec: self.policy.spec(),
-            cost: self.policy.cost as f64,
+            policy_id: self.bound.id,
+            policy_name: &self.bound.policy.name,
+            identity: self.identity,
+            spec: self.limits.spec(),
+            cost: self.bound.policy.cost as f64,
+        }
+    }
+
+    fn standing(&self, assessment: Assessment) -> Standing<'_> {
+        Standing {
+            name: &self.bound.policy.name,
+            limits: self.limits,
+            cost: self.bound.policy.cost,
+            assessment,
         }
     }
 }
 
 /// The policies, the store they draw on and the counters they feed.
 pub struct Gate {
-    enforcing: Vec<BoundPolicy>,
-    shadow: Vec<BoundPolicy>,
+    policies: Vec<BoundPolicy>,
+    identity: IdentityChain,
     limiter: Arc<dyn Limiter>,
     fallback: Fallback,
     store_metrics: StoreMetrics,
@@ -71,26 +88,28 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// A gate applying `policies` with buckets in `limiter` (and `fallback` when it fails),
-    /// refusing with `throttle_status`.
+    /// A gate applying `policies` (to callers found by `identity` unless a policy has its own
+    /// sources) with buckets in `limiter` (and `fallback` when it fails), refusing with
+    /// `throttle_status`.
     pub fn new(
         policies: &[Policy],
+        identity: IdentityChain,
         limiter: Arc<dyn Limiter>,
         fallback: Fallback,
         metrics: &Metrics,
         throttle_status: u16,
     ) -> Self {
-        let (shadow, enforcing) = policies
+        let policies = policies
             .iter()
             .map(|p| BoundPolicy {
                 id: p.id(),
                 policy: p.clone(),
                 counters: metrics.policy(&p.name),
             })
-            .partition(|b| b.policy.shadow);
+            .collect();
         Self {
-            enforcing,
-            shadow,
+            policies,
+            identity,
             limiter,
             fallback,
             store_metrics: metrics.store.clone(),
@@ -99,35 +118,63 @@ impl Gate {
         }
     }
 
-    /// Takes from `identity`'s buckets and says what to do with the request.
-    pub async fn check(&self, identity: Identity) -> Verdict {
-        self.check_shadow(identity).await;
-        if self.enforcing.is_empty() {
+    /// The policies on `route`, each with its caller and limits. Fails when a bearer token is
+    /// presented that does not verify (and the chain rejects such tokens).
+    pub fn plan<'g>(
+        &'g self,
+        req: &Request<'_>,
+        route: &RouteFacts<'_>,
+    ) -> Result<Vec<Planned<'g>>, IdentityError> {
+        let mut caller = None;
+        let mut planned = Vec::with_capacity(self.policies.len());
+        for bound in self
+            .policies
+            .iter()
+            .filter(|b| b.policy.route.matches(route))
+        {
+            let identity = match &bound.policy.sources {
+                Some(chain) => chain.identify(req)?,
+                None => match caller {
+                    Some(identity) => identity,
+                    None => *caller.insert(self.identity.identify(req)?),
+                },
+            };
+            planned.push(Planned {
+                bound,
+                identity,
+                limits: bound.policy.limits_for(req),
+            });
+        }
+        Ok(planned)
+    }
+
+    /// Takes from the planned buckets and says what to do with the request.
+    pub async fn check(&self, planned: &[Planned<'_>]) -> Verdict {
+        let (shadow, enforcing): (Vec<&Planned<'_>>, Vec<&Planned<'_>>) =
+            planned.iter().partition(|p| p.bound.policy.shadow);
+        self.check_shadow(&shadow).await;
+        if enforcing.is_empty() {
             return Verdict::Pass(None);
         }
-        let takes: Vec<Take<'_>> = self.enforcing.iter().map(|b| b.take(identity)).collect();
+        let takes: Vec<Take<'_>> = enforcing.iter().map(|p| p.take()).collect();
         let assessments = match self.limiter.acquire(&takes).await {
             Ok(assessments) => assessments,
-            Err(e) => match self.on_store_error(&e, &takes) {
+            Err(e) => match self.on_store_error(&e, &enforcing, &takes) {
                 Ok(assessments) => assessments,
                 Err(verdict) => return verdict,
             },
         };
         let passed = assessments.iter().all(|a| a.allowed);
-        let standings: Vec<Standing<'_>> = self
-            .enforcing
+        let standings: Vec<Standing<'_>> = enforcing
             .iter()
             .zip(&assessments)
-            .map(|(b, a)| {
-                b.counters.count(match (passed, a.allowed) {
+            .map(|(p, a)| {
+                p.bound.counters.count(match (passed, a.allowed) {
                     (true, _) => Decision::Allowed,
                     (false, false) => Decision::Throttled,
                     (false, true) => Decision::ThrottledByOther,
                 });
-                Standing {
-                    policy: &b.policy,
-                    assessment: *a,
-                }
+                p.standing(*a)
             })
             .collect();
         let Some(standing) = respond::most_restrictive(&standings) else {
@@ -153,6 +200,7 @@ impl Gate {
     fn on_store_error(
         &self,
         e: &LimiterError,
+        enforcing: &[&Planned<'_>],
         takes: &[Take<'_>],
     ) -> Result<Vec<Assessment>, Verdict> {
         self.log_store_error(e);
@@ -162,15 +210,15 @@ impl Gate {
                 Ok(memory.acquire_now(takes))
             }
             Fallback::Allow => {
-                self.enforcing
+                enforcing
                     .iter()
-                    .for_each(|b| b.counters.count(Decision::Error));
+                    .for_each(|p| p.bound.counters.count(Decision::Error));
                 Err(Verdict::Pass(None))
             }
             Fallback::Deny => {
-                self.enforcing
+                enforcing
                     .iter()
-                    .for_each(|b| b.counters.count(Decision::Error));
+                    .for_each(|p| p.bound.counters.count(Decision::Error));
                 Err(match respond::store_unavailable() {
                     Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
                     Err(_) => Verdict::Pass(None),
@@ -190,14 +238,14 @@ impl Gate {
     }
 
     /// Takes from each shadow bucket on its own and counts what it would have throttled.
-    async fn check_shadow(&self, identity: Identity) {
-        for b in &self.shadow {
-            let decision = match self.limiter.acquire(&[b.take(identity)]).await {
+    async fn check_shadow(&self, shadow: &[&Planned<'_>]) {
+        for p in shadow {
+            let decision = match self.limiter.acquire(&[p.take()]).await {
                 Ok(a) if a.iter().all(|a| a.allowed) => Decision::Allowed,
                 Ok(_) => Decision::ShadowThrottled,
                 Err(_) => Decision::Error,
             };
-            b.counters.count(decision);
+            p.bound.counters.count(decision);
         }
     }
 }

@@ -7,6 +7,7 @@
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod admin;
 pub mod clock;
 pub mod config;

@@ -138,6 +138,10 @@ pub struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     upstream_errors: IntCounterVec,
+    /// Requests on the allow-list (`list="allow"`) or the deny-list (`list="deny"`).
+    pub access: IntCounterVec,
+    /// Requests refused 401 for a bearer token that did not verify.
+    pub invalid_tokens: IntCounter,
     /// The shared store's series.
     pub store: StoreMetrics,
 }
@@ -176,8 +180,26 @@ impl Metrics {
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
             .set(1);
+        let access = IntCounterVec::new(
+            Opts::new(
+                "floodgate_access_total",
+                "Requests on the allow-list (not limited) or the deny-list (403).",
+            ),
+            &["list"],
+        )
+        .expect("static metric definition");
+        for list in ["allow", "deny"] {
+            access.with_label_values(&[list]);
+        }
+        let invalid_tokens = IntCounter::new(
+            "floodgate_invalid_tokens_total",
+            "Requests refused with 401 for a bearer token that did not verify.",
+        )
+        .expect("static metric definition");
         let store = StoreMetrics::new();
         let mut collectors = store.collectors();
+        collectors.push(Box::new(access.clone()));
+        collectors.push(Box::new(invalid_tokens.clone()));
         collectors.push(Box::new(requests.clone()));
         collectors.push(Box::new(upstream_errors.clone()));
         collectors.push(Box::new(build_info));
@@ -190,6 +212,8 @@ impl Metrics {
             registry,
             requests,
             upstream_errors,
+            access,
+            invalid_tokens,
             store,
         }
     }

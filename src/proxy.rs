@@ -1,9 +1,11 @@
 //! `impl ProxyHttp`: identify the caller, pass the gate, forward round robin, report.
 
+use crate::access::{Access, AccessRules};
 use crate::config::UpstreamSettings;
 use crate::gate::{Gate, RateLimitHeaders, Verdict};
-use crate::identity::{IdentityChain, RequestFacts};
+use crate::identity::{ClientIpResolver, JwtVerifier, Request};
 use crate::metrics::Metrics;
+use crate::policy::{request_host, RouteFacts};
 use crate::respond;
 use async_trait::async_trait;
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -13,9 +15,19 @@ use pingora::proxy::{FailToProxy, ProxyHttp, Session};
 use pingora::{Error, ErrorSource, ErrorType, Result};
 use std::sync::Arc;
 
+/// How a request's caller is found and checked against the lists.
+pub struct Callers {
+    /// Finds the client address behind trusted proxies.
+    pub client_ip: ClientIpResolver,
+    /// Verifies bearer tokens.
+    pub jwt: Option<Arc<JwtVerifier>>,
+    /// Allow- and deny-lists.
+    pub access: AccessRules,
+}
+
 /// The Floodgate proxy logic.
 pub struct Floodgate {
-    identity: IdentityChain,
+    callers: Callers,
     gate: Gate,
     upstream: Arc<LoadBalancer<RoundRobin>>,
     settings: UpstreamSettings,
@@ -32,18 +44,70 @@ pub struct RequestCtx {
 impl Floodgate {
     /// The proxy for these parts.
     pub fn new(
-        identity: IdentityChain,
+        callers: Callers,
         gate: Gate,
         upstream: Arc<LoadBalancer<RoundRobin>>,
         settings: UpstreamSettings,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            identity,
+            callers,
             gate,
             upstream,
             settings,
             metrics,
+        }
+    }
+}
+
+impl Floodgate {
+    /// Lists, identity, policies, limiter: what to do with the request in `session`.
+    async fn decide(&self, session: &Session) -> Verdict {
+        let req = session.req_header();
+        let callers = &self.callers;
+        let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
+        let request = Request::new(
+            &req.headers,
+            req.uri.query(),
+            client_ip,
+            callers.jwt.as_deref(),
+        );
+        match callers.access.check(&request) {
+            Access::Denied => {
+                self.metrics.access.with_label_values(&["deny"]).inc();
+                return refusal(403, "This client is not allowed.");
+            }
+            Access::Allowed => {
+                self.metrics.access.with_label_values(&["allow"]).inc();
+                return Verdict::Pass(None);
+            }
+            Access::Limited => {}
+        }
+        let host = request_host(&req.uri, req.headers.get(http::header::HOST));
+        let route = RouteFacts {
+            method: &req.method,
+            host: host.as_deref(),
+            path: req.uri.path(),
+        };
+        let planned = match self.gate.plan(&request, &route) {
+            Ok(planned) => planned,
+            Err(e) => {
+                self.metrics.invalid_tokens.inc();
+                log::debug!("refusing a request: {e}");
+                return refusal(401, "The bearer token is not valid.");
+            }
+        };
+        self.gate.check(&planned).await
+    }
+}
+
+/// A refusal verdict that is not about rate.
+fn refusal(status: u16, detail: &str) -> Verdict {
+    match respond::refusal(status, detail) {
+        Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
+        Err(e) => {
+            log::error!("could not build a {status} response: {e}");
+            Verdict::Pass(None)
         }
     }
 }
@@ -92,14 +156,7 @@ impl ProxyHttp for Floodgate {
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let req = session.req_header();
-        let facts = RequestFacts {
-            headers: &req.headers,
-            query: req.uri.query(),
-            peer: peer_ip(session),
-        };
-        let identity = self.identity.identify(&facts);
-        match self.gate.check(identity).await {
+        match self.decide(session).await {
             Verdict::Pass(headers) => {
                 ctx.ratelimit = headers;
                 Ok(false)

@@ -2,7 +2,7 @@
 //! `Retry-After`, and RFC 9457 problem+json bodies for refusals and upstream failures.
 
 use crate::limiter::Assessment;
-use crate::policy::Policy;
+use crate::policy::Limits;
 use bytes::Bytes;
 use http::StatusCode;
 use pingora::http::ResponseHeader;
@@ -14,22 +14,31 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// The policy a response describes, and how its bucket stands.
 #[derive(Debug, Clone, Copy)]
 pub struct Standing<'a> {
-    /// The policy.
-    pub policy: &'a Policy,
-    /// Its bucket's answer for this request.
+    /// The policy's name.
+    pub name: &'a str,
+    /// The limits the caller's bucket has (the policy's, or its tier's).
+    pub limits: &'a Limits,
+    /// Tokens a request takes.
+    pub cost: u64,
+    /// The bucket's answer for this request.
     pub assessment: Assessment,
 }
 
 impl Standing<'_> {
     /// How many more requests of this policy's cost the bucket allows now.
     fn requests_left(&self) -> u64 {
-        (self.assessment.remaining / self.policy.cost as f64).floor() as u64
+        (self.assessment.remaining / self.cost as f64).floor() as u64
     }
 
     /// `RateLimit-Policy`: the quota (capacity) and window (seconds to refill from empty).
     pub fn policy_header(&self) -> String {
-        let p = self.policy;
-        format!("\"{}\";q={};w={}", p.name, p.capacity, p.window_seconds())
+        let l = self.limits;
+        format!(
+            "\"{}\";q={};w={}",
+            self.name,
+            l.capacity,
+            l.window_seconds()
+        )
     }
 
     /// `RateLimit`: whole tokens remaining and seconds until the bucket is full again.
@@ -38,7 +47,7 @@ impl Standing<'_> {
         let remaining = a.remaining.floor() as u64;
         format!(
             "\"{}\";r={};t={}",
-            self.policy.name,
+            self.name,
             remaining,
             seconds_up(a.full_in_us)
         )
@@ -105,14 +114,27 @@ pub fn problem_header(status: u16, len: usize) -> Result<ResponseHeader> {
 /// `RateLimit` and a problem body naming the policy.
 pub fn throttled(status: u16, standing: &Standing<'_>) -> Result<(ResponseHeader, Bytes)> {
     let retry_after = standing.retry_after();
-    let name = &standing.policy.name;
+    let name = standing.name;
     let detail = format!("Rate limit of policy \"{name}\" exceeded; retry in {retry_after} s.");
-    let extra = serde_json::json!({ "policy": &**name, "retry_after": retry_after });
+    let extra = serde_json::json!({ "policy": name, "retry_after": retry_after });
     let body = problem_body(status, &detail, extra);
     let mut header = problem_header(status, body.len())?;
     header.insert_header(http::header::RETRY_AFTER, retry_after)?;
     header.insert_header("ratelimit-policy", standing.policy_header())?;
     header.insert_header("ratelimit", standing.ratelimit_header())?;
+    Ok((header, body))
+}
+
+/// A refusal that is not about rate: `status` with a problem body saying `detail`.
+pub fn refusal(status: u16, detail: &str) -> Result<(ResponseHeader, Bytes)> {
+    let body = problem_body(status, detail, serde_json::json!({}));
+    let mut header = problem_header(status, body.len())?;
+    if status == 401 {
+        header.insert_header(
+            http::header::WWW_AUTHENTICATE,
+            "Bearer error=\"invalid_token\"",
+        )?;
+    }
     Ok((header, body))
 }
 
@@ -130,13 +152,10 @@ pub fn store_unavailable() -> Result<(ResponseHeader, Bytes)> {
 mod tests {
     use super::*;
 
-    fn policy(name: &str, capacity: u64, rate: &str) -> Policy {
-        Policy {
-            name: name.into(),
+    fn limits(capacity: u64, rate: &str) -> Limits {
+        Limits {
             capacity,
             rate: rate.parse().unwrap(),
-            cost: 1,
-            shadow: false,
         }
     }
 
@@ -154,13 +173,19 @@ mod tests {
         }
     }
 
+    fn standing<'a>(name: &'a str, limits: &'a Limits, a: Assessment) -> Standing<'a> {
+        Standing {
+            name,
+            limits,
+            cost: 1,
+            assessment: a,
+        }
+    }
+
     #[test]
     fn headers_follow_draft_10() {
-        let p = policy("per-user", 10, "10/s");
-        let s = Standing {
-            policy: &p,
-            assessment: assessment(false, 0.3, 70_000, 970_000),
-        };
+        let l = limits(10, "10/s");
+        let s = standing("per-user", &l, assessment(false, 0.3, 70_000, 970_000));
         assert_eq!(s.policy_header(), "\"per-user\";q=10;w=1");
         assert_eq!(s.ratelimit_header(), "\"per-user\";r=0;t=1");
         assert_eq!(s.retry_after(), 1);
@@ -168,14 +193,8 @@ mod tests {
 
     #[test]
     fn retry_after_rounds_up_and_is_at_least_one() {
-        let p = policy("p", 1, "1/m");
-        let at = |us| {
-            Standing {
-                policy: &p,
-                assessment: assessment(false, 0.0, us, us),
-            }
-            .retry_after()
-        };
+        let l = limits(1, "1/m");
+        let at = |us| standing("p", &l, assessment(false, 0.0, us, us)).retry_after();
         assert_eq!(at(0), 1);
         assert_eq!(at(1), 1);
         assert_eq!(at(1_000_001), 2);
@@ -184,52 +203,30 @@ mod tests {
 
     #[test]
     fn the_refusal_with_the_longest_wait_is_described() {
-        let (a, b, c) = (
-            policy("a", 10, "1/s"),
-            policy("b", 10, "1/s"),
-            policy("c", 10, "1/s"),
-        );
+        let l = limits(10, "1/s");
         let standings = [
-            Standing {
-                policy: &a,
-                assessment: assessment(true, 9.0, 0, 1),
-            },
-            Standing {
-                policy: &b,
-                assessment: assessment(false, 0.0, 5, 9),
-            },
-            Standing {
-                policy: &c,
-                assessment: assessment(false, 0.0, 50, 9),
-            },
+            standing("a", &l, assessment(true, 9.0, 0, 1)),
+            standing("b", &l, assessment(false, 0.0, 5, 9)),
+            standing("c", &l, assessment(false, 0.0, 50, 9)),
         ];
-        assert_eq!(&*most_restrictive(&standings).unwrap().policy.name, "c");
+        assert_eq!(most_restrictive(&standings).unwrap().name, "c");
     }
 
     #[test]
     fn when_all_pass_the_fewest_requests_left_is_described() {
-        let (a, b) = (policy("a", 100, "1/s"), policy("b", 10, "1/s"));
+        let (wide, narrow) = (limits(100, "1/s"), limits(10, "1/s"));
         let standings = [
-            Standing {
-                policy: &a,
-                assessment: assessment(true, 50.0, 0, 1),
-            },
-            Standing {
-                policy: &b,
-                assessment: assessment(true, 3.0, 0, 1),
-            },
+            standing("a", &wide, assessment(true, 50.0, 0, 1)),
+            standing("b", &narrow, assessment(true, 3.0, 0, 1)),
         ];
-        assert_eq!(&*most_restrictive(&standings).unwrap().policy.name, "b");
+        assert_eq!(most_restrictive(&standings).unwrap().name, "b");
         assert!(most_restrictive(&[]).is_none());
     }
 
     #[test]
     fn the_problem_body_names_the_policy() {
-        let p = policy("per-user", 10, "10/s");
-        let s = Standing {
-            policy: &p,
-            assessment: assessment(false, 0.0, 100_000, 1_000_000),
-        };
+        let l = limits(10, "10/s");
+        let s = standing("per-user", &l, assessment(false, 0.0, 100_000, 1_000_000));
         let (header, body) = throttled(429, &s).unwrap();
         assert_eq!(header.status, 429);
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();

@@ -5,7 +5,7 @@ use crate::config::{Config, OnError, StoreSettings};
 use crate::gate::{Fallback, Gate};
 use crate::limiter::{Limiter, LimiterError, MemoryStore, RedisStore};
 use crate::metrics::Metrics;
-use crate::proxy::Floodgate;
+use crate::proxy::{Callers, Floodgate};
 use pingora::lb::LoadBalancer;
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
@@ -65,14 +65,20 @@ pub fn build(config: &Config) -> Result<Server, BuildError> {
     let (limiter, fallback, ready_needs_store) = store(config, &metrics)?;
     let gate = Gate::new(
         &config.policies,
+        config.identity.clone(),
         limiter.clone(),
         fallback,
         &metrics,
         config.response.throttle_status,
     );
     let upstream = Arc::new(LoadBalancer::try_from_iter(&config.upstream.backends)?);
+    let callers = Callers {
+        client_ip: config.client_ip.clone(),
+        jwt: config.jwt.clone(),
+        access: config.access.clone(),
+    };
     let floodgate = Floodgate::new(
-        config.identity.clone(),
+        callers,
         gate,
         upstream,
         config.upstream.clone(),

@@ -20,6 +20,8 @@ pub(crate) struct FileConfig {
     pub(crate) policies: Vec<PolicyFile>,
     #[serde(default)]
     pub(crate) response: ResponseFile,
+    #[serde(default)]
+    pub(crate) access: AccessFile,
 }
 
 #[derive(Debug, Deserialize)]
@@ -29,6 +31,8 @@ pub(crate) struct ServerFile {
     pub(crate) threads: Option<Spanned<i64>>,
     pub(crate) grace_period: Option<Spanned<String>>,
     pub(crate) shutdown_timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) shadow: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,12 +84,26 @@ pub(crate) struct StoreFile {
     pub(crate) ttl_margin: Option<Spanned<String>>,
 }
 
+/// A list of source strings, each located.
+pub(crate) type SourceList = Spanned<Vec<Spanned<String>>>;
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnInvalidTokenFile {
+    #[default]
+    Reject,
+    Next,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IdentityFile {
-    pub(crate) sources: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) sources: Option<SourceList>,
+    #[serde(default)]
+    pub(crate) on_invalid_token: OnInvalidTokenFile,
     #[serde(default)]
     pub(crate) ip: IpFile,
+    pub(crate) jwt: Option<JwtFile>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -93,6 +111,29 @@ pub(crate) struct IdentityFile {
 pub(crate) struct IpFile {
     pub(crate) ipv4_prefix: Option<Spanned<i64>>,
     pub(crate) ipv6_prefix: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) trusted_proxies: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JwtFile {
+    pub(crate) algorithms: Spanned<Vec<Spanned<String>>>,
+    pub(crate) secret: Option<Spanned<String>>,
+    pub(crate) public_key_file: Option<Spanned<String>>,
+    pub(crate) jwks_file: Option<Spanned<String>>,
+    pub(crate) issuer: Option<String>,
+    pub(crate) audience: Option<String>,
+    pub(crate) leeway: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AccessFile {
+    #[serde(default)]
+    pub(crate) allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) deny: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,6 +145,27 @@ pub(crate) struct PolicyFile {
     pub(crate) cost: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) shadow: bool,
+    pub(crate) sources: Option<SourceList>,
+    #[serde(rename = "match")]
+    pub(crate) route: Option<MatchFile>,
+    pub(crate) tier: Option<Spanned<String>>,
+    pub(crate) tiers: Option<Spanned<std::collections::BTreeMap<String, TierFile>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MatchFile {
+    pub(crate) host: Option<String>,
+    pub(crate) path_prefix: Option<String>,
+    pub(crate) path_regex: Option<Spanned<String>>,
+    pub(crate) methods: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TierFile {
+    pub(crate) capacity: Spanned<i64>,
+    pub(crate) rate: Spanned<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,7 +1,10 @@
 //! The config: a TOML file (`file`), checked (`validate`) into the runtime config (`runtime`).
 
+mod check;
 mod error;
 mod file;
+mod identity;
+mod policies;
 mod rate;
 mod runtime;
 mod validate;

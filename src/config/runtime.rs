@@ -1,10 +1,12 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
-use crate::identity::IdentityChain;
+use crate::access::AccessRules;
+use crate::identity::{ClientIpResolver, IdentityChain, JwtVerifier};
 use crate::policy::Policy;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything the proxy needs, checked.
@@ -20,8 +22,14 @@ pub struct Config {
     pub upstream: UpstreamSettings,
     /// Where buckets live.
     pub store: StoreSettings,
-    /// How callers are identified.
+    /// How callers are identified (policies without sources of their own).
     pub identity: IdentityChain,
+    /// How the client address is found behind trusted proxies.
+    pub client_ip: ClientIpResolver,
+    /// Verifies bearer tokens, when `[identity.jwt]` is configured.
+    pub jwt: Option<Arc<JwtVerifier>>,
+    /// Allow- and deny-lists.
+    pub access: AccessRules,
     /// The limits, in config order.
     pub policies: Vec<Policy>,
     /// How refusals are answered.
@@ -39,6 +47,8 @@ pub struct ServerSettings {
     pub grace_period: Duration,
     /// On SIGTERM, how long in-flight requests may take to finish.
     pub shutdown_timeout: Duration,
+    /// Every policy counts but never blocks.
+    pub shadow: bool,
 }
 
 /// `[admin]`.

@@ -24,7 +24,7 @@ fn a_minimal_config_gets_the_documented_defaults() {
     let config = parse(BASE, Path::new("f.toml")).unwrap();
     assert_eq!(config.admin.listen.to_string(), "127.0.0.1:9090");
     assert_eq!(config.response.throttle_status, 429);
-    assert_eq!(config.identity.sources, vec![crate::identity::Source::Ip]);
+    assert_eq!(config.identity.sources, vec!["ip".parse().unwrap()]);
     assert_eq!(
         config.store,
         StoreSettings::Memory {

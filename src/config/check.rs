@@ -1,0 +1,114 @@
+//! Checks of single values against the text they came from, so errors can say where.
+
+use super::error::ConfigError;
+use crate::identity::{Source, SourceSpec};
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::time::Duration;
+use toml::Spanned;
+
+/// Locates errors in one config file.
+pub(crate) struct Checker<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) text: &'a str,
+    /// Whether `[identity.jwt]` is configured, so `jwt:` sources can be used.
+    pub(crate) jwt_configured: bool,
+}
+
+impl Checker<'_> {
+    pub(crate) fn error<T>(&self, value: &Spanned<T>, message: String) -> ConfigError {
+        ConfigError::at(self.path, self.text, Some(value.span()), message)
+    }
+
+    pub(crate) fn integer(
+        &self,
+        value: &Spanned<i64>,
+        key: &str,
+        range: RangeInclusive<i64>,
+    ) -> Result<i64, ConfigError> {
+        let n = *value.get_ref();
+        if range.contains(&n) {
+            Ok(n)
+        } else {
+            let (lo, hi) = (range.start(), range.end());
+            Err(self.error(
+                value,
+                format!("`{key}` must be between {lo} and {hi}, not {n}"),
+            ))
+        }
+    }
+
+    pub(crate) fn address(
+        &self,
+        value: &Spanned<String>,
+        key: &str,
+    ) -> Result<SocketAddr, ConfigError> {
+        value.get_ref().parse().map_err(|_| {
+            let text = value.get_ref();
+            self.error(
+                value,
+                format!("`{key}` must be an address like 127.0.0.1:8080, not `{text}`"),
+            )
+        })
+    }
+
+    pub(crate) fn duration(
+        &self,
+        value: Option<&Spanned<String>>,
+        key: &str,
+        default: Duration,
+    ) -> Result<Duration, ConfigError> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        humantime::parse_duration(value.get_ref()).map_err(|e| {
+            self.error(
+                value,
+                format!("`{key}` must be a duration like 500ms or 30s: {e}"),
+            )
+        })
+    }
+
+    /// A source spec (`header:x+ip`), refusing `jwt:` sources when no JWT keys are configured.
+    pub(crate) fn source_spec(
+        &self,
+        value: &Spanned<String>,
+        key: &str,
+    ) -> Result<SourceSpec, ConfigError> {
+        let spec: SourceSpec = value
+            .get_ref()
+            .parse()
+            .map_err(|e| self.error(value, format!("`{key}`: {e}")))?;
+        if spec.uses_jwt() {
+            self.jwt_allowed(value, key)?;
+        }
+        Ok(spec)
+    }
+
+    /// A single source (`jwt:plan`), with the same check.
+    pub(crate) fn source(&self, value: &Spanned<String>, key: &str) -> Result<Source, ConfigError> {
+        let source: Source = value
+            .get_ref()
+            .parse()
+            .map_err(|e| self.error(value, format!("`{key}`: {e}")))?;
+        if matches!(source, Source::Jwt(_)) {
+            self.jwt_allowed(value, key)?;
+        }
+        Ok(source)
+    }
+
+    pub(crate) fn jwt_allowed(
+        &self,
+        value: &Spanned<String>,
+        key: &str,
+    ) -> Result<(), ConfigError> {
+        if self.jwt_configured {
+            return Ok(());
+        }
+        let message = format!(
+            "`{key}`: `jwt:` sources need an [identity.jwt] table with the keys that verify tokens"
+        );
+        Err(self.error(value, message))
+    }
+}

@@ -1,0 +1,161 @@
+//! `[identity]` and `[access]` → the identity chain, the client-address resolver, the JWT
+//! verifier and the allow/deny lists.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{AccessFile, IdentityFile, JwtFile, OnInvalidTokenFile};
+use crate::access::{parse_network, AccessRules, Rule};
+use crate::identity::{
+    ClientIpResolver, IdentityChain, IpFolding, JwtSettings, JwtVerifier, KeySource,
+    OnInvalidToken, Source, SourceSpec,
+};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The validated `[identity]` table.
+pub(crate) struct IdentityParts {
+    pub(crate) chain: IdentityChain,
+    pub(crate) client_ip: ClientIpResolver,
+}
+
+pub(crate) fn identity(
+    check: &Checker<'_>,
+    file: &IdentityFile,
+) -> Result<IdentityParts, ConfigError> {
+    let sources = match &file.sources {
+        None => vec![SourceSpec::from_str("ip").expect("`ip` is a source")],
+        Some(list) if list.get_ref().is_empty() => {
+            return Err(check.error(list, "`identity.sources` needs at least one source".into()));
+        }
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .map(|s| check.source_spec(s, "identity.sources"))
+            .collect::<Result<_, _>>()?,
+    };
+    let prefix = |value: &Option<Spanned<i64>>, key: &str, max: i64, default: u8| match value {
+        Some(v) => check.integer(v, key, 1..=max).map(|n| n as u8),
+        None => Ok(default),
+    };
+    let ip = IpFolding {
+        ipv4_prefix: prefix(&file.ip.ipv4_prefix, "identity.ip.ipv4_prefix", 32, 32)?,
+        ipv6_prefix: prefix(&file.ip.ipv6_prefix, "identity.ip.ipv6_prefix", 128, 64)?,
+    };
+    let trusted = file
+        .ip
+        .trusted_proxies
+        .iter()
+        .map(|t| {
+            parse_network(t.get_ref()).ok_or_else(|| {
+                check.error(
+                    t,
+                    format!(
+                        "`identity.ip.trusted_proxies`: `{}` is not a network like 10.0.0.0/8",
+                        t.get_ref()
+                    ),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let on_invalid_token = match file.on_invalid_token {
+        OnInvalidTokenFile::Reject => OnInvalidToken::Reject,
+        OnInvalidTokenFile::Next => OnInvalidToken::Next,
+    };
+    Ok(IdentityParts {
+        chain: IdentityChain {
+            sources,
+            ip,
+            on_invalid_token,
+        },
+        client_ip: ClientIpResolver::new(trusted),
+    })
+}
+
+pub(crate) fn jwt(check: &Checker<'_>, file: &JwtFile) -> Result<Arc<JwtVerifier>, ConfigError> {
+    let algorithms = file
+        .algorithms
+        .get_ref()
+        .iter()
+        .map(|a| {
+            jsonwebtoken::Algorithm::from_str(a.get_ref()).map_err(|_| {
+                check.error(
+                    a,
+                    format!(
+                        "`identity.jwt.algorithms`: unknown algorithm `{}`",
+                        a.get_ref()
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let keys = match (&file.secret, &file.public_key_file, &file.jwks_file) {
+        (Some(secret), None, None) => KeySource::Secret(secret.get_ref().as_bytes().to_vec()),
+        (None, Some(pem), None) => {
+            KeySource::PublicKeyPem(read_beside(check, pem, "public_key_file")?.into_bytes())
+        }
+        (None, None, Some(jwks)) => KeySource::Jwks(read_beside(check, jwks, "jwks_file")?),
+        _ => {
+            let message =
+                "`[identity.jwt]` needs exactly one of `secret`, `public_key_file` or `jwks_file`";
+            return Err(check.error(&file.algorithms, message.into()));
+        }
+    };
+    let settings = JwtSettings {
+        algorithms,
+        keys,
+        issuer: file.issuer.clone(),
+        audience: file.audience.clone(),
+        leeway: check.duration(
+            file.leeway.as_ref(),
+            "identity.jwt.leeway",
+            Duration::from_secs(30),
+        )?,
+    };
+    JwtVerifier::new(&settings)
+        .map(Arc::new)
+        .map_err(|e| check.error(&file.algorithms, format!("`[identity.jwt]`: {e}")))
+}
+
+/// Reads a file named relative to the config file's directory.
+fn read_beside(
+    check: &Checker<'_>,
+    name: &Spanned<String>,
+    key: &str,
+) -> Result<String, ConfigError> {
+    let base = check.path.parent().unwrap_or(Path::new("."));
+    let path = base.join(name.get_ref());
+    std::fs::read_to_string(&path).map_err(|e| {
+        check.error(
+            name,
+            format!("`identity.jwt.{key}`: cannot read {}: {e}", path.display()),
+        )
+    })
+}
+
+pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRules, ConfigError> {
+    let rules = |list: &[Spanned<String>], key: &str| -> Result<Vec<Rule>, ConfigError> {
+        list.iter()
+            .map(|r| {
+                let rule: Rule = r
+                    .get_ref()
+                    .parse()
+                    .map_err(|e| check.error(r, format!("`{key}`: {e}")))?;
+                if let Rule::Value {
+                    source: Source::Jwt(_),
+                    ..
+                } = rule
+                {
+                    check.jwt_allowed(r, key)?;
+                }
+                Ok(rule)
+            })
+            .collect()
+    };
+    Ok(AccessRules {
+        allow: rules(&file.allow, "access.allow")?,
+        deny: rules(&file.deny, "access.deny")?,
+    })
+}

@@ -1,0 +1,179 @@
+//! `[[policy]]` tables → policies: limits, cost, route, own sources, tiers.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{MatchFile, PolicyFile, SourceList, TierFile};
+use super::Rate;
+use crate::identity::IdentityChain;
+use crate::policy::{Limits, Policy, Route, Tiers};
+use std::collections::HashSet;
+use toml::Spanned;
+
+/// The largest capacity or cost accepted: far beyond any real limit, small enough to stay
+/// exact in the f64 arithmetic of the buckets.
+const MAX_TOKENS: i64 = 1 << 40;
+
+pub(crate) fn policies(
+    check: &Checker<'_>,
+    files: &[PolicyFile],
+    global: &IdentityChain,
+    all_shadow: bool,
+) -> Result<Vec<Policy>, ConfigError> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let mut policy = policy(check, file, global)?;
+        policy.shadow |= all_shadow;
+        if !seen.insert(policy.name.clone()) {
+            let message = format!("`policy.name`: `{}` is used by two policies", policy.name);
+            return Err(check.error(&file.name, message));
+        }
+        out.push(policy);
+    }
+    Ok(out)
+}
+
+fn policy(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+    global: &IdentityChain,
+) -> Result<Policy, ConfigError> {
+    let name = file.name.get_ref();
+    let valid_name = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if !valid_name {
+        let message =
+            format!("`policy.name` must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{name}`");
+        return Err(check.error(&file.name, message));
+    }
+    let limits = limits(check, &file.capacity, &file.rate, "policy")?;
+    let cost = match &file.cost {
+        Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
+        None => 1,
+    };
+    let tiers = tiers(check, file)?;
+    let smallest = tiers
+        .iter()
+        .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity))
+        .fold(limits.capacity, u64::min);
+    if cost > smallest {
+        let message = format!("`policy.cost` ({cost}) is above a capacity of this policy ({smallest}): no request could ever pass");
+        let at = file
+            .cost
+            .as_ref()
+            .expect("a cost above capacity was given explicitly");
+        return Err(check.error(at, message));
+    }
+    Ok(Policy {
+        name: name.as_str().into(),
+        limits,
+        cost,
+        shadow: file.shadow,
+        route: match &file.route {
+            Some(m) => route(check, m)?,
+            None => Route::default(),
+        },
+        sources: match &file.sources {
+            Some(list) => Some(own_chain(check, list, global)?),
+            None => None,
+        },
+        tiers,
+    })
+}
+
+fn limits(
+    check: &Checker<'_>,
+    capacity: &Spanned<i64>,
+    rate: &Spanned<String>,
+    table: &str,
+) -> Result<Limits, ConfigError> {
+    let capacity = check.integer(capacity, &format!("{table}.capacity"), 1..=MAX_TOKENS)? as u64;
+    let rate: Rate = rate
+        .get_ref()
+        .parse()
+        .map_err(|e| check.error(rate, format!("`{table}.rate`: {e}")))?;
+    Ok(Limits { capacity, rate })
+}
+
+fn own_chain(
+    check: &Checker<'_>,
+    list: &SourceList,
+    global: &IdentityChain,
+) -> Result<IdentityChain, ConfigError> {
+    if list.get_ref().is_empty() {
+        return Err(check.error(list, "`policy.sources` needs at least one source".into()));
+    }
+    let sources = list
+        .get_ref()
+        .iter()
+        .map(|s| check.source_spec(s, "policy.sources"))
+        .collect::<Result<_, _>>()?;
+    Ok(IdentityChain {
+        sources,
+        ..global.clone()
+    })
+}
+
+fn route(check: &Checker<'_>, file: &MatchFile) -> Result<Route, ConfigError> {
+    let path_regex = match &file.path_regex {
+        Some(r) => Some(
+            regex::Regex::new(r.get_ref())
+                .map_err(|e| check.error(r, format!("`policy.match.path_regex`: {e}")))?,
+        ),
+        None => None,
+    };
+    let methods = file
+        .methods
+        .iter()
+        .flatten()
+        .map(|m| {
+            let text = m.get_ref().to_ascii_uppercase();
+            http::Method::from_bytes(text.as_bytes()).map_err(|_| {
+                check.error(
+                    m,
+                    format!("`policy.match.methods`: `{}` is not a method", m.get_ref()),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Route {
+        host: file
+            .host
+            .as_ref()
+            .map(|h| h.trim_end_matches('.').to_ascii_lowercase()),
+        path_prefix: file.path_prefix.clone(),
+        path_regex,
+        methods,
+    })
+}
+
+fn tiers(check: &Checker<'_>, file: &PolicyFile) -> Result<Option<Tiers>, ConfigError> {
+    match (&file.tier, &file.tiers) {
+        (None, None) => Ok(None),
+        (Some(source), Some(levels)) if !levels.get_ref().is_empty() => {
+            let source = check.source(source, "policy.tier")?;
+            let levels = levels
+                .get_ref()
+                .iter()
+                .map(|(name, TierFile { capacity, rate })| {
+                    Ok((
+                        name.clone(),
+                        limits(check, capacity, rate, &format!("policy.tiers.{name}"))?,
+                    ))
+                })
+                .collect::<Result<_, ConfigError>>()?;
+            Ok(Some(Tiers { source, levels }))
+        }
+        (Some(source), _) => Err(check.error(
+            source,
+            "`policy.tier` needs a [policy.tiers.<name>] table per tier".into(),
+        )),
+        (None, Some(levels)) => Err(check.error(
+            levels,
+            "`policy.tiers` needs `policy.tier`, the source naming the tier".into(),
+        )),
+    }
+}

@@ -1,0 +1,239 @@
+//! Identity sources as written in the config (`header:x-api-key`, `jwt:sub`, `ip`, composites
+//! like `header:x-tenant+ip`), and how each reads its raw value from a request.
+
+use super::jwt::TokenError;
+use super::{Request, TokenState};
+use http::header::{HeaderMap, HeaderName, COOKIE};
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+/// Values longer than this are not believed to identify anyone: the source yields nothing.
+pub const MAX_VALUE_LEN: usize = 4096;
+
+/// One place an identity may come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The value of a request header, such as an API key.
+    Header(HeaderName),
+    /// The value of a cookie.
+    Cookie(String),
+    /// The value of a query-string parameter.
+    Query(String),
+    /// A claim of the verified bearer token.
+    Jwt(String),
+    /// The client's address, folded to a network prefix.
+    Ip,
+}
+
+/// Several sources that identify a caller together (`header:x-tenant+ip`): all must yield.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceSpec {
+    parts: Vec<Source>,
+}
+
+/// A source string from the config that is not understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// The kind before `:` is not a known kind.
+    #[error("unknown identity source `{0}`; expected header:<name>, cookie:<name>, query:<name>, jwt:<claim> or ip")]
+    UnknownKind(String),
+    /// The name after `:` is empty or not valid for its kind.
+    #[error("identity source `{0}` needs a valid name after `:`")]
+    BadName(String),
+}
+
+impl FromStr for Source {
+    type Err = SourceError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "ip" {
+            return Ok(Source::Ip);
+        }
+        let (kind, name) = text
+            .split_once(':')
+            .ok_or_else(|| SourceError::UnknownKind(text.to_owned()))?;
+        let bad_name = || SourceError::BadName(text.to_owned());
+        if name.is_empty() || name.contains(['+', ' ']) {
+            return Err(bad_name());
+        }
+        match kind {
+            "header" => HeaderName::from_bytes(name.as_bytes())
+                .map(Source::Header)
+                .map_err(|_| bad_name()),
+            "cookie" => Ok(Source::Cookie(name.to_owned())),
+            "query" => Ok(Source::Query(name.to_owned())),
+            "jwt" => Ok(Source::Jwt(name.to_owned())),
+            _ => Err(SourceError::UnknownKind(text.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Header(name) => write!(f, "header:{name}"),
+            Source::Cookie(name) => write!(f, "cookie:{name}"),
+            Source::Query(name) => write!(f, "query:{name}"),
+            Source::Jwt(claim) => write!(f, "jwt:{claim}"),
+            Source::Ip => f.write_str("ip"),
+        }
+    }
+}
+
+impl FromStr for SourceSpec {
+    type Err = SourceError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let parts = text
+            .split('+')
+            .map(str::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SourceSpec { parts })
+    }
+}
+
+impl fmt::Display for SourceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                f.write_str("+")?;
+            }
+            write!(f, "{part}")?;
+        }
+        Ok(())
+    }
+}
+
+impl SourceSpec {
+    /// The sources that make up this one.
+    pub fn parts(&self) -> &[Source] {
+        &self.parts
+    }
+
+    /// Whether any part reads the bearer token.
+    pub fn uses_jwt(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Source::Jwt(_)))
+    }
+
+    /// The combined raw value, if every part yields one. A single part's value is its own;
+    /// parts of a composite are length-prefixed so that no two combinations run together.
+    pub fn value(
+        &self,
+        req: &Request<'_>,
+        folding: &IpFolding,
+    ) -> Result<Option<Vec<u8>>, TokenError> {
+        if let [single] = self.parts.as_slice() {
+            return single.value(req, folding);
+        }
+        let mut combined = Vec::new();
+        for part in &self.parts {
+            let Some(value) = part.value(req, folding)? else {
+                return Ok(None);
+            };
+            combined.extend_from_slice(&(value.len() as u32).to_le_bytes());
+            combined.extend_from_slice(&value);
+        }
+        Ok(Some(combined))
+    }
+}
+
+impl Source {
+    /// This source's raw value in `req`: `None` when absent, empty or too long; an error
+    /// when it is a bearer token that does not verify.
+    pub fn value(
+        &self,
+        req: &Request<'_>,
+        folding: &IpFolding,
+    ) -> Result<Option<Vec<u8>>, TokenError> {
+        let value = match self {
+            Source::Header(name) => req.headers.get(name).map(|v| v.as_bytes().to_vec()),
+            Source::Cookie(name) => cookie_value(req.headers, name).map(<[u8]>::to_vec),
+            Source::Query(name) => req
+                .query
+                .and_then(|q| query_value(q, name))
+                .map(String::into_bytes),
+            Source::Ip => req.client_ip.map(|ip| folding.fold(ip)),
+            Source::Jwt(claim) => match req.token() {
+                TokenState::Absent => None,
+                TokenState::Invalid(e) => return Err(e.clone()),
+                TokenState::Valid(claims) => claims.get(claim).map(claim_bytes),
+            },
+        };
+        Ok(value.filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_LEN))
+    }
+}
+
+fn claim_bytes(value: &serde_json::Value) -> Vec<u8> {
+    match value {
+        serde_json::Value::String(s) => s.as_bytes().to_vec(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 cookie-string).
+fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .flat_map(|header| header.as_bytes().split(|&b| b == b';'))
+        .find_map(|pair| {
+            let pair = pair.trim_ascii();
+            let eq = pair.iter().position(|&b| b == b'=')?;
+            let (key, value) = (&pair[..eq], &pair[eq + 1..]);
+            (key == name.as_bytes()).then_some(value)
+        })
+}
+
+/// The first value of parameter `name` in a query string, percent-decoded.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
+/// How client addresses are grouped: every address in one prefix is one caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpFolding {
+    /// Prefix length kept of IPv4 addresses (32 keeps the whole address).
+    pub ipv4_prefix: u8,
+    /// Prefix length kept of IPv6 addresses (64 groups one customer's network).
+    pub ipv6_prefix: u8,
+}
+
+impl Default for IpFolding {
+    fn default() -> Self {
+        Self {
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
+        }
+    }
+}
+
+impl IpFolding {
+    /// The address's network prefix as bytes: masked octets followed by the prefix length.
+    pub fn fold(&self, ip: IpAddr) -> Vec<u8> {
+        match ip.to_canonical() {
+            IpAddr::V4(v4) => masked(&v4.octets(), self.ipv4_prefix),
+            IpAddr::V6(v6) => masked(&v6.octets(), self.ipv6_prefix),
+        }
+    }
+}
+
+fn masked(octets: &[u8], prefix: u8) -> Vec<u8> {
+    let mut out: Vec<u8> = octets
+        .iter()
+        .enumerate()
+        .map(|(i, &octet)| {
+            let kept_bits = usize::from(prefix).saturating_sub(i * 8).min(8);
+            let mask = if kept_bits == 0 {
+                0
+            } else {
+                0xffu8 << (8 - kept_bits)
+            };
+            octet & mask
+        })
+        .collect();
+    out.push(prefix);
+    out
+}
