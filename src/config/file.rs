@@ -149,7 +149,7 @@ pub(crate) struct PolicyFile {
     #[serde(rename = "match")]
     pub(crate) route: Option<MatchFile>,
     pub(crate) tier: Option<Spanned<String>>,
-    pub(crate) tiers: Option<Spanned<std::collections::BTreeMap<String, TierFile>>>,
+    pub(crate) tiers: Option<std::collections::BTreeMap<String, TierFile>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -153,10 +153,9 @@ fn route(check: &Checker<'_>, file: &MatchFile) -> Result<Route, ConfigError> {
 fn tiers(check: &Checker<'_>, file: &PolicyFile) -> Result<Option<Tiers>, ConfigError> {
     match (&file.tier, &file.tiers) {
         (None, None) => Ok(None),
-        (Some(source), Some(levels)) if !levels.get_ref().is_empty() => {
+        (Some(source), Some(levels)) if !levels.is_empty() => {
             let source = check.source(source, "policy.tier")?;
             let levels = levels
-                .get_ref()
                 .iter()
                 .map(|(name, TierFile { capacity, rate })| {
                     Ok((
@@ -171,8 +170,8 @@ fn tiers(check: &Checker<'_>, file: &PolicyFile) -> Result<Option<Tiers>, Config
             source,
             "`policy.tier` needs a [policy.tiers.<name>] table per tier".into(),
         )),
-        (None, Some(levels)) => Err(check.error(
-            levels,
+        (None, Some(_)) => Err(check.error(
+            &file.name,
             "`policy.tiers` needs `policy.tier`, the source naming the tier".into(),
         )),
     }

@@ -43,9 +43,14 @@ impl Proxy {
     /// Starts a proxy in front of `backends`; `extra` is appended to the generated config
     /// (policies, identity, store…). Retries with other ports if one was taken meanwhile.
     pub fn start(backends: &[&str], extra: &str) -> Self {
+        Self::start_with_server(backends, "", extra)
+    }
+
+    /// Like `start`, with `server_extra` added to the generated `[server]` table.
+    pub fn start_with_server(backends: &[&str], server_extra: &str, extra: &str) -> Self {
         let mut last_log = String::new();
         for _ in 0..3 {
-            match Self::try_start(backends, extra) {
+            match Self::try_start(backends, server_extra, extra) {
                 Ok(proxy) => return proxy,
                 Err(log) => last_log = log,
             }
@@ -53,13 +58,13 @@ impl Proxy {
         panic!("the proxy did not start:\n{last_log}");
     }
 
-    fn try_start(backends: &[&str], extra: &str) -> Result<Self, String> {
+    fn try_start(backends: &[&str], server_extra: &str, extra: &str) -> Result<Self, String> {
         let (port, admin_port) = (free_port(), free_port());
         let dir = tempfile::tempdir().expect("temp dir");
         let config_path = dir.path().join("floodgate.toml");
         let backends: Vec<String> = backends.iter().map(|b| format!("\"{b}\"")).collect();
         let config = format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n{server_extra}\n\n\
              [admin]\nlisten = \"127.0.0.1:{admin_port}\"\n\n\
              [upstream]\nbackends = [{}]\nconnect_timeout = \"1s\"\n\n{extra}\n",
             backends.join(", ")

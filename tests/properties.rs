@@ -1,0 +1,129 @@
+//! Property tests of the code that reads hostile input: forwarding headers, identity sources,
+//! bearer tokens, rates and whole config files. Each runs 256 cases in `scripts/test`;
+//! `scripts/fuzz SECONDS` runs them for as long as asked with fresh seeds.
+
+use floodgate::config::Rate;
+use floodgate::identity::{
+    forwarded_hops, ClientIpResolver, IdentityChain, JwtSettings, JwtVerifier, KeySource, Request,
+};
+use http::{HeaderMap, HeaderName, HeaderValue};
+use proptest::prelude::*;
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+fn header_value(bytes: &[u8]) -> Option<HeaderValue> {
+    HeaderValue::from_bytes(bytes).ok()
+}
+
+/// Entries an attacker might put in a forwarding header.
+fn hop() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<[u8; 4]>().prop_map(|o| std::net::Ipv4Addr::from(o).to_string()),
+        any::<[u16; 8]>().prop_map(|s| std::net::Ipv6Addr::from(s).to_string()),
+        any::<[u16; 8]>().prop_map(|s| format!("\"[{}]:443\"", std::net::Ipv6Addr::from(s))),
+        "[ -~]{0,24}",
+        Just("unknown".to_owned()),
+    ]
+}
+
+fn resolver() -> ClientIpResolver {
+    ClientIpResolver::new(vec![
+        "10.0.0.0/8".parse().unwrap(),
+        "fd00::/8".parse().unwrap(),
+    ])
+}
+
+proptest! {
+    #[test]
+    fn forwarding_headers_never_panic_and_name_only_what_they_hold(
+        xff in proptest::collection::vec(any::<u8>(), 0..300),
+        fwd in proptest::collection::vec(any::<u8>(), 0..300),
+        peer in any::<[u8; 4]>(),
+    ) {
+        let mut headers = HeaderMap::new();
+        if let Some(v) = header_value(&xff) { headers.insert("x-forwarded-for", v); }
+        if let Some(v) = header_value(&fwd) { headers.insert("forwarded", v); }
+        let hops = forwarded_hops(&headers);
+        let peer = IpAddr::from(peer);
+        let client = resolver().resolve(Some(peer), &headers).unwrap();
+        prop_assert!(client == peer || hops.contains(&Some(client)));
+        if !peer.to_string().starts_with("10.") {
+            prop_assert_eq!(client, peer, "an untrusted peer is the client");
+        }
+    }
+
+    #[test]
+    fn entries_left_of_the_real_client_change_nothing(
+        forged in proptest::collection::vec(hop(), 0..8),
+        client in any::<[u8; 4]>().prop_filter("untrusted", |o| o[0] != 10),
+        proxies in 0usize..3,
+    ) {
+        let client = IpAddr::from(client);
+        let mut chain: Vec<String> = forged.into_iter().filter(|h| !h.contains(',')).collect();
+        chain.push(client.to_string());
+        chain.extend((0..proxies).map(|i| format!("10.0.0.{i}")));
+        let mut headers = HeaderMap::new();
+        if let Some(v) = header_value(chain.join(", ").as_bytes()) {
+            headers.insert("x-forwarded-for", v);
+            let peer: IpAddr = "10.9.9.9".parse().unwrap();
+            prop_assert_eq!(resolver().resolve(Some(peer), &headers), Some(client));
+        }
+    }
+
+    #[test]
+    fn identity_extraction_never_panics_and_is_deterministic(
+        key in proptest::collection::vec(any::<u8>(), 0..5000),
+        cookie in proptest::collection::vec(any::<u8>(), 0..200),
+        query in "[ -~]{0,200}",
+        auth in "[ -~]{0,200}",
+    ) {
+        let chain = IdentityChain::of(
+            ["jwt:sub", "header:x-api-key+ip", "cookie:sid", "query:phone", "ip"]
+                .iter().map(|s| s.parse().unwrap()).collect(),
+        );
+        let mut headers = HeaderMap::new();
+        if let Some(v) = header_value(&key) { headers.insert(HeaderName::from_static("x-api-key"), v); }
+        if let Some(v) = header_value(&cookie) { headers.insert(http::header::COOKIE, v); }
+        if let Some(v) = header_value(auth.as_bytes()) { headers.insert(http::header::AUTHORIZATION, v); }
+        let ip = Some("192.0.2.1".parse().unwrap());
+        let first = chain.identify(&Request::new(&headers, Some(&query), ip, None));
+        let second = chain.identify(&Request::new(&headers, Some(&query), ip, None));
+        prop_assert_eq!(first, second);
+    }
+
+    #[test]
+    fn garbage_tokens_never_verify(token in "[ -~]{0,400}") {
+        let verifier = JwtVerifier::new(&JwtSettings {
+            algorithms: vec![jsonwebtoken::Algorithm::HS256],
+            keys: KeySource::Secret(b"property-test-secret-0123456789abcdef".to_vec()),
+            issuer: None,
+            audience: None,
+            leeway: Duration::from_secs(0),
+        }).unwrap();
+        prop_assert!(verifier.verify(&token).is_err());
+    }
+
+    #[test]
+    fn rates_parse_or_refuse_without_panicking(text in "[ -~]{0,20}") {
+        if let Ok(rate) = text.parse::<Rate>() {
+            prop_assert!(rate.per_second() > 0.0 && rate.per_second().is_finite());
+        }
+    }
+
+    #[test]
+    fn config_text_never_panics_the_loader(text in "[ -~\n]{0,400}") {
+        let _ = floodgate::config::parse(&text, Path::new("fuzz.toml"));
+    }
+
+    #[test]
+    fn mutated_configs_never_panic_the_loader(position in 0usize..600, junk in "[ -~\n]{0,12}") {
+        let base = include_str!("../conf/example.toml");
+        let at = base.char_indices().map(|(i, _)| i).nth(position % base.len()).unwrap_or(0);
+        let mutated = format!("{}{}{}", &base[..at], junk, &base[at..]);
+        match floodgate::config::parse(&mutated, Path::new("fuzz.toml")) {
+            Ok(_) => {}
+            Err(e) => prop_assert!(e.to_string().starts_with("fuzz.toml:"), "{}", e),
+        }
+    }
+}
