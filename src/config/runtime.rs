@@ -203,20 +203,39 @@ impl fmt::Display for Config {
                 )?
             }
         }
-        let sources: Vec<String> = self
-            .identity
-            .sources
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let id = &self.identity;
         writeln!(
             f,
-            "identity        {} (ipv4 /{}, ipv6 /{})",
-            sources.join(" → "),
-            self.identity.ip.ipv4_prefix,
-            self.identity.ip.ipv6_prefix
+            "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
+            id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
         )?;
+        let trusted: Vec<String> = self
+            .client_ip
+            .trusted()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        match trusted.is_empty() {
+            true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
+            false => writeln!(
+                f,
+                "client address  forwarded headers from {}",
+                trusted.join(", ")
+            )?,
+        }
+        if let Some(jwt) = &self.jwt {
+            writeln!(f, "bearer tokens   verified by {jwt:?}")?;
+        }
+        for rule in &self.access.allow {
+            writeln!(f, "allow           {rule}")?;
+        }
+        for rule in &self.access.deny {
+            writeln!(f, "deny (403)      {rule}")?;
+        }
         writeln!(f, "throttled with  {}", self.response.throttle_status)?;
+        if self.server.shadow {
+            writeln!(f, "shadow mode     every policy counts but never blocks")?;
+        }
         if self.policies.is_empty() {
             writeln!(f, "policies        none: every request passes")?;
         }

@@ -186,3 +186,97 @@ fn a_bad_redis_url_and_on_error_are_refused() {
         "{message}"
     );
 }
+
+#[test]
+fn jwt_sources_need_keys_and_keys_must_fit_their_algorithms() {
+    let message = error_of(&format!("{BASE}\n[identity]\nsources = [\"jwt:sub\"]\n"));
+    assert!(
+        message
+            .starts_with("f.toml:10:12: `identity.sources`: `jwt:` sources need an [identity.jwt]"),
+        "{message}"
+    );
+    let jwt = "[identity.jwt]\nalgorithms = [\"RS256\"]\nsecret = \"s\"\n";
+    let message = error_of(&format!(
+        "{BASE}\n[identity]\nsources = [\"jwt:sub\"]\n{jwt}"
+    ));
+    assert!(message.contains("do not fit the key"), "{message}");
+    let both = "[identity.jwt]\nalgorithms = [\"HS256\"]\nsecret = \"s\"\njwks_file = \"x.json\"\n";
+    let message = error_of(&format!("{BASE}\n{both}"));
+    assert!(
+        message.contains("exactly one of `secret`, `public_key_file` or `jwks_file`"),
+        "{message}"
+    );
+    let unknown = "[identity.jwt]\nalgorithms = [\"none\"]\nsecret = \"s\"\n";
+    assert!(error_of(&format!("{BASE}\n{unknown}")).contains("unknown algorithm `none`"));
+}
+
+#[test]
+fn routes_tiers_sources_and_lists_are_checked() {
+    let policy = |extra: &str| {
+        with_policy(&format!(
+            "name = \"p\"\ncapacity = 5\nrate = \"1/s\"\n{extra}"
+        ))
+    };
+    let message = error_of(&policy("match = { path_regex = \"([\" }"));
+    assert!(message.contains("`policy.match.path_regex`"), "{message}");
+    let message = error_of(&policy("match = { methods = [\"GE T\"] }"));
+    assert!(message.contains("is not a method"), "{message}");
+    let message = error_of(&policy("tier = \"header:x-plan\""));
+    assert!(
+        message.contains("needs a [policy.tiers.<name>] table"),
+        "{message}"
+    );
+    let message = error_of(&policy(
+        "cost = 3\ntier = \"header:x-plan\"\n[policy.tiers.tiny]\ncapacity = 2\nrate = \"1/s\"",
+    ));
+    assert!(
+        message.contains("above a capacity of this policy (2)"),
+        "{message}"
+    );
+    let message = error_of(&policy("sources = []"));
+    assert!(
+        message.contains("`policy.sources` needs at least one source"),
+        "{message}"
+    );
+    let message = error_of(&format!(
+        "{BASE}\n[access]\nallow = [\"cidr:10.0.0.0/33\"]\n"
+    ));
+    assert!(
+        message.starts_with("f.toml:10:10: `access.allow`"),
+        "{message}"
+    );
+    let message = error_of(&format!(
+        "{BASE}\n[identity.ip]\ntrusted_proxies = [\"everyone\"]\n"
+    ));
+    assert!(
+        message.contains("`identity.ip.trusted_proxies`: `everyone` is not a network"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
+    let text = BASE.replace("threads = 2", "threads = 2\nshadow = true")
+        + "\n[[policy]]\nname = \"sms\"\ncapacity = 1\nrate = \"1/m\"\nsources = [\"query:telephone\"]\n\
+           match = { host = \"API.example.com\", path_prefix = \"/sendCaptcha\", methods = [\"post\"] }\n\
+           tier = \"header:x-plan\"\n[policy.tiers.pro]\ncapacity = 5\nrate = \"5/m\"\n";
+    let config = parse(&text, Path::new("f.toml")).unwrap();
+    let policy = &config.policies[0];
+    assert!(policy.shadow);
+    assert_eq!(policy.route.host.as_deref(), Some("api.example.com"));
+    assert_eq!(policy.route.methods, vec![http::Method::POST]);
+    assert_eq!(
+        policy.sources.as_ref().unwrap().sources[0].to_string(),
+        "query:telephone"
+    );
+    assert_eq!(policy.tiers.as_ref().unwrap().levels[0].1.capacity, 5);
+    let printed = config.to_string();
+    assert!(
+        printed.contains("applies to POST host api.example.com path /sendCaptcha*"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("tiers by header:x-plan: pro = 5 at 5/m"),
+        "{printed}"
+    );
+}
