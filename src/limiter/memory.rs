@@ -15,8 +15,12 @@ use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-/// How many shards the buckets are spread over; a power of two.
-const SHARDS: usize = 64;
+/// The fewest shards the buckets are spread over.
+const MIN_SHARDS: usize = 16;
+/// The most buckets one shard holds: 7/8 of 2^14, the load at which a hash table of 2^14 slots
+/// would double. Capping shards here keeps every table at most 2^14 slots, nearly full,
+/// instead of doubling to twice the memory just past a power of two.
+const SHARD_CAP: usize = (1 << 14) / 8 * 7;
 /// How often a shard in use is swept of full buckets.
 const SWEEP_INTERVAL_US: u64 = 5_000_000;
 /// How many buckets are looked at to choose one to evict when a shard is at its cap.
@@ -112,10 +116,11 @@ impl MemoryStore {
     /// A store that holds at most about `max_entries` buckets (rounded up to a whole share
     /// per shard).
     pub fn new(max_entries: usize) -> Self {
-        let shards = (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect();
+        let count = max_entries.div_ceil(SHARD_CAP).max(MIN_SHARDS);
+        let shards = (0..count).map(|_| Mutex::new(Shard::default())).collect();
         Self {
             shards,
-            per_shard_cap: max_entries.div_ceil(SHARDS).max(1),
+            per_shard_cap: max_entries.div_ceil(count).max(1),
             clock: MonotonicClock::new(),
         }
     }
@@ -139,7 +144,8 @@ impl MemoryStore {
                 identity: t.identity,
             })
             .collect();
-        let shard_of = |k: &BucketKey| (k.hash64() >> 40) as usize % SHARDS;
+        let count = self.shards.len();
+        let shard_of = |k: &BucketKey| (k.hash64() >> 40) as usize % count;
         let mut order: Vec<usize> = keys.iter().map(shard_of).collect();
         order.sort_unstable();
         order.dedup();
@@ -251,10 +257,17 @@ mod tests {
 
     #[test]
     fn the_cap_bounds_the_number_of_buckets() {
-        let store = MemoryStore::new(SHARDS * 4);
+        let store = MemoryStore::new(MIN_SHARDS * 4);
         for who in 0..10_000 {
             store.acquire_at(&[take(1, &who.to_string(), 5.0, 0.001)], SECOND);
         }
-        assert!(store.len() <= SHARDS * 4);
+        assert!(store.len() <= MIN_SHARDS * 4);
+    }
+
+    #[test]
+    fn shards_never_outgrow_their_cap() {
+        let store = MemoryStore::new(1_000_000);
+        assert_eq!(store.shards.len(), 70);
+        assert!(store.per_shard_cap <= SHARD_CAP);
     }
 }

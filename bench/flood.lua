@@ -1,0 +1,2 @@
+-- wrk script: every request claims the same identity.
+wrk.headers["x-api-key"] = "one-bot"

@@ -1,0 +1,90 @@
+//! Memory per bucket: puts N distinct identities (default 1,000,000) through the memory store
+//! and reports the process's resident memory before and after; with a Redis URL, also writes
+//! N/10 buckets through the Lua script and reports Redis's memory per key.
+//! usage: footprint [N] [redis://HOST:PORT]
+
+use floodgate::config::{OnError, RedisSettings};
+use floodgate::identity::Identity;
+use floodgate::limiter::{BucketSpec, MemoryStore, RedisStore, Take};
+use floodgate::metrics::Metrics;
+use std::time::Duration;
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+fn take(i: u64) -> Take<'static> {
+    Take {
+        policy_id: 1,
+        policy_name: "per-user",
+        identity: Identity::of("header:x-api-key", &i.to_le_bytes()),
+        spec: BucketSpec { capacity: 10.0, rate_per_second: 0.001 },
+        cost: 1.0,
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let redis_url = args.next();
+
+    let before = rss_mib();
+    let store = MemoryStore::new(n as usize);
+    for i in 0..n {
+        store.acquire_at(&[take(i)], 1);
+    }
+    let after = rss_mib();
+    println!(
+        "memory store: {} buckets held, RSS {:.1} MiB -> {:.1} MiB ({:.1} MiB for {n} identities, {:.0} bytes each)",
+        store.len(),
+        before,
+        after,
+        after - before,
+        (after - before) * 1024.0 * 1024.0 / n as f64
+    );
+
+    let Some(url) = redis_url else { return };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let settings = RedisSettings {
+        url,
+        username: None,
+        password: None,
+        prefix: "footprint".into(),
+        timeout: Duration::from_secs(5),
+        on_error: OnError::Deny,
+        breaker_failures: 1000,
+        breaker_probe_interval: Duration::from_secs(1),
+        deny_cache_entries: 0,
+        ttl_margin: Duration::from_secs(1),
+        fallback_max_entries: 1,
+    };
+    let redis = RedisStore::new(&settings, Metrics::new().store.clone()).expect("redis store");
+    let keys = n / 10;
+    let used = |rt: &tokio::runtime::Runtime| -> f64 {
+        let client = redis::Client::open(settings.url.as_str()).expect("client");
+        let mut conn = rt.block_on(client.get_multiplexed_async_connection()).expect("connect");
+        let info: String = rt.block_on(redis::cmd("INFO").arg("memory").query_async(&mut conn)).expect("INFO");
+        info.lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0)
+    };
+    let before = used(&runtime);
+    runtime.block_on(async {
+        for i in 0..keys {
+            redis.call(&[take(i)]).await.expect("script call");
+        }
+    });
+    let after = used(&runtime);
+    println!(
+        "redis store: {keys} identity-policy keys, used_memory +{:.1} MiB, {:.0} bytes per key",
+        (after - before) / 1024.0 / 1024.0,
+        (after - before) / keys as f64
+    );
+}
