@@ -24,14 +24,20 @@ fn take(i: u64) -> Take<'static> {
         policy_id: 1,
         policy_name: "per-user",
         identity: Identity::of("header:x-api-key", &i.to_le_bytes()),
-        spec: BucketSpec { capacity: 10.0, rate_per_second: 0.001 },
+        spec: BucketSpec {
+            capacity: 10.0,
+            rate_per_second: 0.001,
+        },
         cost: 1.0,
     }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let n: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let redis_url = args.next();
 
     let before = rss_mib();
@@ -68,8 +74,12 @@ fn main() {
     let keys = n / 10;
     let used = |rt: &tokio::runtime::Runtime| -> f64 {
         let client = redis::Client::open(settings.url.as_str()).expect("client");
-        let mut conn = rt.block_on(client.get_multiplexed_async_connection()).expect("connect");
-        let info: String = rt.block_on(redis::cmd("INFO").arg("memory").query_async(&mut conn)).expect("INFO");
+        let mut conn = rt
+            .block_on(client.get_multiplexed_async_connection())
+            .expect("connect");
+        let info: String = rt
+            .block_on(redis::cmd("INFO").arg("memory").query_async(&mut conn))
+            .expect("INFO");
         info.lines()
             .find_map(|l| l.strip_prefix("used_memory:"))
             .and_then(|v| v.trim().parse().ok())

@@ -17,14 +17,23 @@ impl ProxyHttp for Passthrough {
 
     fn new_ctx(&self) -> Self::CTX {}
 
-    async fn upstream_peer(&self, _session: &mut Session, _ctx: &mut ()) -> pingora::Result<Box<HttpPeer>> {
-        Ok(Box::new(HttpPeer::new(self.backend.as_str(), false, String::new())))
+    async fn upstream_peer(
+        &self,
+        _session: &mut Session,
+        _ctx: &mut (),
+    ) -> pingora::Result<Box<HttpPeer>> {
+        Ok(Box::new(HttpPeer::new(
+            self.backend.as_str(),
+            false,
+            String::new(),
+        )))
     }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (Some(listen), Some(backend), Some(threads)) = (args.next(), args.next(), args.next()) else {
+    let (Some(listen), Some(backend), Some(threads)) = (args.next(), args.next(), args.next())
+    else {
         eprintln!("usage: passthrough LISTEN BACKEND THREADS");
         std::process::exit(2);
     };
@@ -34,7 +43,8 @@ fn main() {
     };
     let mut server = Server::new_with_opt_and_conf(Opt::default(), conf);
     server.bootstrap();
-    let mut proxy = pingora::proxy::http_proxy_service(&server.configuration, Passthrough { backend });
+    let mut proxy =
+        pingora::proxy::http_proxy_service(&server.configuration, Passthrough { backend });
     proxy.add_tcp(&listen);
     server.add_service(proxy);
     server.run_forever();

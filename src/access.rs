@@ -74,7 +74,7 @@ impl Rule {
                 .client_ip
                 .is_some_and(|ip| net.contains(&ip.to_canonical())),
             Rule::Value { source, value } => {
-                matches!(source.value(req, &IpFolding::default()), Ok(Some(v)) if &v == value)
+                matches!(source.value(req, &IpFolding::default()), Ok(Some(v)) if *v == **value)
             }
         }
     }

@@ -83,7 +83,10 @@ impl Floodgate {
             }
             Access::Limited => {}
         }
-        let host = request_host(&req.uri, req.headers.get(http::header::HOST));
+        let host = match self.gate.needs_host() {
+            true => request_host(&req.uri, req.headers.get(http::header::HOST)),
+            false => None,
+        };
         let route = RouteFacts {
             method: &req.method,
             host: host.as_deref(),
@@ -207,12 +210,18 @@ impl ProxyHttp for Floodgate {
         upstream_request: &mut RequestHeader,
         _ctx: &mut Self::CTX,
     ) -> Result<()> {
+        use std::io::Write;
         if let Some(ip) = peer_ip(session) {
-            let forwarded = match upstream_request.headers.get("x-forwarded-for") {
-                Some(prior) => format!("{}, {ip}", String::from_utf8_lossy(prior.as_bytes())),
-                None => ip.to_string(),
-            };
-            upstream_request.insert_header("x-forwarded-for", forwarded)?;
+            let mut forwarded = Vec::with_capacity(64);
+            if let Some(prior) = upstream_request.headers.get("x-forwarded-for") {
+                forwarded.extend_from_slice(prior.as_bytes());
+                forwarded.extend_from_slice(b", ");
+            }
+            // Writing to a Vec cannot fail.
+            let _ = write!(forwarded, "{ip}");
+            let value = http::HeaderValue::from_maybe_shared(bytes::Bytes::from(forwarded))
+                .map_err(|_| Error::explain(ErrorType::InvalidHTTPHeader, "x-forwarded-for"))?;
+            upstream_request.insert_header("x-forwarded-for", value)?;
         }
         Ok(())
     }

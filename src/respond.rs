@@ -4,7 +4,7 @@
 use crate::limiter::Assessment;
 use crate::policy::Limits;
 use bytes::Bytes;
-use http::StatusCode;
+use http::{HeaderValue, StatusCode};
 use pingora::http::ResponseHeader;
 use pingora::Result;
 
@@ -44,13 +44,19 @@ impl Standing<'_> {
     /// `RateLimit`: whole tokens remaining and seconds until the bucket is full again.
     pub fn ratelimit_header(&self) -> String {
         let a = &self.assessment;
-        let remaining = a.remaining.floor() as u64;
-        format!(
-            "\"{}\";r={};t={}",
-            self.name,
-            remaining,
-            seconds_up(a.full_in_us)
-        )
+        let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let remaining = r.format(a.remaining.floor() as u64);
+        let reset = t.format(seconds_up(a.full_in_us));
+        let mut out = String::with_capacity(self.name.len() + remaining.len() + reset.len() + 8);
+        for part in ["\"", self.name, "\";r=", remaining, ";t=", reset] {
+            out.push_str(part);
+        }
+        out
+    }
+
+    /// The `RateLimit` header value.
+    pub fn ratelimit_value(&self) -> HeaderValue {
+        header_value(self.ratelimit_header())
     }
 
     /// `Retry-After`: whole seconds until the request could pass, rounded up, at least 1.
@@ -59,28 +65,49 @@ impl Standing<'_> {
     }
 }
 
+/// `RateLimit-Policy` of policy `name` with `limits`.
+fn policy_header(name: &str, limits: &Limits) -> String {
+    format!(
+        "\"{name}\";q={};w={}",
+        limits.capacity,
+        limits.window_seconds()
+    )
+}
+
+/// The `RateLimit-Policy` header value of policy `name` with `limits`.
+pub fn policy_header_value(name: &str, limits: &Limits) -> HeaderValue {
+    header_value(policy_header(name, limits))
+}
+
+/// A header value from text built of policy names (letters, digits, `-_.`), digits and
+/// punctuation: always valid, taken without a copy.
+fn header_value(text: String) -> HeaderValue {
+    HeaderValue::from_maybe_shared(Bytes::from(text)).unwrap_or(HeaderValue::from_static(""))
+}
+
 /// Microseconds to whole seconds, rounded up.
 fn seconds_up(micros: u64) -> u64 {
     micros.div_ceil(1_000_000)
 }
 
-/// The standing the headers should describe: among refusing policies the one that makes the
-/// client wait longest; if none refused, the one with the fewest requests left (then the one
-/// slowest to refill).
-pub fn most_restrictive<'a>(standings: &[Standing<'a>]) -> Option<Standing<'a>> {
-    let refused = standings
-        .iter()
-        .filter(|s| !s.assessment.allowed)
-        .max_by_key(|s| s.assessment.retry_after_us);
+/// The index of the standing the headers should describe: among refusing policies the one
+/// that makes the client wait longest; if none refused, the one with the fewest requests left
+/// (then the one slowest to refill).
+pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
+    let indexed = standings.iter().enumerate();
+    let refused = indexed
+        .clone()
+        .filter(|(_, s)| !s.assessment.allowed)
+        .max_by_key(|(_, s)| s.assessment.retry_after_us);
     refused
         .or_else(|| {
-            standings.iter().min_by(|a, b| {
+            indexed.min_by(|(_, a), (_, b)| {
                 a.requests_left()
                     .cmp(&b.requests_left())
                     .then(b.assessment.full_in_us.cmp(&a.assessment.full_in_us))
             })
         })
-        .copied()
+        .map(|(i, _)| i)
 }
 
 /// A problem+json body (RFC 9457) with `extra` members merged in.
@@ -209,7 +236,7 @@ mod tests {
             standing("b", &l, assessment(false, 0.0, 5, 9)),
             standing("c", &l, assessment(false, 0.0, 50, 9)),
         ];
-        assert_eq!(most_restrictive(&standings).unwrap().name, "c");
+        assert_eq!(most_restrictive(&standings), Some(2));
     }
 
     #[test]
@@ -219,7 +246,7 @@ mod tests {
             standing("a", &wide, assessment(true, 50.0, 0, 1)),
             standing("b", &narrow, assessment(true, 3.0, 0, 1)),
         ];
-        assert_eq!(most_restrictive(&standings).unwrap().name, "b");
+        assert_eq!(most_restrictive(&standings), Some(1));
         assert!(most_restrictive(&[]).is_none());
     }
 

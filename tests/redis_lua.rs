@@ -7,7 +7,7 @@ mod common;
 use common::redis::RedisServer;
 use floodgate::config::{OnError, RedisSettings};
 use floodgate::identity::Identity;
-use floodgate::limiter::{Assessment, BucketSpec, MemoryStore, RedisStore, Take};
+use floodgate::limiter::{Assessments, BucketSpec, MemoryStore, RedisStore, Take};
 use floodgate::metrics::Metrics;
 use std::time::Duration;
 
@@ -78,7 +78,7 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
         let (now_us, from_lua) = runtime
             .block_on(store.call(&takes))
             .expect("script answers");
-        let from_spec: Vec<Assessment> = spec_store.acquire_at(&takes, now_us);
+        let from_spec: Assessments = spec_store.acquire_at(&takes, now_us);
         assert_eq!(from_lua, from_spec, "step {step} at {now_us} µs: {takes:?}");
         if from_lua.iter().all(|a| a.allowed) {
             allowed += 1;

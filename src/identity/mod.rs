@@ -49,7 +49,13 @@ impl Identity {
 
     /// The digest as 32 lowercase hex digits, safe to show and to put in store keys.
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(32);
+        for b in self.0 {
+            out.push(DIGITS[usize::from(b >> 4)] as char);
+            out.push(DIGITS[usize::from(b & 0xf)] as char);
+        }
+        out
     }
 }
 
@@ -168,7 +174,7 @@ impl IdentityChain {
     pub fn identify(&self, req: &Request<'_>) -> Result<Identity, IdentityError> {
         for spec in &self.sources {
             match spec.value(req, &self.ip) {
-                Ok(Some(value)) => return Ok(Identity::of(&spec.to_string(), &value)),
+                Ok(Some(value)) => return Ok(Identity::of(spec.tag(), &value)),
                 Ok(None) => {}
                 Err(e) if self.on_invalid_token == OnInvalidToken::Reject => {
                     return Err(IdentityError::InvalidToken(e));

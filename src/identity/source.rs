@@ -4,6 +4,7 @@
 use super::jwt::TokenError;
 use super::{Request, TokenState};
 use http::header::{HeaderMap, HeaderName, COOKIE};
+use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -30,6 +31,9 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceSpec {
     parts: Vec<Source>,
+    /// The spec as written, the prefix of its identities' digests (kept to avoid formatting
+    /// it on every request).
+    tag: String,
 }
 
 /// A source string from the config that is not understood.
@@ -85,23 +89,19 @@ impl FromStr for SourceSpec {
     type Err = SourceError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let parts = text
-            .split('+')
-            .map(str::parse)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(SourceSpec { parts })
+        let parts: Vec<Source> = text.split('+').map(str::parse).collect::<Result<_, _>>()?;
+        let tag = parts
+            .iter()
+            .map(Source::to_string)
+            .collect::<Vec<_>>()
+            .join("+");
+        Ok(SourceSpec { parts, tag })
     }
 }
 
 impl fmt::Display for SourceSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, part) in self.parts.iter().enumerate() {
-            if i > 0 {
-                f.write_str("+")?;
-            }
-            write!(f, "{part}")?;
-        }
-        Ok(())
+        f.write_str(&self.tag)
     }
 }
 
@@ -111,6 +111,11 @@ impl SourceSpec {
         &self.parts
     }
 
+    /// The spec as written (`header:x-tenant+ip`).
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
     /// Whether any part reads the bearer token.
     pub fn uses_jwt(&self) -> bool {
         self.parts.iter().any(|p| matches!(p, Source::Jwt(_)))
@@ -118,11 +123,11 @@ impl SourceSpec {
 
     /// The combined raw value, if every part yields one. A single part's value is its own;
     /// parts of a composite are length-prefixed so that no two combinations run together.
-    pub fn value(
+    pub fn value<'r>(
         &self,
-        req: &Request<'_>,
+        req: &'r Request<'_>,
         folding: &IpFolding,
-    ) -> Result<Option<Vec<u8>>, TokenError> {
+    ) -> Result<Option<Cow<'r, [u8]>>, TokenError> {
         if let [single] = self.parts.as_slice() {
             return single.value(req, folding);
         }
@@ -134,26 +139,26 @@ impl SourceSpec {
             combined.extend_from_slice(&(value.len() as u32).to_le_bytes());
             combined.extend_from_slice(&value);
         }
-        Ok(Some(combined))
+        Ok(Some(Cow::Owned(combined)))
     }
 }
 
 impl Source {
     /// This source's raw value in `req`: `None` when absent, empty or too long; an error
     /// when it is a bearer token that does not verify.
-    pub fn value(
+    pub fn value<'r>(
         &self,
-        req: &Request<'_>,
+        req: &'r Request<'_>,
         folding: &IpFolding,
-    ) -> Result<Option<Vec<u8>>, TokenError> {
-        let value = match self {
-            Source::Header(name) => req.headers.get(name).map(|v| v.as_bytes().to_vec()),
-            Source::Cookie(name) => cookie_value(req.headers, name).map(<[u8]>::to_vec),
+    ) -> Result<Option<Cow<'r, [u8]>>, TokenError> {
+        let value: Option<Cow<'r, [u8]>> = match self {
+            Source::Header(name) => req.headers.get(name).map(|v| Cow::Borrowed(v.as_bytes())),
+            Source::Cookie(name) => cookie_value(req.headers, name).map(Cow::Borrowed),
             Source::Query(name) => req
                 .query
                 .and_then(|q| query_value(q, name))
-                .map(String::into_bytes),
-            Source::Ip => req.client_ip.map(|ip| folding.fold(ip)),
+                .map(|v| Cow::Owned(v.into_bytes())),
+            Source::Ip => req.client_ip.map(|ip| Cow::Owned(folding.fold(ip))),
             Source::Jwt(claim) => match req.token() {
                 TokenState::Absent => None,
                 TokenState::Invalid(e) => return Err(e.clone()),
@@ -164,10 +169,10 @@ impl Source {
     }
 }
 
-fn claim_bytes(value: &serde_json::Value) -> Vec<u8> {
+fn claim_bytes(value: &serde_json::Value) -> Cow<'_, [u8]> {
     match value {
-        serde_json::Value::String(s) => s.as_bytes().to_vec(),
-        other => other.to_string().into_bytes(),
+        serde_json::Value::String(s) => Cow::Borrowed(s.as_bytes()),
+        other => Cow::Owned(other.to_string().into_bytes()),
     }
 }
 

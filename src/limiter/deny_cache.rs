@@ -7,7 +7,7 @@
 //! (it is only a shortcut).
 
 use super::bucket::Assessment;
-use super::Take;
+use super::{Assessments, Take};
 use crate::identity::Identity;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -40,7 +40,7 @@ impl DenyKey {
 struct Denial {
     refused_at_us: u64,
     until_us: u64,
-    assessments: Vec<Assessment>,
+    assessments: Assessments,
 }
 
 /// Recent refusals, keyed by identity and policy set.
@@ -63,7 +63,7 @@ impl DenyCache {
     }
 
     /// The refusal still standing for these takes at `now_us`, its waits brought up to date.
-    pub fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Option<Vec<Assessment>> {
+    pub fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Option<Assessments> {
         let key = DenyKey::of(takes)?;
         let shard = self.shard(&key).lock();
         let denial = shard.get(&key).filter(|d| now_us < d.until_us)?;
@@ -107,7 +107,7 @@ impl DenyCache {
         let denial = Denial {
             refused_at_us: now_us,
             until_us: now_us.saturating_add(wait),
-            assessments: assessments.to_vec(),
+            assessments: assessments.iter().copied().collect(),
         };
         shard.insert(key, denial);
     }

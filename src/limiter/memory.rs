@@ -6,12 +6,13 @@
 //! full), so full buckets are swept away; when a shard still reaches its share of the
 //! configured cap, the sampled bucket nearest to full is evicted, losing the least.
 
-use super::bucket::{Assessment, BucketState};
-use super::{Limiter, LimiterError, Take};
+use super::bucket::BucketState;
+use super::{Assessments, Limiter, LimiterError, Take};
 use crate::clock::MonotonicClock;
 use crate::identity::Identity;
 use async_trait::async_trait;
 use parking_lot::{Mutex, MutexGuard};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
@@ -136,8 +137,8 @@ impl MemoryStore {
     }
 
     /// The all-or-nothing take at an explicit instant on the store's clock.
-    pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Vec<Assessment> {
-        let keys: Vec<BucketKey> = takes
+    pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
+        let keys: SmallVec<[BucketKey; 4]> = takes
             .iter()
             .map(|t| BucketKey {
                 policy_id: t.policy_id,
@@ -146,14 +147,14 @@ impl MemoryStore {
             .collect();
         let count = self.shards.len();
         let shard_of = |k: &BucketKey| (k.hash64() >> 40) as usize % count;
-        let mut order: Vec<usize> = keys.iter().map(shard_of).collect();
+        let mut order: SmallVec<[usize; 4]> = keys.iter().map(shard_of).collect();
         order.sort_unstable();
         order.dedup();
-        let mut guards: Vec<MutexGuard<'_, Shard>> =
+        let mut guards: SmallVec<[MutexGuard<'_, Shard>; 4]> =
             order.iter().map(|&i| self.shards[i].lock()).collect();
         let guard_of = |k: &BucketKey| order.binary_search(&shard_of(k)).unwrap_or(0);
 
-        let levels: Vec<BucketState> = takes
+        let levels: SmallVec<[BucketState; 4]> = takes
             .iter()
             .zip(&keys)
             .map(|(t, k)| {
@@ -161,7 +162,7 @@ impl MemoryStore {
                 t.spec.refill(stored, now_us)
             })
             .collect();
-        let assessments: Vec<Assessment> = takes
+        let assessments: Assessments = takes
             .iter()
             .zip(&levels)
             .map(|(t, level)| t.spec.assess(*level, t.cost))
@@ -183,14 +184,14 @@ impl MemoryStore {
 
 impl MemoryStore {
     /// The all-or-nothing take now.
-    pub fn acquire_now(&self, takes: &[Take<'_>]) -> Vec<Assessment> {
+    pub fn acquire_now(&self, takes: &[Take<'_>]) -> Assessments {
         self.acquire_at(takes, self.clock.now_us())
     }
 }
 
 #[async_trait]
 impl Limiter for MemoryStore {
-    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Vec<Assessment>, LimiterError> {
+    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
         Ok(self.acquire_now(takes))
     }
 }

@@ -15,6 +15,10 @@ pub use redis::RedisStore;
 
 use crate::identity::Identity;
 use async_trait::async_trait;
+use smallvec::SmallVec;
+
+/// One assessment per take, in order; a few are kept inline, without allocating.
+pub type Assessments = SmallVec<[Assessment; 4]>;
 
 /// One bucket a request takes from: whose, which policy's, what shape, how much.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +74,7 @@ pub enum Health {
 pub trait Limiter: Send + Sync {
     /// Takes `cost` from every bucket in `takes` if each holds enough, or from none.
     /// Returns one assessment per take, in order; the request passes when all are allowed.
-    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Vec<Assessment>, LimiterError>;
+    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError>;
 
     /// Whether the store can decide now (checked by `/readyz`).
     async fn health(&self) -> Health {

@@ -9,7 +9,7 @@
 use super::breaker::Breaker;
 use super::bucket::Assessment;
 use super::deny_cache::DenyCache;
-use super::{Health, Limiter, LimiterError, Take};
+use super::{Assessments, Health, Limiter, LimiterError, Take};
 use crate::clock::MonotonicClock;
 use crate::config::RedisSettings;
 use crate::metrics::StoreMetrics;
@@ -124,7 +124,7 @@ impl RedisStore {
     }
 
     /// One script call: the raw answers for `takes`, and the Redis time it ran at.
-    pub async fn call(&self, takes: &[Take<'_>]) -> Result<(u64, Vec<Assessment>), LimiterError> {
+    pub async fn call(&self, takes: &[Take<'_>]) -> Result<(u64, Assessments), LimiterError> {
         let mut conn = self.connection.get()?;
         let mut invocation = self.script.prepare_invoke();
         for take in takes {
@@ -182,7 +182,7 @@ impl RedisStore {
 }
 
 /// Reads `{ now_us, (allowed, remaining, retry_after_us, full_in_us) × n }`.
-fn parse_reply(reply: &[Value], n: usize) -> Result<(u64, Vec<Assessment>), LimiterError> {
+fn parse_reply(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
     let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
     if reply.len() != 1 + 4 * n {
         return Err(bad());
@@ -215,7 +215,7 @@ fn parse_reply(reply: &[Value], n: usize) -> Result<(u64, Vec<Assessment>), Limi
 
 #[async_trait]
 impl Limiter for RedisStore {
-    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Vec<Assessment>, LimiterError> {
+    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
         if let Some(cache) = &self.deny_cache {
             if let Some(refusal) = cache.lookup(takes, self.clock.now_us()) {
                 self.metrics.deny_cache_hits.inc();

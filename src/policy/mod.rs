@@ -7,7 +7,7 @@ mod tier;
 pub use route::{request_host, Route, RouteFacts};
 pub use tier::{Limits, Tiers};
 
-use crate::identity::{IdentityChain, Request};
+use crate::identity::IdentityChain;
 use crate::limiter::BucketSpec;
 use std::fmt;
 use std::sync::Arc;
@@ -39,14 +39,6 @@ impl Policy {
         let mut first = [0u8; 8];
         first.copy_from_slice(&digest.as_bytes()[..8]);
         u64::from_le_bytes(first)
-    }
-
-    /// The limits for `req`: its tier's, or the policy's own.
-    pub fn limits_for(&self, req: &Request<'_>) -> &Limits {
-        self.tiers
-            .as_ref()
-            .and_then(|tiers| tiers.select(req))
-            .unwrap_or(&self.limits)
     }
 }
 

@@ -33,13 +33,17 @@ pub struct Tiers {
 }
 
 impl Tiers {
-    /// The limits of the tier `req` names, if it names a known one. A token that does not
-    /// verify names no tier.
-    pub fn select(&self, req: &Request<'_>) -> Option<&Limits> {
+    /// The position in `levels` of the tier `req` names, if it names a known one. A token that
+    /// does not verify names no tier.
+    pub fn select_index(&self, req: &Request<'_>) -> Option<usize> {
         let value = self.source.value(req, &IpFolding::default()).ok()??;
         self.levels
             .iter()
-            .find(|(name, _)| name.as_bytes() == value)
-            .map(|(_, limits)| limits)
+            .position(|(name, _)| name.as_bytes() == &*value)
+    }
+
+    /// The limits of the tier `req` names, if any.
+    pub fn select(&self, req: &Request<'_>) -> Option<&Limits> {
+        self.select_index(req).map(|i| &self.levels[i].1)
     }
 }

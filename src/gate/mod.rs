@@ -5,26 +5,27 @@
 //! Enforcing policies share one all-or-nothing take. Shadow policies are taken separately, so
 //! that a shadow bucket running dry never spares the enforcing buckets their tokens.
 
-use crate::identity::{Identity, IdentityChain, IdentityError, Request};
-use crate::limiter::{Assessment, Limiter, LimiterError, MemoryStore, Take};
-use crate::metrics::{Decision, Metrics, PolicyCounters, StoreMetrics};
-use crate::policy::{Limits, Policy, RouteFacts};
-use crate::respond::{self, Standing};
-use bytes::Bytes;
-use pingora::http::ResponseHeader;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+mod bound;
+mod fallback;
 
-/// What to do when the store cannot decide (`store.on_error`).
-pub enum Fallback {
-    /// Let the request through, counted as `error`.
-    Allow,
-    /// Refuse it with 503.
-    Deny,
-    /// Decide it with these in-memory buckets of the same policies.
-    Local(MemoryStore),
-}
+pub use bound::Planned;
+pub use fallback::Fallback;
+
+use crate::identity::{IdentityChain, IdentityError, Request};
+use crate::limiter::{Limiter, Take};
+use crate::metrics::{Decision, Metrics, StoreMetrics};
+use crate::policy::{Policy, RouteFacts};
+use crate::respond::{self, Standing};
+use bound::BoundPolicy;
+use bytes::Bytes;
+use http::HeaderValue;
+use pingora::http::ResponseHeader;
+use smallvec::SmallVec;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// Most requests meet few policies: up to this many are planned without allocating.
+type Few<T> = SmallVec<[T; 4]>;
 
 /// What to do with a request.
 pub enum Verdict {
@@ -37,43 +38,9 @@ pub enum Verdict {
 /// The `RateLimit-Policy` and `RateLimit` values for an allowed response.
 pub struct RateLimitHeaders {
     /// `RateLimit-Policy`.
-    pub policy: String,
+    pub policy: HeaderValue,
     /// `RateLimit`.
-    pub ratelimit: String,
-}
-
-struct BoundPolicy {
-    id: u64,
-    policy: Policy,
-    counters: PolicyCounters,
-}
-
-/// One applicable policy's share of a request: whose bucket, and how big.
-pub struct Planned<'g> {
-    bound: &'g BoundPolicy,
-    identity: Identity,
-    limits: &'g Limits,
-}
-
-impl Planned<'_> {
-    fn take(&self) -> Take<'_> {
-        Take {
-            policy_id: self.bound.id,
-            policy_name: &self.bound.policy.name,
-            identity: self.identity,
-            spec: self.limits.spec(),
-            cost: self.bound.policy.cost as f64,
-        }
-    }
-
-    fn standing(&self, assessment: Assessment) -> Standing<'_> {
-        Standing {
-            name: &self.bound.policy.name,
-            limits: self.limits,
-            cost: self.bound.policy.cost,
-            assessment,
-        }
-    }
+    pub ratelimit: HeaderValue,
 }
 
 /// The policies, the store they draw on and the counters they feed.
@@ -85,6 +52,7 @@ pub struct Gate {
     store_metrics: StoreMetrics,
     throttle_status: u16,
     last_error_log_s: AtomicU64,
+    needs_host: bool,
 }
 
 impl Gate {
@@ -99,23 +67,24 @@ impl Gate {
         metrics: &Metrics,
         throttle_status: u16,
     ) -> Self {
-        let policies = policies
-            .iter()
-            .map(|p| BoundPolicy {
-                id: p.id(),
-                policy: p.clone(),
-                counters: metrics.policy(&p.name),
-            })
-            .collect();
         Self {
-            policies,
+            policies: policies
+                .iter()
+                .map(|p| BoundPolicy::new(p, metrics.policy(&p.name)))
+                .collect(),
             identity,
             limiter,
             fallback,
             store_metrics: metrics.store.clone(),
             throttle_status,
             last_error_log_s: AtomicU64::new(0),
+            needs_host: policies.iter().any(|p| p.route.host.is_some()),
         }
+    }
+
+    /// Whether any route looks at the host (so the proxy need not work it out otherwise).
+    pub fn needs_host(&self) -> bool {
+        self.needs_host
     }
 
     /// The policies on `route`, each with its caller and limits. Fails when a bearer token is
@@ -124,9 +93,9 @@ impl Gate {
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
-    ) -> Result<Vec<Planned<'g>>, IdentityError> {
+    ) -> Result<Few<Planned<'g>>, IdentityError> {
         let mut caller = None;
-        let mut planned = Vec::with_capacity(self.policies.len());
+        let mut planned = Few::new();
         for bound in self
             .policies
             .iter()
@@ -142,7 +111,7 @@ impl Gate {
             planned.push(Planned {
                 bound,
                 identity,
-                limits: bound.policy.limits_for(req),
+                level: bound.level_for(req),
             });
         }
         Ok(planned)
@@ -150,13 +119,13 @@ impl Gate {
 
     /// Takes from the planned buckets and says what to do with the request.
     pub async fn check(&self, planned: &[Planned<'_>]) -> Verdict {
-        let (shadow, enforcing): (Vec<&Planned<'_>>, Vec<&Planned<'_>>) =
-            planned.iter().partition(|p| p.bound.policy.shadow);
+        let (shadow, enforcing): (Few<&Planned<'_>>, Few<&Planned<'_>>) =
+            planned.iter().partition(|p| p.is_shadow());
         self.check_shadow(&shadow).await;
         if enforcing.is_empty() {
             return Verdict::Pass(None);
         }
-        let takes: Vec<Take<'_>> = enforcing.iter().map(|p| p.take()).collect();
+        let takes: Few<Take<'_>> = enforcing.iter().map(|p| p.take()).collect();
         let assessments = match self.limiter.acquire(&takes).await {
             Ok(assessments) => assessments,
             Err(e) => match self.on_store_error(&e, &enforcing, &takes) {
@@ -165,7 +134,7 @@ impl Gate {
             },
         };
         let passed = assessments.iter().all(|a| a.allowed);
-        let standings: Vec<Standing<'_>> = enforcing
+        let standings: Few<Standing<'_>> = enforcing
             .iter()
             .zip(&assessments)
             .map(|(p, a)| {
@@ -177,63 +146,22 @@ impl Gate {
                 p.standing(*a)
             })
             .collect();
-        let Some(standing) = respond::most_restrictive(&standings) else {
+        let Some(index) = respond::most_restrictive(&standings) else {
             return Verdict::Pass(None);
         };
+        let standing = &standings[index];
         if passed {
             return Verdict::Pass(Some(RateLimitHeaders {
-                policy: standing.policy_header(),
-                ratelimit: standing.ratelimit_header(),
+                policy: enforcing[index].level.policy_header.clone(),
+                ratelimit: standing.ratelimit_value(),
             }));
         }
-        match respond::throttled(self.throttle_status, &standing) {
+        match respond::throttled(self.throttle_status, standing) {
             Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
             Err(e) => {
                 log::error!("could not build a refusal, letting the request through: {e}");
                 Verdict::Pass(None)
             }
-        }
-    }
-
-    /// Applies `store.on_error`: local buckets decide, or the request passes or is refused
-    /// without a decision.
-    fn on_store_error(
-        &self,
-        e: &LimiterError,
-        enforcing: &[&Planned<'_>],
-        takes: &[Take<'_>],
-    ) -> Result<Vec<Assessment>, Verdict> {
-        self.log_store_error(e);
-        match &self.fallback {
-            Fallback::Local(memory) => {
-                self.store_metrics.fallbacks.inc();
-                Ok(memory.acquire_now(takes))
-            }
-            Fallback::Allow => {
-                enforcing
-                    .iter()
-                    .for_each(|p| p.bound.counters.count(Decision::Error));
-                Err(Verdict::Pass(None))
-            }
-            Fallback::Deny => {
-                enforcing
-                    .iter()
-                    .for_each(|p| p.bound.counters.count(Decision::Error));
-                Err(match respond::store_unavailable() {
-                    Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
-                    Err(_) => Verdict::Pass(None),
-                })
-            }
-        }
-    }
-
-    /// Logs a store error at most once a second: an outage must not flood the log.
-    fn log_store_error(&self, e: &LimiterError) {
-        let now_s = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
-            log::warn!("store cannot decide ({e}); applying on_error");
         }
     }
 
