@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
+pub mod active;
 pub mod admin;
 pub mod clock;
 pub mod config;
@@ -17,5 +18,6 @@ pub mod limiter;
 pub mod metrics;
 pub mod policy;
 pub mod proxy;
+pub mod reload;
 pub mod respond;
 pub mod server;

@@ -1,8 +1,11 @@
 //! `floodgate --config FILE [--test]`: load the config, build the server, run it.
 
 use clap::Parser;
+use floodgate::server::Launch;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// A reverse proxy that throttles each caller with a token bucket.
 #[derive(Parser)]
@@ -14,10 +17,19 @@ struct Cli {
     /// Validate the config, print the effective settings and exit.
     #[arg(long, short)]
     test: bool,
+    /// Take the listeners over from the running instance (see the README's upgrade steps).
+    #[arg(long, short)]
+    upgrade: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Installed first, so that a SIGHUP never finds the default action (exit) in place.
+    let hangup = Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone()) {
+        eprintln!("cannot install the SIGHUP handler: {e}");
+        return ExitCode::FAILURE;
+    }
     env_logger::Builder::from_env(
         env_logger::Env::default().default_filter_or("floodgate=info,pingora=warn"),
     )
@@ -33,7 +45,11 @@ fn main() -> ExitCode {
         print!("{config}");
         return ExitCode::SUCCESS;
     }
-    match floodgate::server::build(&config) {
+    let launch = Launch {
+        upgrade: cli.upgrade,
+        hangup,
+    };
+    match floodgate::server::build(&config, &launch) {
         Ok(server) => {
             log::info!(
                 "floodgate listening on {} (admin {})",

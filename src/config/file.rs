@@ -33,6 +33,12 @@ pub(crate) struct ServerFile {
     pub(crate) shutdown_timeout: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) shadow: bool,
+    #[serde(default)]
+    pub(crate) access_log: bool,
+    #[serde(default)]
+    pub(crate) watch_config: bool,
+    pub(crate) pid_file: Option<String>,
+    pub(crate) upgrade_sock: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

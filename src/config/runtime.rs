@@ -49,6 +49,14 @@ pub struct ServerSettings {
     pub shutdown_timeout: Duration,
     /// Every policy counts but never blocks.
     pub shadow: bool,
+    /// Write one access-log line per request.
+    pub access_log: bool,
+    /// Reload when the config file changes, not only on SIGHUP.
+    pub watch_config: bool,
+    /// Where the pid is written (daemon mode and upgrades).
+    pub pid_file: String,
+    /// The socket a new binary takes the listeners from during an upgrade.
+    pub upgrade_sock: String,
 }
 
 /// `[admin]`.

@@ -77,6 +77,16 @@ fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, Conf
             Duration::from_secs(10),
         )?,
         shadow: file.shadow,
+        access_log: file.access_log,
+        watch_config: file.watch_config,
+        pid_file: file
+            .pid_file
+            .clone()
+            .unwrap_or_else(|| "/tmp/floodgate.pid".to_owned()),
+        upgrade_sock: file
+            .upgrade_sock
+            .clone()
+            .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
     })
 }
 

@@ -78,6 +78,11 @@ impl Planned<'_> {
         }
     }
 
+    /// The caller whose bucket this is.
+    pub fn identity(&self) -> Identity {
+        self.identity
+    }
+
     pub(crate) fn is_shadow(&self) -> bool {
         self.bound.policy.shadow
     }

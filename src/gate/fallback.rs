@@ -5,6 +5,7 @@ use crate::limiter::{Assessments, LimiterError, MemoryStore, Take};
 use crate::metrics::Decision;
 use crate::respond;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What to do when the store cannot decide.
@@ -14,7 +15,7 @@ pub enum Fallback {
     /// Refuse it with 503.
     Deny,
     /// Decide it with these in-memory buckets of the same policies.
-    Local(MemoryStore),
+    Local(Arc<MemoryStore>),
 }
 
 impl Gate {
@@ -39,14 +40,14 @@ impl Gate {
             }
             Fallback::Allow => {
                 count_errors();
-                Err(Verdict::Pass(None))
+                Err(Verdict::pass("store_error"))
             }
             Fallback::Deny => {
                 count_errors();
-                Err(match respond::store_unavailable() {
-                    Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
-                    Err(_) => Verdict::Pass(None),
-                })
+                Err(Verdict::refuse(
+                    respond::store_unavailable(),
+                    "store_unavailable",
+                ))
             }
         }
     }

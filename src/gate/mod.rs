@@ -7,9 +7,11 @@
 
 mod bound;
 mod fallback;
+mod verdict;
 
 pub use bound::Planned;
 pub use fallback::Fallback;
+pub use verdict::{Action, RateLimitHeaders, Verdict};
 
 use crate::identity::{IdentityChain, IdentityError, Request};
 use crate::limiter::{Limiter, Take};
@@ -17,31 +19,12 @@ use crate::metrics::{Decision, Metrics, StoreMetrics};
 use crate::policy::{Policy, RouteFacts};
 use crate::respond::{self, Standing};
 use bound::BoundPolicy;
-use bytes::Bytes;
-use http::HeaderValue;
-use pingora::http::ResponseHeader;
 use smallvec::SmallVec;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// Most requests meet few policies: up to this many are planned without allocating.
 type Few<T> = SmallVec<[T; 4]>;
-
-/// What to do with a request.
-pub enum Verdict {
-    /// Forward it, adding these `RateLimit-Policy` and `RateLimit` values to the response.
-    Pass(Option<RateLimitHeaders>),
-    /// Answer it with this refusal.
-    Refuse(Box<ResponseHeader>, Bytes),
-}
-
-/// The `RateLimit-Policy` and `RateLimit` values for an allowed response.
-pub struct RateLimitHeaders {
-    /// `RateLimit-Policy`.
-    pub policy: HeaderValue,
-    /// `RateLimit`.
-    pub ratelimit: HeaderValue,
-}
 
 /// The policies, the store they draw on and the counters they feed.
 pub struct Gate {
@@ -123,7 +106,7 @@ impl Gate {
             planned.iter().partition(|p| p.is_shadow());
         self.check_shadow(&shadow).await;
         if enforcing.is_empty() {
-            return Verdict::Pass(None);
+            return Verdict::pass("unlimited");
         }
         let takes: Few<Take<'_>> = enforcing.iter().map(|p| p.take()).collect();
         let assessments = match self.limiter.acquire(&takes).await {
@@ -147,22 +130,26 @@ impl Gate {
             })
             .collect();
         let Some(index) = respond::most_restrictive(&standings) else {
-            return Verdict::Pass(None);
+            return Verdict::pass("unlimited");
         };
-        let standing = &standings[index];
+        let (standing, name) = (&standings[index], &enforcing[index].bound.policy.name);
         if passed {
-            return Verdict::Pass(Some(RateLimitHeaders {
+            let headers = RateLimitHeaders {
                 policy: enforcing[index].level.policy_header.clone(),
                 ratelimit: standing.ratelimit_value(),
-            }));
-        }
-        match respond::throttled(self.throttle_status, standing) {
-            Ok((header, body)) => Verdict::Refuse(Box::new(header), body),
-            Err(e) => {
-                log::error!("could not build a refusal, letting the request through: {e}");
-                Verdict::Pass(None)
+            };
+            return Verdict {
+                action: Action::Pass(Some(headers)),
+                decision: "allowed",
+                policy: None,
             }
+            .by(name);
         }
+        Verdict::refuse(
+            respond::throttled(self.throttle_status, standing),
+            "throttled",
+        )
+        .by(name)
     }
 
     /// Takes from each shadow bucket on its own and counts what it would have throttled.

@@ -4,9 +4,13 @@
 //! never an identity. Handles for each policy's series are resolved once, so the request path
 //! increments an atomic and takes no lock.
 
+mod store;
+
+pub use store::{StoreMetrics, STORE_ERROR_KINDS};
+
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 /// The `kind` label values of `floodgate_upstream_errors_total`.
@@ -63,76 +67,6 @@ impl PolicyCounters {
     }
 }
 
-/// The `kind` label values of `floodgate_store_errors_total`.
-pub const STORE_ERROR_KINDS: [&str; 3] = ["timeout", "unavailable", "breaker_open"];
-
-/// The shared store's series: call latency, errors, breaker state, shortcuts taken.
-#[derive(Clone)]
-pub struct StoreMetrics {
-    /// Latency of store calls that got an answer.
-    pub call_seconds: Histogram,
-    /// Failed or skipped store calls, by kind.
-    pub errors: IntCounterVec,
-    /// 1 while the circuit breaker is open.
-    pub breaker_open: IntGauge,
-    /// Requests refused from the deny cache without a store call.
-    pub deny_cache_hits: IntCounter,
-    /// Requests decided by the local fallback store.
-    pub fallbacks: IntCounter,
-}
-
-impl StoreMetrics {
-    fn new() -> Self {
-        let buckets = vec![
-            0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
-        ];
-        let errors = IntCounterVec::new(
-            Opts::new(
-                "floodgate_store_errors_total",
-                "Store calls that failed (timeout, unavailable) or were skipped while the breaker was open.",
-            ),
-            &["kind"],
-        )
-        .expect("static metric definition");
-        for kind in STORE_ERROR_KINDS {
-            errors.with_label_values(&[kind]);
-        }
-        Self {
-            call_seconds: Histogram::with_opts(
-                HistogramOpts::new("floodgate_store_call_seconds", "Latency of answered store calls.")
-                    .buckets(buckets),
-            )
-            .expect("static metric definition"),
-            errors,
-            breaker_open: IntGauge::new(
-                "floodgate_store_breaker_open",
-                "1 while the store's circuit breaker is open (calls skipped, on_error applies).",
-            )
-            .expect("static metric definition"),
-            deny_cache_hits: IntCounter::new(
-                "floodgate_deny_cache_hits_total",
-                "Requests refused from the deny cache without calling the store.",
-            )
-            .expect("static metric definition"),
-            fallbacks: IntCounter::new(
-                "floodgate_store_fallback_total",
-                "Requests decided by the local fallback buckets because the store could not decide.",
-            )
-            .expect("static metric definition"),
-        }
-    }
-
-    fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
-        vec![
-            Box::new(self.call_seconds.clone()),
-            Box::new(self.errors.clone()),
-            Box::new(self.breaker_open.clone()),
-            Box::new(self.deny_cache_hits.clone()),
-            Box::new(self.fallbacks.clone()),
-        ]
-    }
-}
-
 /// The registry and the series Floodgate exports.
 pub struct Metrics {
     registry: Registry,
@@ -142,6 +76,14 @@ pub struct Metrics {
     pub access: IntCounterVec,
     /// Requests refused 401 for a bearer token that did not verify.
     pub invalid_tokens: IntCounter,
+    /// Time the limiting step took (store call included).
+    pub limiter_seconds: Histogram,
+    /// Backend responses by status class (`2xx` … `5xx`).
+    pub upstream_responses: IntCounterVec,
+    /// Time from choosing a backend to its response header.
+    pub upstream_seconds: Histogram,
+    /// Config reloads by result (`success`, `failure`).
+    pub reloads: IntCounterVec,
     /// The shared store's series.
     pub store: StoreMetrics,
 }
@@ -196,10 +138,42 @@ impl Metrics {
             "Requests refused with 401 for a bearer token that did not verify.",
         )
         .expect("static metric definition");
+        let latency = |name: &str, help: &str| {
+            let buckets = vec![
+                0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005,
+                0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ];
+            Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets))
+                .expect("static metric definition")
+        };
+        let limiter_seconds = latency(
+            "floodgate_limiter_seconds",
+            "Time the limiting step took per request, store call included.",
+        );
+        let upstream_seconds = latency(
+            "floodgate_upstream_seconds",
+            "Time from choosing a backend to receiving its response header.",
+        );
+        let upstream_responses = labelled(
+            "floodgate_upstream_responses_total",
+            "Backend responses by status class.",
+            "class",
+            &["1xx", "2xx", "3xx", "4xx", "5xx"],
+        );
+        let reloads = labelled(
+            "floodgate_config_reloads_total",
+            "Config reloads by result; a failed reload leaves the running config in place.",
+            "result",
+            &["success", "failure"],
+        );
         let store = StoreMetrics::new();
         let mut collectors = store.collectors();
         collectors.push(Box::new(access.clone()));
         collectors.push(Box::new(invalid_tokens.clone()));
+        collectors.push(Box::new(limiter_seconds.clone()));
+        collectors.push(Box::new(upstream_seconds.clone()));
+        collectors.push(Box::new(upstream_responses.clone()));
+        collectors.push(Box::new(reloads.clone()));
         collectors.push(Box::new(requests.clone()));
         collectors.push(Box::new(upstream_errors.clone()));
         collectors.push(Box::new(build_info));
@@ -214,6 +188,10 @@ impl Metrics {
             upstream_errors,
             access,
             invalid_tokens,
+            limiter_seconds,
+            upstream_responses,
+            upstream_seconds,
+            reloads,
             store,
         }
     }
@@ -238,6 +216,16 @@ impl Metrics {
             .expect("writing to a Vec cannot fail");
         String::from_utf8(out).expect("the text format is UTF-8")
     }
+}
+
+/// A counter family with one label, its values created at zero.
+fn labelled(name: &str, help: &str, label: &str, values: &[&str]) -> IntCounterVec {
+    let family =
+        IntCounterVec::new(Opts::new(name, help), &[label]).expect("static metric definition");
+    for value in values {
+        family.with_label_values(&[value]);
+    }
+    family
 }
 
 impl Default for Metrics {

@@ -1,0 +1,73 @@
+//! The shared store's series: call latency, errors, breaker state, shortcuts taken.
+
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts};
+
+/// The `kind` label values of `floodgate_store_errors_total`.
+pub const STORE_ERROR_KINDS: [&str; 3] = ["timeout", "unavailable", "breaker_open"];
+
+/// The shared store's series: call latency, errors, breaker state, shortcuts taken.
+#[derive(Clone)]
+pub struct StoreMetrics {
+    /// Latency of store calls that got an answer.
+    pub call_seconds: Histogram,
+    /// Failed or skipped store calls, by kind.
+    pub errors: IntCounterVec,
+    /// 1 while the circuit breaker is open.
+    pub breaker_open: IntGauge,
+    /// Requests refused from the deny cache without a store call.
+    pub deny_cache_hits: IntCounter,
+    /// Requests decided by the local fallback store.
+    pub fallbacks: IntCounter,
+}
+
+impl StoreMetrics {
+    pub(super) fn new() -> Self {
+        let buckets = vec![
+            0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
+        ];
+        let errors = IntCounterVec::new(
+            Opts::new(
+                "floodgate_store_errors_total",
+                "Store calls that failed (timeout, unavailable) or were skipped while the breaker was open.",
+            ),
+            &["kind"],
+        )
+        .expect("static metric definition");
+        for kind in STORE_ERROR_KINDS {
+            errors.with_label_values(&[kind]);
+        }
+        Self {
+            call_seconds: Histogram::with_opts(
+                HistogramOpts::new("floodgate_store_call_seconds", "Latency of answered store calls.")
+                    .buckets(buckets),
+            )
+            .expect("static metric definition"),
+            errors,
+            breaker_open: IntGauge::new(
+                "floodgate_store_breaker_open",
+                "1 while the store's circuit breaker is open (calls skipped, on_error applies).",
+            )
+            .expect("static metric definition"),
+            deny_cache_hits: IntCounter::new(
+                "floodgate_deny_cache_hits_total",
+                "Requests refused from the deny cache without calling the store.",
+            )
+            .expect("static metric definition"),
+            fallbacks: IntCounter::new(
+                "floodgate_store_fallback_total",
+                "Requests decided by the local fallback buckets because the store could not decide.",
+            )
+            .expect("static metric definition"),
+        }
+    }
+
+    pub(super) fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![
+            Box::new(self.call_seconds.clone()),
+            Box::new(self.errors.clone()),
+            Box::new(self.breaker_open.clone()),
+            Box::new(self.deny_cache_hits.clone()),
+            Box::new(self.fallbacks.clone()),
+        ]
+    }
+}

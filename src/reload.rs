@@ -1,0 +1,129 @@
+//! Config reload: on SIGHUP, or when the file changes (`server.watch_config`), the file is
+//! validated and its reloadable parts are swapped in at once. Requests already under way finish
+//! under the config they started with; an invalid file leaves the running config serving.
+//! Bucket stores are kept, so buckets of unchanged policies carry over.
+
+use crate::active::{Active, Shared};
+use crate::config::{self, Config};
+use arc_swap::ArcSwap;
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use pingora::server::ShutdownWatch;
+use pingora::services::background::BackgroundService;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Watches for reload requests and performs them.
+pub struct Reloader {
+    path: PathBuf,
+    running: Mutex<Config>,
+    active: Arc<ArcSwap<Active>>,
+    shared: Shared,
+    hangup: Arc<AtomicBool>,
+}
+
+impl Reloader {
+    /// A reloader of `running`'s file into `active`; `hangup` is raised by the SIGHUP handler.
+    pub fn new(
+        running: Config,
+        active: Arc<ArcSwap<Active>>,
+        shared: Shared,
+        hangup: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            path: running.path.clone(),
+            running: Mutex::new(running),
+            active,
+            shared,
+            hangup,
+        }
+    }
+
+    /// Loads the file again and swaps it in. Returns the settings that changed but need a
+    /// restart, or why the file was refused.
+    pub fn reload(&self) -> Result<Vec<&'static str>, String> {
+        let new = config::load(&self.path).map_err(|e| e.to_string())?;
+        let active = Active::build(&new, &self.shared).map_err(|e| e.to_string())?;
+        let mut running = self.running.lock();
+        let restart = needs_restart(&running, &new);
+        self.active.store(Arc::new(active));
+        *running = new;
+        Ok(restart)
+    }
+
+    fn reload_and_report(&self, why: &str) {
+        let reloads = &self.shared.metrics.reloads;
+        match self.reload() {
+            Ok(restart) => {
+                reloads.with_label_values(&["success"]).inc();
+                log::info!("config reloaded from {} ({why})", self.path.display());
+                for setting in restart {
+                    log::warn!(
+                        "`{setting}` changed; it takes effect only after a restart (or an upgrade)"
+                    );
+                }
+            }
+            Err(e) => {
+                reloads.with_label_values(&["failure"]).inc();
+                log::error!("config reload ({why}) refused; the running config stays: {e}");
+            }
+        }
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok()
+    }
+}
+
+/// The settings a reload cannot apply: listeners, workers, the stores.
+fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
+    let (o, n) = (&old.server, &new.server);
+    [
+        ("server.listen", o.listen != n.listen),
+        ("server.threads", o.threads != n.threads),
+        ("server.grace_period", o.grace_period != n.grace_period),
+        (
+            "server.shutdown_timeout",
+            o.shutdown_timeout != n.shutdown_timeout,
+        ),
+        ("server.watch_config", o.watch_config != n.watch_config),
+        ("server.pid_file", o.pid_file != n.pid_file),
+        ("server.upgrade_sock", o.upgrade_sock != n.upgrade_sock),
+        ("admin.listen", old.admin.listen != new.admin.listen),
+        ("store", old.store != new.store),
+    ]
+    .into_iter()
+    .filter_map(|(name, changed)| changed.then_some(name))
+    .collect()
+}
+
+#[async_trait]
+impl BackgroundService for Reloader {
+    async fn start(&self, mut shutdown: ShutdownWatch) {
+        let watch = self.running.lock().server.watch_config;
+        let mut seen = self.modified();
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut ticks: u64 = 0;
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tick.tick() => {}
+            }
+            ticks += 1;
+            if self.hangup.swap(false, Ordering::AcqRel) {
+                self.reload_and_report("SIGHUP");
+                seen = self.modified();
+            } else if watch && ticks.is_multiple_of(10) {
+                let now = self.modified();
+                if now != seen {
+                    seen = now;
+                    self.reload_and_report("file changed");
+                }
+            }
+        }
+    }
+}
