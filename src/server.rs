@@ -30,12 +30,17 @@ pub struct Launch {
 fn server_conf(config: &Config) -> ServerConf {
     ServerConf {
         threads: config.server.threads,
-        grace_period_seconds: Some(config.server.grace_period.as_secs()),
-        graceful_shutdown_timeout_seconds: Some(config.server.shutdown_timeout.as_secs()),
+        grace_period_seconds: Some(whole_seconds(config.server.grace_period)),
+        graceful_shutdown_timeout_seconds: Some(whole_seconds(config.server.shutdown_timeout)),
         pid_file: config.server.pid_file.clone(),
         upgrade_sock: config.server.upgrade_sock.clone(),
         ..ServerConf::default()
     }
+}
+
+/// Pingora counts these in whole seconds: round up.
+fn whole_seconds(d: std::time::Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
 /// A ready-to-run server for `config`.

@@ -43,9 +43,9 @@ pub struct ServerSettings {
     pub listen: SocketAddr,
     /// Worker threads of the proxy service.
     pub threads: usize,
-    /// On SIGTERM, how long listeners keep accepting before the drain starts.
+    /// On SIGTERM, listeners close and in-flight requests have this long to finish.
     pub grace_period: Duration,
-    /// On SIGTERM, how long in-flight requests may take to finish.
+    /// After the grace period, how long the final shutdown step may take.
     pub shutdown_timeout: Duration,
     /// Every policy counts but never blocks.
     pub shadow: bool,
@@ -178,7 +178,7 @@ impl fmt::Display for Config {
         writeln!(f, "proxy listener  {} ({} threads)", s.listen, s.threads)?;
         writeln!(
             f,
-            "shutdown        grace {:?}, drain up to {:?}",
+            "shutdown        in-flight requests get {:?}, then {:?} to stop",
             s.grace_period, s.shutdown_timeout
         )?;
         writeln!(f, "admin listener  {}", self.admin.listen)?;

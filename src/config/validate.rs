@@ -69,12 +69,12 @@ fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, Conf
         grace_period: check.duration(
             file.grace_period.as_ref(),
             "server.grace_period",
-            Duration::ZERO,
+            Duration::from_secs(5),
         )?,
         shutdown_timeout: check.duration(
             file.shutdown_timeout.as_ref(),
             "server.shutdown_timeout",
-            Duration::from_secs(10),
+            Duration::from_secs(5),
         )?,
         shadow: file.shadow,
         access_log: file.access_log,

@@ -156,6 +156,38 @@ impl Proxy {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// Sends `signal` (e.g. "HUP", "TERM") to the proxy process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal}");
+    }
+
+    /// Replaces the config file's text (the harness's server tables stay in front).
+    pub fn rewrite_config(&self, edit: impl FnOnce(&str) -> String) {
+        let text = std::fs::read_to_string(&self.config_path).expect("read config");
+        std::fs::write(&self.config_path, edit(&text)).expect("write config");
+    }
+
+    /// Waits until the process has exited, up to `limit`; true if it did.
+    pub fn wait_exit(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// The proxy's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("floodgate.log")).unwrap_or_default()
+    }
 }
 
 impl Drop for Proxy {

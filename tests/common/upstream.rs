@@ -1,5 +1,5 @@
 //! A real HTTP/1.1 upstream (hyper on its own tokio runtime) that answers 200 to everything
-//! and counts what it serves. Stopped, with its connections, when dropped.
+//! (after `ms` milliseconds for `?ms=N`) and counts what it serves. Stopped, with its connections, when dropped.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -60,9 +60,16 @@ async fn serve(
                 let Ok((stream, _)) = accepted else { continue };
                 let served = served.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |_req| {
+                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                         served.fetch_add(1, Ordering::SeqCst);
-                        async { Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from_static(b"ok")))) }
+                        // `/slow?ms=N` answers after N milliseconds.
+                        let delay = req.uri().query().and_then(|q| q.strip_prefix("ms=")).and_then(|ms| ms.parse().ok());
+                        async move {
+                            if let Some(ms) = delay {
+                                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                            }
+                            Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from_static(b"ok"))))
+                        }
                     });
                     let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
