@@ -1,7 +1,9 @@
-//! The admin listener: `/metrics` (Prometheus text), `/healthz` and `/readyz`.
+//! The admin listener: `/metrics` (Prometheus text), `/healthz`, `/readyz` and `/offenders`
+//! (JSON, or plain text with `?format=text`).
 
 use crate::limiter::{Health, Limiter};
 use crate::metrics::Metrics;
+use crate::offenders::Offenders;
 use async_trait::async_trait;
 use http::{header, Response, StatusCode};
 use pingora::apps::http_app::ServeHttp;
@@ -13,6 +15,7 @@ pub struct AdminApp {
     metrics: Arc<Metrics>,
     store: Arc<dyn Limiter>,
     ready_needs_store: bool,
+    offenders: Option<(Arc<Offenders>, usize)>,
 }
 
 impl AdminApp {
@@ -23,7 +26,52 @@ impl AdminApp {
             metrics,
             store,
             ready_needs_store,
+            offenders: None,
         }
+    }
+
+    /// The same app, also serving the `top` entries of `offenders` at `/offenders`.
+    pub fn with_offenders(mut self, offenders: Arc<Offenders>, top: usize) -> Self {
+        self.offenders = Some((offenders, top));
+        self
+    }
+
+    /// `/offenders`: the most throttled identities, as JSON or (`format=text`) a table.
+    fn offenders(&self, query: Option<&str>) -> (StatusCode, &'static str, Vec<u8>) {
+        let Some((offenders, top)) = &self.offenders else {
+            return (
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                b"no offenders view\n".to_vec(),
+            );
+        };
+        let list = offenders.top(*top);
+        if query.is_some_and(|q| q.split('&').any(|p| p == "format=text")) {
+            let mut text = format!(
+                "{:<18} {:>10} {:>8}  policy\n",
+                "identity", "throttled", "±"
+            );
+            for o in &list {
+                text.push_str(&format!(
+                    "{:<18} {:>10} {:>8}  {}\n",
+                    o.identity, o.throttled, o.error, o.policy
+                ));
+            }
+            return (
+                StatusCode::OK,
+                "text/plain; charset=utf-8",
+                text.into_bytes(),
+            );
+        }
+        let body = serde_json::json!({
+            "window_seconds": offenders.window().as_secs(),
+            "offenders": list,
+        });
+        (
+            StatusCode::OK,
+            "application/json",
+            body.to_string().into_bytes(),
+        )
     }
 
     /// `/readyz`: the store answers, or the proxy is failing over as configured.
@@ -45,6 +93,7 @@ impl AdminApp {
         &self,
         method: &http::Method,
         path: &str,
+        query: Option<&str>,
     ) -> (StatusCode, &'static str, Vec<u8>) {
         const TEXT: &str = "text/plain; charset=utf-8";
         if method != http::Method::GET && method != http::Method::HEAD {
@@ -65,10 +114,11 @@ impl AdminApp {
                 let (status, body) = self.readiness().await;
                 (status, TEXT, body)
             }
+            "/offenders" => self.offenders(query),
             _ => (
                 StatusCode::NOT_FOUND,
                 TEXT,
-                b"not found; try /metrics, /healthz or /readyz\n".to_vec(),
+                b"not found; try /metrics, /healthz, /readyz or /offenders\n".to_vec(),
             ),
         }
     }
@@ -79,7 +129,8 @@ impl ServeHttp for AdminApp {
     async fn response(&self, session: &mut ServerSession) -> Response<Vec<u8>> {
         let req = session.req_header();
         let (method, path) = (req.method.clone(), req.uri.path().to_owned());
-        let (status, content_type, body) = self.route(&method, &path).await;
+        let query = req.uri.query().map(str::to_owned);
+        let (status, content_type, body) = self.route(&method, &path, query.as_deref()).await;
         Response::builder()
             .status(status)
             .header(header::CONTENT_TYPE, content_type)

@@ -16,6 +16,7 @@ pub mod gate;
 pub mod identity;
 pub mod limiter;
 pub mod metrics;
+pub mod offenders;
 pub mod policy;
 pub mod proxy;
 pub mod reload;

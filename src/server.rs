@@ -5,6 +5,7 @@ use crate::active::{Active, Shared};
 use crate::admin::AdminApp;
 use crate::config::{Config, OnError};
 use crate::metrics::Metrics;
+use crate::offenders::Offenders;
 use crate::proxy::Floodgate;
 use crate::reload::Reloader;
 use arc_swap::ArcSwap;
@@ -56,7 +57,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let shared = Shared::new(config, metrics.clone())?;
     let active = Arc::new(ArcSwap::from_pointee(Active::build(config, &shared)?));
 
-    let floodgate = Floodgate::new(active.clone(), metrics.clone());
+    let admin_settings = &config.admin;
+    // Enough counters per window that the listed top is exact for any realistic flood.
+    let capacity = (admin_settings.offenders_top * 50).max(1000);
+    let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
+    let floodgate = Floodgate::new(active.clone(), metrics.clone(), offenders.clone());
     let mut proxy = pingora::proxy::http_proxy_service_with_name(
         &server.configuration,
         floodgate,
@@ -67,7 +72,8 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let ready_needs_store = shared.on_error == OnError::Deny;
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics, shared.limiter.clone(), ready_needs_store),
+        AdminApp::new(metrics, shared.limiter.clone(), ready_needs_store)
+            .with_offenders(offenders, admin_settings.offenders_top),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());

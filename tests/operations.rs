@@ -251,3 +251,28 @@ fn a_real_prometheus_scrapes_the_admin_listener_and_sees_throttling_rise() {
     assert!(sent >= 4);
     assert_eq!(prometheus.query("up{job=\"floodgate\"}"), Some(1.0));
 }
+
+#[test]
+fn the_top_offenders_view_lists_a_flooding_identity_first() {
+    let upstream = Upstream::start();
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &policy(1));
+    for round in 0..40 {
+        proxy.get("/", &[("x-api-key", "the-bot")]);
+        proxy.get("/", &[("x-api-key", &format!("visitor-{}", round % 8))]);
+    }
+    let json: serde_json::Value = proxy.admin("/offenders").unwrap().json().unwrap();
+    let first = &json["offenders"][0];
+    let bot = floodgate::identity::Identity::of("header:x-api-key", b"the-bot").hex();
+    assert_eq!(first["identity"], bot[..16], "{json}");
+    assert_eq!(first["throttled"], 39);
+    assert_eq!(first["policy"], "p");
+    let text = proxy.admin("/offenders?format=text").unwrap().text().unwrap();
+    assert!(text.lines().nth(1).unwrap().starts_with(&bot[..16]), "{text}");
+    assert!(!text.contains("the-bot") && !json.to_string().contains("the-bot"), "never in the clear");
+    // The access log has one line per request, with the identity only as a digest prefix.
+    let log = proxy.log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("floodgate::access")).collect();
+    assert_eq!(lines.len(), 80, "{log}");
+    assert!(lines.iter().any(|l| l.contains("status=429 decision=throttled policy=p identity=")));
+    assert!(!log.contains("the-bot"));
+}

@@ -45,6 +45,8 @@ pub(crate) struct ServerFile {
 #[serde(deny_unknown_fields)]
 pub(crate) struct AdminFile {
     pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) offenders_window: Option<Spanned<String>>,
+    pub(crate) offenders_top: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

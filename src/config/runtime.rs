@@ -64,6 +64,10 @@ pub struct ServerSettings {
 pub struct AdminSettings {
     /// Admin listener address (metrics and health).
     pub listen: SocketAddr,
+    /// The window the top-offenders view covers (between one and two of these).
+    pub offenders_window: Duration,
+    /// How many identities the top-offenders view lists.
+    pub offenders_top: usize,
 }
 
 /// `[upstream]`.
@@ -181,7 +185,11 @@ impl fmt::Display for Config {
             "shutdown        in-flight requests get {:?}, then {:?} to stop",
             s.grace_period, s.shutdown_timeout
         )?;
-        writeln!(f, "admin listener  {}", self.admin.listen)?;
+        writeln!(
+            f,
+            "admin listener  {} (top {} offenders over {:?})",
+            self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
+        )?;
         writeln!(f, "backends        {} (round robin)", u.backends.join(", "))?;
         writeln!(
             f,

@@ -41,6 +41,15 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         path: path.to_owned(),
         admin: AdminSettings {
             listen: admin_listen,
+            offenders_window: check.duration(
+                file.admin.offenders_window.as_ref(),
+                "admin.offenders_window",
+                Duration::from_secs(60),
+            )?,
+            offenders_top: match &file.admin.offenders_top {
+                Some(top) => check.integer(top, "admin.offenders_top", 1..=1000)? as usize,
+                None => 20,
+            },
         },
         upstream: upstream(&check, &file.upstream)?,
         store: store(&check, &file.store)?,

@@ -26,7 +26,7 @@ impl Gate {
         e: &LimiterError,
         enforcing: &[&Planned<'_>],
         takes: &[Take<'_>],
-    ) -> Result<Assessments, Verdict> {
+    ) -> Result<Assessments, Box<Verdict>> {
         self.log_store_error(e);
         let count_errors = || {
             enforcing
@@ -40,14 +40,14 @@ impl Gate {
             }
             Fallback::Allow => {
                 count_errors();
-                Err(Verdict::pass("store_error"))
+                Err(Box::new(Verdict::pass("store_error")))
             }
             Fallback::Deny => {
                 count_errors();
-                Err(Verdict::refuse(
+                Err(Box::new(Verdict::refuse(
                     respond::store_unavailable(),
                     "store_unavailable",
-                ))
+                )))
             }
         }
     }

@@ -113,7 +113,7 @@ impl Gate {
             Ok(assessments) => assessments,
             Err(e) => match self.on_store_error(&e, &enforcing, &takes) {
                 Ok(assessments) => assessments,
-                Err(verdict) => return verdict,
+                Err(verdict) => return *verdict,
             },
         };
         let passed = assessments.iter().all(|a| a.allowed);
@@ -133,23 +133,25 @@ impl Gate {
             return Verdict::pass("unlimited");
         };
         let (standing, name) = (&standings[index], &enforcing[index].bound.policy.name);
+        let identity = enforcing[index].identity();
         if passed {
             let headers = RateLimitHeaders {
                 policy: enforcing[index].level.policy_header.clone(),
                 ratelimit: standing.ratelimit_value(),
             };
-            return Verdict {
+            let pass = Verdict {
                 action: Action::Pass(Some(headers)),
                 decision: "allowed",
                 policy: None,
-            }
-            .by(name);
+                identity: None,
+            };
+            return pass.by(name, identity);
         }
         Verdict::refuse(
             respond::throttled(self.throttle_status, standing),
             "throttled",
         )
-        .by(name)
+        .by(name, identity)
     }
 
     /// Takes from each shadow bucket on its own and counts what it would have throttled.

@@ -1,5 +1,6 @@
 //! What to do with a request, and what to call it in the access log.
 
+use crate::identity::Identity;
 use bytes::Bytes;
 use http::HeaderValue;
 use pingora::http::ResponseHeader;
@@ -30,6 +31,8 @@ pub struct Verdict {
     pub decision: &'static str,
     /// The policy that decided, if one did.
     pub policy: Option<Arc<str>>,
+    /// The caller whose bucket decided, if one did.
+    pub identity: Option<Identity>,
 }
 
 impl Verdict {
@@ -39,6 +42,7 @@ impl Verdict {
             action: Action::Pass(None),
             decision,
             policy: None,
+            identity: None,
         }
     }
 
@@ -52,6 +56,7 @@ impl Verdict {
                 action: Action::Refuse(Box::new(header), body),
                 decision,
                 policy: None,
+                identity: None,
             },
             Err(e) => {
                 log::error!("could not build a refusal, letting the request through: {e}");
@@ -60,9 +65,10 @@ impl Verdict {
         }
     }
 
-    /// The same verdict, naming the policy that decided.
-    pub fn by(mut self, policy: &Arc<str>) -> Self {
+    /// The same verdict, naming the policy and the caller that decided.
+    pub fn by(mut self, policy: &Arc<str>, identity: Identity) -> Self {
         self.policy = Some(policy.clone());
+        self.identity = Some(identity);
         self
     }
 }

@@ -1,6 +1,5 @@
 //! The request's path up to the backend: lists, identity, policies, limiter.
 
-use super::RequestCtx;
 use crate::access::{Access, AccessRules};
 use crate::active::Active;
 use crate::gate::Verdict;
@@ -29,12 +28,7 @@ pub(super) fn peer_ip(session: &Session) -> Option<IpAddr> {
 }
 
 /// What to do with the request in `session`, under the `active` config.
-pub(super) async fn decide(
-    active: &Active,
-    metrics: &Metrics,
-    session: &Session,
-    ctx: &mut RequestCtx,
-) -> Verdict {
+pub(super) async fn decide(active: &Active, metrics: &Metrics, session: &Session) -> Verdict {
     let req = session.req_header();
     let callers = &active.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
@@ -78,7 +72,6 @@ pub(super) async fn decide(
             );
         }
     };
-    ctx.identity = planned.first().map(|p| p.identity());
     let started = Instant::now();
     let verdict = active.gate.check(&planned).await;
     metrics

@@ -10,6 +10,7 @@ use crate::active::Active;
 use crate::gate::{Action, RateLimitHeaders};
 use crate::identity::Identity;
 use crate::metrics::Metrics;
+use crate::offenders::Offenders;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -23,6 +24,7 @@ use std::time::Instant;
 pub struct Floodgate {
     active: Arc<ArcSwap<Active>>,
     metrics: Arc<Metrics>,
+    offenders: Arc<Offenders>,
 }
 
 /// Per-request state carried between pingora's phases.
@@ -39,9 +41,18 @@ pub struct RequestCtx {
 }
 
 impl Floodgate {
-    /// The proxy serving whatever `active` holds (a reload swaps it).
-    pub fn new(active: Arc<ArcSwap<Active>>, metrics: Arc<Metrics>) -> Self {
-        Self { active, metrics }
+    /// The proxy serving whatever `active` holds (a reload swaps it), counting throttled
+    /// callers in `offenders`.
+    pub fn new(
+        active: Arc<ArcSwap<Active>>,
+        metrics: Arc<Metrics>,
+        offenders: Arc<Offenders>,
+    ) -> Self {
+        Self {
+            active,
+            metrics,
+            offenders,
+        }
     }
 }
 
@@ -72,9 +83,17 @@ impl ProxyHttp for Floodgate {
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
         let active = self.active.load_full();
-        let verdict = decide::decide(&active, &self.metrics, session, ctx).await;
+        let verdict = decide::decide(&active, &self.metrics, session).await;
         ctx.active = Some(active);
         ctx.decision = verdict.decision;
+        ctx.identity = verdict.identity;
+        if let (true, Some(identity), Some(policy)) = (
+            verdict.decision == "throttled",
+            verdict.identity,
+            &verdict.policy,
+        ) {
+            self.offenders.record(identity, policy);
+        }
         ctx.policy = verdict.policy;
         match verdict.action {
             Action::Pass(headers) => {

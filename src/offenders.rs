@@ -1,0 +1,219 @@
+//! Top offenders: the identities most throttled over a recent window, to spot bots at a glance.
+//!
+//! Counting is Space-Saving (Metwally et al.): at most `capacity` counters per window; a new
+//! identity arriving when all are taken replaces the smallest, inheriting its count as a
+//! possible overcount (`error`). Heavy hitters are always kept, and memory stays bounded however
+//! many identities a flood rotates through. Two windows rotate, so the view always covers
+//! between one and two window lengths. Identities are shown only as digests.
+
+use crate::clock::MonotonicClock;
+use crate::identity::Identity;
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+struct Counter {
+    count: u64,
+    error: u64,
+    policy: Arc<str>,
+}
+
+#[derive(Default)]
+struct Window {
+    counters: HashMap<Identity, Counter>,
+}
+
+impl Window {
+    fn record(&mut self, identity: Identity, policy: &Arc<str>, capacity: usize) {
+        if let Some(c) = self.counters.get_mut(&identity) {
+            c.count += 1;
+            c.policy = policy.clone();
+            return;
+        }
+        let mut inherited = 0;
+        if self.counters.len() >= capacity {
+            let smallest = self
+                .counters
+                .iter()
+                .min_by_key(|(_, c)| c.count)
+                .map(|(id, c)| (*id, c.count));
+            if let Some((victim, count)) = smallest {
+                self.counters.remove(&victim);
+                inherited = count;
+            }
+        }
+        let counter = Counter {
+            count: inherited + 1,
+            error: inherited,
+            policy: policy.clone(),
+        };
+        self.counters.insert(identity, counter);
+    }
+}
+
+struct Windows {
+    current: Window,
+    previous: Window,
+    started_us: u64,
+}
+
+/// One line of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Offender {
+    /// The first 16 hex digits of the identity's digest.
+    pub identity: String,
+    /// Throttled requests counted (may overcount by at most `error`).
+    pub throttled: u64,
+    /// The largest possible overcount.
+    pub error: u64,
+    /// The policy that throttled it last.
+    pub policy: String,
+}
+
+/// The heavy-hitter sketch.
+pub struct Offenders {
+    windows: Mutex<Windows>,
+    window_us: u64,
+    capacity: usize,
+    clock: MonotonicClock,
+}
+
+impl Offenders {
+    /// A sketch over windows of `window`, keeping `capacity` counters per window.
+    pub fn new(window: Duration, capacity: usize) -> Self {
+        Self {
+            windows: Mutex::new(Windows {
+                current: Window::default(),
+                previous: Window::default(),
+                started_us: 0,
+            }),
+            window_us: (window.as_micros() as u64).max(1),
+            capacity: capacity.max(1),
+            clock: MonotonicClock::new(),
+        }
+    }
+
+    /// The window length.
+    pub fn window(&self) -> Duration {
+        Duration::from_micros(self.window_us)
+    }
+
+    /// Counts one throttled request of `identity` under `policy`, now.
+    pub fn record(&self, identity: Identity, policy: &Arc<str>) {
+        self.record_at(identity, policy, self.clock.now_us());
+    }
+
+    /// Counts one throttled request at `now_us` on the sketch's clock.
+    pub fn record_at(&self, identity: Identity, policy: &Arc<str>, now_us: u64) {
+        let mut w = self.windows.lock();
+        self.rotate(&mut w, now_us);
+        w.current.record(identity, policy, self.capacity);
+    }
+
+    fn rotate(&self, w: &mut Windows, now_us: u64) {
+        let elapsed = now_us.saturating_sub(w.started_us);
+        if elapsed >= 2 * self.window_us {
+            w.previous = Window::default();
+            w.current = Window::default();
+            w.started_us = now_us;
+        } else if elapsed >= self.window_us {
+            w.previous = std::mem::take(&mut w.current);
+            w.started_us += self.window_us;
+        }
+    }
+
+    /// The `top` most throttled identities now, most first.
+    pub fn top(&self, top: usize) -> Vec<Offender> {
+        self.top_at(top, self.clock.now_us())
+    }
+
+    /// The `top` most throttled identities at `now_us`.
+    pub fn top_at(&self, top: usize, now_us: u64) -> Vec<Offender> {
+        let mut w = self.windows.lock();
+        self.rotate(&mut w, now_us);
+        let mut merged: HashMap<Identity, Counter> = w.previous.counters.clone();
+        for (id, c) in &w.current.counters {
+            merged
+                .entry(*id)
+                .and_modify(|m| {
+                    m.count += c.count;
+                    m.error += c.error;
+                    m.policy = c.policy.clone();
+                })
+                .or_insert_with(|| c.clone());
+        }
+        drop(w);
+        let mut list: Vec<Offender> = merged
+            .into_iter()
+            .map(|(id, c)| Offender {
+                identity: id.hex()[..16].to_owned(),
+                throttled: c.count,
+                error: c.error,
+                policy: c.policy.to_string(),
+            })
+            .collect();
+        list.sort_by(|a, b| {
+            b.throttled
+                .cmp(&a.throttled)
+                .then_with(|| a.identity.cmp(&b.identity))
+        });
+        list.truncate(top);
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: u64 = 1_000_000;
+
+    fn id(n: u32) -> Identity {
+        Identity::of("test", &n.to_le_bytes())
+    }
+
+    #[test]
+    fn a_flooder_is_listed_first_among_a_sweep_of_others() {
+        let sketch = Offenders::new(Duration::from_secs(60), 32);
+        let policy: Arc<str> = "per-user".into();
+        for round in 0..200u32 {
+            sketch.record_at(id(7), &policy, SECOND);
+            for other in 0..20u32 {
+                sketch.record_at(id(1000 + round * 20 + other), &policy, SECOND);
+            }
+        }
+        let top = sketch.top_at(3, SECOND);
+        assert_eq!(top[0].identity, id(7).hex()[..16]);
+        assert!(top[0].throttled >= 200);
+        assert_eq!(top[0].policy, "per-user");
+    }
+
+    #[test]
+    fn old_windows_age_out() {
+        let sketch = Offenders::new(Duration::from_secs(10), 8);
+        let policy: Arc<str> = "p".into();
+        sketch.record_at(id(1), &policy, 0);
+        assert_eq!(
+            sketch.top_at(5, 15 * SECOND).len(),
+            1,
+            "still in the previous window"
+        );
+        assert!(
+            sketch.top_at(5, 25 * SECOND).is_empty(),
+            "gone after two windows"
+        );
+    }
+
+    #[test]
+    fn memory_is_bounded_by_the_capacity() {
+        let sketch = Offenders::new(Duration::from_secs(60), 16);
+        let policy: Arc<str> = "p".into();
+        for n in 0..10_000 {
+            sketch.record_at(id(n), &policy, 0);
+        }
+        assert!(sketch.top_at(100, 0).len() <= 16);
+    }
+}
