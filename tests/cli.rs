@@ -57,3 +57,25 @@ fn every_shipped_config_is_valid() {
     }
     assert!(checked >= 2, "quickstart.toml and example.toml at least");
 }
+
+#[test]
+fn the_grafana_dashboard_queries_only_exported_series() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/grafana-dashboard.json");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let registry = floodgate::metrics::Metrics::new();
+    registry.policy("p");
+    let metrics = registry.render();
+    let panels = dashboard["panels"].as_array().unwrap();
+    assert!(panels.len() >= 5);
+    for target in panels.iter().flat_map(|p| p["targets"].as_array().unwrap()) {
+        let expr = target["expr"].as_str().unwrap();
+        let series = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("floodgate_"));
+        for name in series {
+            let base = name.trim_end_matches("_bucket");
+            assert!(metrics.contains(base), "{name} is not exported");
+        }
+    }
+}

@@ -266,13 +266,28 @@ fn the_top_offenders_view_lists_a_flooding_identity_first() {
     assert_eq!(first["identity"], bot[..16], "{json}");
     assert_eq!(first["throttled"], 39);
     assert_eq!(first["policy"], "p");
-    let text = proxy.admin("/offenders?format=text").unwrap().text().unwrap();
-    assert!(text.lines().nth(1).unwrap().starts_with(&bot[..16]), "{text}");
-    assert!(!text.contains("the-bot") && !json.to_string().contains("the-bot"), "never in the clear");
+    let text = proxy
+        .admin("/offenders?format=text")
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        text.lines().nth(1).unwrap().starts_with(&bot[..16]),
+        "{text}"
+    );
+    assert!(
+        !text.contains("the-bot") && !json.to_string().contains("the-bot"),
+        "never in the clear"
+    );
     // The access log has one line per request, with the identity only as a digest prefix.
     let log = proxy.log();
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains("floodgate::access")).collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("floodgate::access"))
+        .collect();
     assert_eq!(lines.len(), 80, "{log}");
-    assert!(lines.iter().any(|l| l.contains("status=429 decision=throttled policy=p identity=")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("status=429 decision=throttled policy=p identity=")));
     assert!(!log.contains("the-bot"));
 }
