@@ -1,12 +1,14 @@
 //! What a config reload replaces ([`Active`]: lists, identity, policies, backends) and what it
 //! keeps ([`Shared`]: the bucket stores and the metrics), so buckets survive a reload.
 
-use crate::config::{Config, OnError, StoreSettings, UpstreamSettings};
+use crate::config::{Backend, Config, OnError, StoreSettings, UpstreamSettings};
 use crate::gate::{Fallback, Gate};
 use crate::limiter::{Limiter, LimiterError, MemoryStore, RedisStore};
 use crate::metrics::Metrics;
 use crate::proxy::Callers;
 use pingora::lb::{selection::RoundRobin, LoadBalancer};
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 /// Why the proxy's parts could not be built.
@@ -18,6 +20,9 @@ pub enum BuildError {
     /// The store could not be set up.
     #[error("cannot set up the store: {0}")]
     Store(#[from] LimiterError),
+    /// The TLS listener's certificate or key could not be loaded.
+    #[error("cannot set up the TLS listener: {0}")]
+    Tls(String),
 }
 
 /// The parts that live as long as the process.
@@ -70,6 +75,8 @@ pub struct Active {
     pub gate: Gate,
     /// The backends, round robin.
     pub upstream: Arc<LoadBalancer<RoundRobin>>,
+    /// The TLS name (SNI, verified) of each `https://` backend's resolved address.
+    pub tls_names: HashMap<SocketAddr, String>,
     /// Backend timeouts and list.
     pub upstream_settings: UpstreamSettings,
     /// Whether to write one access-log line per request.
@@ -94,9 +101,25 @@ impl Active {
                 access: config.access.clone(),
             },
             gate,
-            upstream: Arc::new(LoadBalancer::try_from_iter(&config.upstream.backends)?),
+            upstream: Arc::new(LoadBalancer::try_from_iter(
+                config.upstream.backends.iter().map(|b| b.address.as_str()),
+            )?),
+            tls_names: tls_names(&config.upstream.backends)?,
             upstream_settings: config.upstream.clone(),
             access_log: config.server.access_log,
         })
     }
+}
+
+/// Every address an `https://` backend resolves to, with the name it is verified by.
+fn tls_names(backends: &[Backend]) -> std::io::Result<HashMap<SocketAddr, String>> {
+    let mut names = HashMap::new();
+    for backend in backends {
+        if let Some(name) = &backend.tls_name {
+            for addr in backend.address.to_socket_addrs()? {
+                names.insert(addr, name.clone());
+            }
+        }
+    }
+    Ok(names)
 }

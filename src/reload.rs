@@ -93,6 +93,11 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.watch_config", o.watch_config != n.watch_config),
         ("server.pid_file", o.pid_file != n.pid_file),
         ("server.upgrade_sock", o.upgrade_sock != n.upgrade_sock),
+        ("server.tls_listen", o.tls != n.tls),
+        (
+            "upstream.ca_file",
+            old.upstream.ca_file != new.upstream.ca_file,
+        ),
         ("admin.listen", old.admin.listen != new.admin.listen),
         ("store", old.store != new.store),
     ]

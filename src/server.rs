@@ -35,6 +35,7 @@ fn server_conf(config: &Config) -> ServerConf {
         graceful_shutdown_timeout_seconds: Some(whole_seconds(config.server.shutdown_timeout)),
         pid_file: config.server.pid_file.clone(),
         upgrade_sock: config.server.upgrade_sock.clone(),
+        ca_file: config.upstream.ca_file.clone(),
         ..ServerConf::default()
     }
 }
@@ -68,6 +69,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         "floodgate proxy",
     );
     proxy.add_tcp(&config.server.listen.to_string());
+    if let Some(tls) = &config.server.tls {
+        proxy
+            .add_tls(&tls.listen.to_string(), &tls.cert_file, &tls.key_file)
+            .map_err(|e| BuildError::Tls(e.to_string()))?;
+    }
 
     let ready_needs_store = shared.on_error == OnError::Deny;
     let mut admin = Service::new(

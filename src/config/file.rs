@@ -39,6 +39,9 @@ pub(crate) struct ServerFile {
     pub(crate) watch_config: bool,
     pub(crate) pid_file: Option<String>,
     pub(crate) upgrade_sock: Option<String>,
+    pub(crate) tls_listen: Option<Spanned<String>>,
+    pub(crate) tls_cert_file: Option<Spanned<String>>,
+    pub(crate) tls_key_file: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -56,6 +59,7 @@ pub(crate) struct UpstreamFile {
     pub(crate) connect_timeout: Option<Spanned<String>>,
     pub(crate) read_timeout: Option<Spanned<String>>,
     pub(crate) write_timeout: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

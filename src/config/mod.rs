@@ -12,8 +12,8 @@ mod validate;
 pub use error::ConfigError;
 pub use rate::{Rate, RateError};
 pub use runtime::{
-    AdminSettings, Config, OnError, RedisSettings, ResponseSettings, ServerSettings, StoreSettings,
-    UpstreamSettings,
+    AdminSettings, Backend, Config, OnError, RedisSettings, ResponseSettings, ServerSettings,
+    StoreSettings, TlsListener, UpstreamSettings,
 };
 
 use std::path::Path;

@@ -57,6 +57,28 @@ pub struct ServerSettings {
     pub pid_file: String,
     /// The socket a new binary takes the listeners from during an upgrade.
     pub upgrade_sock: String,
+    /// A TLS listener, besides the plain one.
+    pub tls: Option<TlsListener>,
+}
+
+/// `server.tls_listen` with its certificate chain and key (PEM files).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TlsListener {
+    /// Address of the TLS listener.
+    pub listen: SocketAddr,
+    /// Certificate chain, PEM.
+    pub cert_file: String,
+    /// Private key, PEM.
+    pub key_file: String,
+}
+
+/// One backend: where, and whether over TLS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Backend {
+    /// `host:port` as configured (resolved when the proxy starts or reloads).
+    pub address: String,
+    /// The name to present (SNI) and verify, for `https://` backends.
+    pub tls_name: Option<String>,
 }
 
 /// `[admin]`.
@@ -73,8 +95,10 @@ pub struct AdminSettings {
 /// `[upstream]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamSettings {
-    /// Backends as `host:port`, used round robin.
-    pub backends: Vec<String>,
+    /// Backends, used round robin.
+    pub backends: Vec<Backend>,
+    /// CA bundle (PEM) that verifies `https://` backends; the system's roots if none.
+    pub ca_file: Option<String>,
     /// Time allowed to connect to a backend.
     pub connect_timeout: Duration,
     /// Time allowed between reads from a backend.
@@ -190,7 +214,18 @@ impl fmt::Display for Config {
             "admin listener  {} (top {} offenders over {:?})",
             self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
         )?;
-        writeln!(f, "backends        {} (round robin)", u.backends.join(", "))?;
+        let backends: Vec<String> = u
+            .backends
+            .iter()
+            .map(|b| match &b.tls_name {
+                Some(name) => format!("https://{} (verified as {name})", b.address),
+                None => b.address.clone(),
+            })
+            .collect();
+        writeln!(f, "backends        {} (round robin)", backends.join(", "))?;
+        if let Some(tls) = &s.tls {
+            writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
+        }
         writeln!(
             f,
             "timeouts        connect {:?}, read {:?}, write {:?}",

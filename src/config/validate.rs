@@ -6,8 +6,8 @@ use super::file::{FileConfig, OnErrorFile, ServerFile, StoreFile, StoreKind, Ups
 use super::identity::{self, IdentityParts};
 use super::policies;
 use super::runtime::{
-    AdminSettings, Config, OnError, RedisSettings, ResponseSettings, ServerSettings, StoreSettings,
-    UpstreamSettings,
+    AdminSettings, Backend, Config, OnError, RedisSettings, ResponseSettings, ServerSettings,
+    StoreSettings, TlsListener, UpstreamSettings,
 };
 use std::net::ToSocketAddrs;
 use std::path::Path;
@@ -96,6 +96,7 @@ fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, Conf
             .upgrade_sock
             .clone()
             .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
+        tls: tls_listener(check, file)?,
     })
 }
 
@@ -109,7 +110,16 @@ fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings
     let mut backends = Vec::new();
     for backend in file.backends.get_ref() {
         let text = backend.get_ref();
-        let resolves = text
+        let (address, tls) = match text.split_once("://") {
+            Some(("https", rest)) => (rest, true),
+            Some(("http", rest)) => (rest, false),
+            Some(_) => {
+                let message = format!("`upstream.backends`: `{text}` must be host:port, http://host:port or https://host:port");
+                return Err(check.error(backend, message));
+            }
+            None => (text.as_str(), false),
+        };
+        let resolves = address
             .to_socket_addrs()
             .map(|mut a| a.next().is_some())
             .unwrap_or(false);
@@ -117,10 +127,24 @@ fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings
             let message = format!("`upstream.backends`: `{text}` is not a reachable host:port");
             return Err(check.error(backend, message));
         }
-        backends.push(text.clone());
+        let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+        let tls_name = tls.then(|| {
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned()
+        });
+        backends.push(Backend {
+            address: address.to_owned(),
+            tls_name,
+        });
     }
     Ok(UpstreamSettings {
         backends,
+        ca_file: file
+            .ca_file
+            .as_ref()
+            .map(|c| readable(check, c, "upstream.ca_file"))
+            .transpose()?,
         connect_timeout: check.duration(
             file.connect_timeout.as_ref(),
             "upstream.connect_timeout",
@@ -137,6 +161,36 @@ fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings
             Duration::from_secs(60),
         )?,
     })
+}
+
+/// A file path that can be read, relative to the working directory.
+fn readable(check: &Checker<'_>, path: &Spanned<String>, key: &str) -> Result<String, ConfigError> {
+    std::fs::metadata(path.get_ref())
+        .map(|_| path.get_ref().clone())
+        .map_err(|e| {
+            check.error(
+                path,
+                format!("`{key}`: cannot read `{}`: {e}", path.get_ref()),
+            )
+        })
+}
+
+fn tls_listener(
+    check: &Checker<'_>,
+    file: &ServerFile,
+) -> Result<Option<TlsListener>, ConfigError> {
+    match (&file.tls_listen, &file.tls_cert_file, &file.tls_key_file) {
+        (None, None, None) => Ok(None),
+        (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
+            listen: check.address(listen, "server.tls_listen")?,
+            cert_file: readable(check, cert, "server.tls_cert_file")?,
+            key_file: readable(check, key, "server.tls_key_file")?,
+        })),
+        _ => Err(check.error(
+            &file.listen,
+            "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
+        )),
+    }
 }
 
 fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigError> {

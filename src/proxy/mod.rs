@@ -122,7 +122,14 @@ impl ProxyHttp for Floodgate {
             .select(b"", 256)
             .ok_or_else(|| Error::explain(ErrorType::ConnectNoRoute, "no backend to select"))?;
         let settings = &active.upstream_settings;
-        let mut peer = HttpPeer::new(backend, false, String::new());
+        let tls_name = backend
+            .addr
+            .as_inet()
+            .and_then(|addr| active.tls_names.get(addr));
+        let mut peer = match tls_name {
+            Some(name) => HttpPeer::new(backend, true, name.clone()),
+            None => HttpPeer::new(backend, false, String::new()),
+        };
         peer.options.connection_timeout = Some(settings.connect_timeout);
         peer.options.read_timeout = Some(settings.read_timeout);
         peer.options.write_timeout = Some(settings.write_timeout);
