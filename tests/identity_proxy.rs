@@ -118,109 +118,80 @@ fn with_on_invalid_token_next_a_bad_token_falls_back_to_the_address() {
 fn public_keys_and_jwks_verify_and_algorithm_confusion_is_refused() {
     let upstream = Upstream::start();
     let claims = json!({"sub": "svc", "exp": now() + 300});
-    let rsa_private = std::fs::read(fixture("rsa-private.pem")).unwrap();
-    let rsa_public = std::fs::read(fixture("rsa-public.pem")).unwrap();
-    let rs256 = encode(
-        &Header::new(Algorithm::RS256),
-        &claims,
-        &EncodingKey::from_rsa_pem(&rsa_private).unwrap(),
-    )
-    .unwrap();
+    let read = |name: &str| std::fs::read(fixture(name)).unwrap();
+    let sign = |header: Header, key: EncodingKey| encode(&header, &claims, &key).unwrap();
+    let rs256 = sign(
+        Header::new(Algorithm::RS256),
+        EncodingKey::from_rsa_pem(&read("rsa-private.pem")).unwrap(),
+    );
     // The classic confusion attack: HMAC-sign with the RSA public key as the secret.
-    let confused = encode(
-        &Header::new(Algorithm::HS256),
-        &claims,
-        &EncodingKey::from_secret(&rsa_public),
-    )
-    .unwrap();
-
-    let pem = format!(
-        "algorithms = [\"RS256\"]\npublic_key_file = \"{}\"",
-        fixture("rsa-public.pem")
+    let confused = sign(
+        Header::new(Algorithm::HS256),
+        EncodingKey::from_secret(&read("rsa-public.pem")),
     );
-    let proxy = Proxy::start(&[&upstream.addr], &jwt_config(&pem, "reject", 10));
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&rs256))])
-            .status(),
-        200
-    );
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&confused))])
-            .status(),
-        401
-    );
-
     let mut kid_header = Header::new(Algorithm::RS256);
     kid_header.kid = Some("test-rsa".into());
-    let with_kid = encode(
-        &kid_header,
-        &claims,
-        &EncodingKey::from_rsa_pem(&rsa_private).unwrap(),
-    )
-    .unwrap();
-    let jwks = format!(
-        "algorithms = [\"RS256\", \"HS256\"]\njwks_file = \"{}\"",
-        fixture("jwks.json")
+    let with_kid = sign(
+        kid_header,
+        EncodingKey::from_rsa_pem(&read("rsa-private.pem")).unwrap(),
     );
-    let proxy = Proxy::start(&[&upstream.addr], &jwt_config(&jwks, "reject", 10));
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&with_kid))])
-            .status(),
-        200
+    let eddsa = sign(
+        Header::new(Algorithm::EdDSA),
+        EncodingKey::from_ed_pem(&read("ed25519-private.pem")).unwrap(),
     );
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&confused))])
-            .status(),
-        401
+    let es256 = sign(
+        Header::new(Algorithm::ES256),
+        EncodingKey::from_ec_pem(&read("ec-private.pem")).unwrap(),
     );
 
-    let ed_private = std::fs::read(fixture("ed25519-private.pem")).unwrap();
-    let eddsa = encode(
-        &Header::new(Algorithm::EdDSA),
-        &claims,
-        &EncodingKey::from_ed_pem(&ed_private).unwrap(),
-    )
-    .unwrap();
-    let ed = format!(
-        "algorithms = [\"EdDSA\"]\npublic_key_file = \"{}\"",
-        fixture("ed25519-public.pem")
-    );
-    let proxy = Proxy::start(&[&upstream.addr], &jwt_config(&ed, "reject", 10));
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&eddsa))])
-            .status(),
-        200
-    );
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&rs256))])
-            .status(),
-        401
-    );
-
-    let ec_private = std::fs::read(fixture("ec-private.pem")).unwrap();
-    let es256 = encode(
-        &Header::new(Algorithm::ES256),
-        &claims,
-        &EncodingKey::from_ec_pem(&ec_private).unwrap(),
-    )
-    .unwrap();
-    let ec = format!(
-        "algorithms = [\"ES256\"]\npublic_key_file = \"{}\"",
-        fixture("ec-public.pem")
-    );
-    let proxy = Proxy::start(&[&upstream.addr], &jwt_config(&ec, "reject", 10));
-    assert_eq!(
-        proxy
-            .get("/", &[("authorization", &bearer(&es256))])
-            .status(),
-        200
-    );
+    // (the [identity.jwt] keys, a token it accepts, tokens it refuses)
+    let cases = [
+        (
+            format!(
+                "algorithms = [\"RS256\"]\npublic_key_file = \"{}\"",
+                fixture("rsa-public.pem")
+            ),
+            &rs256,
+            vec![&confused],
+        ),
+        (
+            format!(
+                "algorithms = [\"RS256\", \"HS256\"]\njwks_file = \"{}\"",
+                fixture("jwks.json")
+            ),
+            &with_kid,
+            vec![&confused],
+        ),
+        (
+            format!(
+                "algorithms = [\"EdDSA\"]\npublic_key_file = \"{}\"",
+                fixture("ed25519-public.pem")
+            ),
+            &eddsa,
+            vec![&rs256],
+        ),
+        (
+            format!(
+                "algorithms = [\"ES256\"]\npublic_key_file = \"{}\"",
+                fixture("ec-public.pem")
+            ),
+            &es256,
+            vec![&eddsa],
+        ),
+    ];
+    for (keys, accepted, refused) in cases {
+        let proxy = Proxy::start(&[&upstream.addr], &jwt_config(&keys, "reject", 10));
+        let status = |token: &str| {
+            proxy
+                .get("/", &[("authorization", &bearer(token))])
+                .status()
+                .as_u16()
+        };
+        assert_eq!(status(accepted), 200, "{keys}");
+        for token in refused {
+            assert_eq!(status(token), 401, "{keys}");
+        }
+    }
 }
 
 const BY_IP: &str = "[identity]\nsources = [\"ip\"]\n";
