@@ -59,6 +59,7 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let settings = RedisSettings {
         url,
+        nodes: Vec::new(),
         username: None,
         password: None,
         prefix: "footprint".into(),

@@ -14,6 +14,7 @@ use std::time::Duration;
 fn settings(url: String) -> RedisSettings {
     RedisSettings {
         url,
+        nodes: Vec::new(),
         username: None,
         password: None,
         prefix: "difftest".into(),

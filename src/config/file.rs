@@ -84,6 +84,7 @@ pub(crate) struct StoreFile {
     pub(crate) kind: Option<Spanned<StoreKind>>,
     pub(crate) max_entries: Option<Spanned<i64>>,
     pub(crate) url: Option<Spanned<String>>,
+    pub(crate) nodes: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) username: Option<Spanned<String>>,
     pub(crate) password: Option<Spanned<String>>,
     pub(crate) prefix: Option<Spanned<String>>,

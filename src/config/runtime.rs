@@ -144,8 +144,11 @@ impl OnError {
 /// `[store] kind = "redis"`.
 #[derive(Clone, PartialEq)]
 pub struct RedisSettings {
-    /// `redis://` or `rediss://` URL (may hold credentials: never print it whole).
+    /// `redis://` or `rediss://` URL of a standalone server (may hold credentials: never
+    /// print it whole); empty for a cluster.
     pub url: String,
+    /// Seed nodes of a Redis Cluster; empty for a standalone server.
+    pub nodes: Vec<String>,
     /// User name, overriding the URL's.
     pub username: Option<String>,
     /// Password, overriding the URL's.
@@ -169,12 +172,21 @@ pub struct RedisSettings {
 }
 
 impl RedisSettings {
-    /// The URL with any credentials replaced by `***`.
+    /// The URL (or the cluster's seed nodes) with any credentials replaced by `***`.
     pub fn redacted_url(&self) -> String {
-        match (self.url.split_once("://"), self.url.rfind('@')) {
-            (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &self.url[at..]),
-            _ => self.url.clone(),
+        if !self.nodes.is_empty() {
+            let nodes: Vec<String> = self.nodes.iter().map(|n| redact(n)).collect();
+            return format!("cluster [{}]", nodes.join(", "));
         }
+        redact(&self.url)
+    }
+}
+
+/// A URL with any credentials replaced by `***`.
+fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
+        _ => url.to_owned(),
     }
 }
 

@@ -218,16 +218,32 @@ fn redis_store(
     file: &StoreFile,
     max_entries: usize,
 ) -> Result<RedisSettings, ConfigError> {
-    let Some(url) = &file.url else {
-        let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://)".to_owned();
-        return Err(check.error(kind, message));
+    let valid_url =
+        |url: &Spanned<String>, key: &str| match redis::Client::open(url.get_ref().as_str()) {
+            Ok(_) => Ok(url.get_ref().clone()),
+            Err(_) => Err(check.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
+        };
+    let (url, nodes) = match (&file.url, &file.nodes) {
+        (Some(url), None) => (valid_url(url, "store.url")?, Vec::new()),
+        (None, Some(nodes)) if !nodes.get_ref().is_empty() => {
+            let nodes = nodes
+                .get_ref()
+                .iter()
+                .map(|n| valid_url(n, "store.nodes"))
+                .collect::<Result<_, _>>()?;
+            (String::new(), nodes)
+        }
+        (Some(url), Some(_)) => {
+            return Err(check.error(
+                url,
+                "give `store.url` (one server) or `store.nodes` (a cluster), not both".into(),
+            ));
+        }
+        _ => {
+            let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://) or `store.nodes` (cluster seeds)";
+            return Err(check.error(kind, message.to_owned()));
+        }
     };
-    if redis::Client::open(url.get_ref().as_str()).is_err() {
-        return Err(check.error(
-            url,
-            "`store.url` must be a redis:// or rediss:// URL".to_owned(),
-        ));
-    }
     let prefix = file
         .prefix
         .as_ref()
@@ -244,7 +260,8 @@ fn redis_store(
     }
     let ms = Duration::from_millis;
     Ok(RedisSettings {
-        url: url.get_ref().clone(),
+        url,
+        nodes,
         username: file.username.as_ref().map(|u| u.get_ref().clone()),
         password: file.password.as_ref().map(|p| p.get_ref().clone()),
         prefix,

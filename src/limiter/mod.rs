@@ -5,6 +5,7 @@
 
 pub mod breaker;
 pub mod bucket;
+mod connection;
 pub mod deny_cache;
 pub mod memory;
 pub mod redis;

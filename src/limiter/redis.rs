@@ -8,54 +8,19 @@
 
 use super::breaker::Breaker;
 use super::bucket::Assessment;
+use super::connection::Connection;
 use super::deny_cache::DenyCache;
 use super::{Assessments, Health, Limiter, LimiterError, Take};
 use crate::clock::MonotonicClock;
 use crate::config::RedisSettings;
 use crate::metrics::StoreMetrics;
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{IntoConnectionInfo, Script, Value};
-use std::sync::{Arc, OnceLock};
+use redis::{Script, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The script, compiled into the binary.
 pub const TAKE_SCRIPT: &str = include_str!("../../lua/take.lua");
-
-/// Shared by [`RedisStore`] and its breaker probe.
-struct Connection {
-    client: redis::Client,
-    manager: OnceLock<ConnectionManager>,
-}
-
-impl Connection {
-    /// The multiplexed connection, created on first use (inside the caller's runtime, which
-    /// its reconnecting task needs). It connects lazily and reconnects by itself.
-    fn get(&self) -> Result<ConnectionManager, LimiterError> {
-        if let Some(manager) = self.manager.get() {
-            return Ok(manager.clone());
-        }
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(1)))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_millis(200));
-        let manager = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
-            .map_err(|e| LimiterError::Store(e.to_string()))?;
-        Ok(self.manager.get_or_init(|| manager).clone())
-    }
-
-    async fn ping(&self, budget: Duration) -> Result<(), LimiterError> {
-        let mut conn = self.get()?;
-        let cmd = redis::cmd("PING");
-        let ping = cmd.query_async::<String>(&mut conn);
-        match tokio::time::timeout(budget, ping).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(LimiterError::Store(e.to_string())),
-            Err(_) => Err(LimiterError::Timeout),
-        }
-    }
-}
 
 /// Token buckets in Redis.
 pub struct RedisStore {
@@ -74,27 +39,8 @@ pub struct RedisStore {
 impl RedisStore {
     /// A store for `settings`; nothing is connected until the first call.
     pub fn new(settings: &RedisSettings, metrics: StoreMetrics) -> Result<Self, LimiterError> {
-        // rediss:// needs a TLS crypto provider; installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut info = settings
-            .url
-            .as_str()
-            .into_connection_info()
-            .map_err(|e| LimiterError::Store(format!("bad store.url: {}", e.category())))?;
-        let mut redis_info = info.redis_settings().clone();
-        if let Some(user) = &settings.username {
-            redis_info = redis_info.set_username(user);
-        }
-        if let Some(password) = &settings.password {
-            redis_info = redis_info.set_password(password);
-        }
-        info = info.set_redis_settings(redis_info);
-        let client = redis::Client::open(info).map_err(|e| LimiterError::Store(e.to_string()))?;
         Ok(Self {
-            connection: Arc::new(Connection {
-                client,
-                manager: OnceLock::new(),
-            }),
+            connection: Arc::new(Connection::new(settings)?),
             script: Script::new(TAKE_SCRIPT),
             prefix: settings.prefix.clone(),
             timeout: settings.timeout,
@@ -125,7 +71,7 @@ impl RedisStore {
 
     /// One script call: the raw answers for `takes`, and the Redis time it ran at.
     pub async fn call(&self, takes: &[Take<'_>]) -> Result<(u64, Assessments), LimiterError> {
-        let mut conn = self.connection.get()?;
+        let mut conn = self.connection.get().await?;
         let mut invocation = self.script.prepare_invoke();
         for take in takes {
             invocation.key(self.key(take));
@@ -147,6 +93,32 @@ impl RedisStore {
             .call_seconds
             .observe(started.elapsed().as_secs_f64());
         parse_reply(&reply, takes.len())
+    }
+
+    /// One call for `takes`; on a Cluster, one call per identity, since a call may only touch
+    /// one slot. All or nothing then holds within each identity's buckets.
+    async fn call_per_slot(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        let first = takes.first().map(|t| t.identity);
+        if !self.connection.is_cluster() || takes.iter().all(|t| Some(t.identity) == first) {
+            return self.call(takes).await.map(|(_, assessments)| assessments);
+        }
+        let mut answers: Vec<Option<Assessment>> = vec![None; takes.len()];
+        let mut done = vec![false; takes.len()];
+        for i in 0..takes.len() {
+            if done[i] {
+                continue;
+            }
+            let group: Vec<usize> = (i..takes.len())
+                .filter(|&j| takes[j].identity == takes[i].identity)
+                .collect();
+            let group_takes: Vec<Take<'_>> = group.iter().map(|&j| takes[j]).collect();
+            let (_, assessments) = self.call(&group_takes).await?;
+            for (&j, a) in group.iter().zip(assessments) {
+                answers[j] = Some(a);
+                done[j] = true;
+            }
+        }
+        Ok(answers.into_iter().flatten().collect())
     }
 
     fn failed(&self, error: LimiterError) -> LimiterError {
@@ -228,8 +200,8 @@ impl Limiter for RedisStore {
         // Redis evaluated the call at or after this instant, so a refusal remembered from
         // here never outlasts the real one.
         let asked_at = self.clock.now_us();
-        match self.call(takes).await {
-            Ok((_, assessments)) => {
+        match self.call_per_slot(takes).await {
+            Ok(assessments) => {
                 self.breaker.record_success();
                 if let Some(cache) = &self.deny_cache {
                     if !assessments.iter().all(|a| a.allowed) {

@@ -2,6 +2,7 @@
 //! real HTTP client. Everything started here is stopped by its handle when dropped.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod load;
 pub mod redis;
 mod upstream;

@@ -8,17 +8,25 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     child: Option<Child>,
     dir: tempfile::TempDir,
+    args: Vec<String>,
     pub port: u16,
 }
 
 impl RedisServer {
     /// Starts a server on a free port, retrying with another port if one was taken.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Like `start`, with extra `redis-server` arguments.
+    pub fn start_with(args: &[&str]) -> Self {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let mut dir = tempfile::tempdir().expect("temp dir");
         for _ in 0..3 {
             let mut server = RedisServer {
                 child: None,
                 dir,
+                args: args.clone(),
                 port: free_port(),
             };
             if server.launch() {
@@ -41,6 +49,7 @@ impl RedisServer {
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
             .arg(self.dir.path())
+            .args(&self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -1,0 +1,164 @@
+//! The connection to Redis: one multiplexed connection to a standalone server, or a cluster
+//! connection that routes each call to its slot's master and follows MOVED/ASK and failovers.
+
+use super::LimiterError;
+use crate::config::RedisSettings;
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisFuture, Value};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How long a first connection (and a cluster's slot discovery) may take.
+const CONNECT_BUDGET: Duration = Duration::from_secs(1);
+
+// One per process, never moved around: the size difference of the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Target {
+    Single(redis::Client),
+    Cluster(ClusterClient),
+}
+
+/// A live connection of either kind; cheap to clone.
+#[derive(Clone)]
+pub(crate) enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// Connects on first use and keeps the connection.
+pub(crate) struct Connection {
+    target: Target,
+    single: OnceLock<ConnectionManager>,
+    cluster: tokio::sync::OnceCell<ClusterConnection>,
+}
+
+fn store_error(e: impl std::fmt::Display) -> LimiterError {
+    LimiterError::Store(e.to_string())
+}
+
+impl Connection {
+    /// A connection for `settings`: a cluster when seed `nodes` are given, else `url`.
+    pub(crate) fn new(settings: &RedisSettings) -> Result<Self, LimiterError> {
+        // rediss:// needs a TLS crypto provider; installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let with_credentials = |url: &str| -> Result<redis::ConnectionInfo, LimiterError> {
+            let info = url
+                .into_connection_info()
+                .map_err(|e| LimiterError::Store(format!("bad Redis URL: {}", e.category())))?;
+            let mut redis_info = info.redis_settings().clone();
+            if let Some(user) = &settings.username {
+                redis_info = redis_info.set_username(user);
+            }
+            if let Some(password) = &settings.password {
+                redis_info = redis_info.set_password(password);
+            }
+            Ok(info.set_redis_settings(redis_info))
+        };
+        let target = if settings.nodes.is_empty() {
+            Target::Single(
+                redis::Client::open(with_credentials(&settings.url)?).map_err(store_error)?,
+            )
+        } else {
+            let nodes = settings
+                .nodes
+                .iter()
+                .map(|n| with_credentials(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            let client = ClusterClient::builder(nodes)
+                .retries(2)
+                .min_retry_wait(20)
+                .max_retry_wait(200)
+                .connection_timeout(CONNECT_BUDGET)
+                .build()
+                .map_err(store_error)?;
+            Target::Cluster(client)
+        };
+        Ok(Self {
+            target,
+            single: OnceLock::new(),
+            cluster: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// Whether this is a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.target, Target::Cluster(_))
+    }
+
+    /// The connection, created on first use inside the caller's runtime (its background tasks
+    /// live there). A standalone connection connects lazily and reconnects by itself; a
+    /// cluster connection discovers the slots first, within a bounded time.
+    pub(crate) async fn get(&self) -> Result<Conn, LimiterError> {
+        match &self.target {
+            Target::Single(client) => {
+                if let Some(manager) = self.single.get() {
+                    return Ok(Conn::Single(manager.clone()));
+                }
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_BUDGET))
+                    .set_number_of_retries(1)
+                    .set_min_delay(Duration::from_millis(50))
+                    .set_max_delay(Duration::from_millis(200));
+                let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
+                    .map_err(store_error)?;
+                Ok(Conn::Single(self.single.get_or_init(|| manager).clone()))
+            }
+            Target::Cluster(client) => {
+                let connect = async {
+                    match tokio::time::timeout(CONNECT_BUDGET, client.get_async_connection()).await
+                    {
+                        Ok(Ok(conn)) => Ok(conn),
+                        Ok(Err(e)) => Err(store_error(e)),
+                        Err(_) => Err(LimiterError::Timeout),
+                    }
+                };
+                self.cluster
+                    .get_or_try_init(|| connect)
+                    .await
+                    .cloned()
+                    .map(Conn::Cluster)
+            }
+        }
+    }
+
+    /// Whether Redis answers a PING within `budget`.
+    pub(crate) async fn ping(&self, budget: Duration) -> Result<(), LimiterError> {
+        let mut conn = self.get().await?;
+        let cmd = redis::cmd("PING");
+        match tokio::time::timeout(budget, cmd.query_async::<String>(&mut conn)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(store_error(e)),
+            Err(_) => Err(LimiterError::Timeout),
+        }
+    }
+}
