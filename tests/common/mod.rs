@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod load;
 pub mod redis;
+pub mod relay;
 mod upstream;
 
 #[allow(unused_imports)]

@@ -6,7 +6,6 @@ use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -61,14 +60,20 @@ async fn serve(
                 let served = served.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        served.fetch_add(1, Ordering::SeqCst);
+                        // `/reset` drops the connection without an answer.
+                        let reset = req.uri().path() == "/reset";
                         // `/slow?ms=N` answers after N milliseconds.
                         let delay = req.uri().query().and_then(|q| q.strip_prefix("ms=")).and_then(|ms| ms.parse().ok());
+                        let served = served.clone();
                         async move {
+                            if reset {
+                                return Err("reset");
+                            }
+                            served.fetch_add(1, Ordering::SeqCst);
                             if let Some(ms) = delay {
                                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
                             }
-                            Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from_static(b"ok"))))
+                            Ok(hyper::Response::new(Full::new(Bytes::from_static(b"ok"))))
                         }
                     });
                     let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
