@@ -26,7 +26,7 @@ fn a_slowed_redis_costs_no_request_and_limiting_resumes() {
     let report = std::thread::scope(|scope| {
         let load = scope.spawn(|| {
             hammer(
-                &[url.clone()],
+                std::slice::from_ref(&url),
                 3,
                 Duration::from_secs(4),
                 Duration::from_millis(2),
