@@ -4,7 +4,7 @@
 mod common;
 
 use common::cluster::RedisCluster;
-use common::load::hammer;
+use common::load::{assert_exact_bucket, hammer};
 use common::{Proxy, Upstream};
 use std::time::{Duration, Instant};
 
@@ -51,27 +51,7 @@ fn three_proxies_on_a_cluster_admit_what_the_exact_bucket_allows() {
         &[("x-api-key", "flood")],
     );
     let elapsed = redis_time(&cluster) - started;
-    assert_eq!(
-        report.count(200) + report.count(429),
-        report.total(),
-        "{:?}",
-        report.statuses
-    );
-    let allowed = report.count(200) as f64;
-    let exact = 20.0 + 50.0 * elapsed;
-    let tolerance = (0.005 * exact).max(1.0);
-    eprintln!(
-        "cluster: allowed {allowed} of {} over {elapsed:.3} s; exact bucket {exact:.2}",
-        report.total()
-    );
-    assert!(
-        allowed <= exact + tolerance,
-        "over-admitted: {allowed} > {exact:.2}"
-    );
-    assert!(
-        allowed >= exact - tolerance - 50.0 * 0.05,
-        "under-admitted: {allowed} < {exact:.2}"
-    );
+    assert_exact_bucket(&report, 20.0, 50.0, elapsed);
 }
 
 #[test]

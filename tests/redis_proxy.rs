@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::load::{hammer, LoadReport};
+use common::load::{assert_exact_bucket, hammer, LoadReport};
 use common::redis::RedisServer;
 use common::{Proxy, Upstream};
 use std::time::{Duration, Instant};
@@ -49,31 +49,8 @@ fn three_instances_sharing_one_redis_admit_what_the_exact_bucket_allows() {
         &[("x-api-key", "flood")],
     );
     let elapsed = redis_time(&redis) - started;
-
-    assert_eq!(
-        report.count(200) + report.count(429),
-        report.total(),
-        "{:?}",
-        report.statuses
-    );
-    let allowed = report.count(200) as f64;
-    let exact = capacity + rate * elapsed;
-    let tolerance = (0.005 * exact).max(1.0);
-    // The first request arrives and the last refill lands a little inside the measured span.
-    let edge = rate * 0.05;
-    eprintln!(
-        "allowed {allowed} of {} over {elapsed:.3} s; exact bucket: {exact:.2}",
-        report.total()
-    );
-    assert!(
-        allowed <= exact + tolerance,
-        "over-admitted: {allowed} > {exact:.2} + {tolerance:.2}"
-    );
-    assert!(
-        allowed >= exact - tolerance - edge,
-        "under-admitted: {allowed} < {exact:.2}"
-    );
-    assert_eq!(upstream.served() as f64, allowed);
+    assert_exact_bucket(&report, capacity, rate, elapsed);
+    assert_eq!(upstream.served() as f64, report.count(200) as f64);
 }
 
 /// Kills Redis one second into a four-second load and restarts it 1.5 s later. Returns the

@@ -97,3 +97,30 @@ pub fn hammer(
         all
     })
 }
+
+/// Checks that a flood of one identity was admitted as the exact token bucket allows: at most
+/// `capacity + rate × elapsed` within max(1, 0.5 %), and no fewer than that less the edges of
+/// the measured span (50 ms of refill).
+pub fn assert_exact_bucket(report: &LoadReport, capacity: f64, rate: f64, elapsed: f64) {
+    assert_eq!(
+        report.count(200) + report.count(429),
+        report.total(),
+        "{:?}",
+        report.statuses
+    );
+    let allowed = report.count(200) as f64;
+    let exact = capacity + rate * elapsed;
+    let tolerance = (0.005 * exact).max(1.0);
+    eprintln!(
+        "allowed {allowed} of {} over {elapsed:.3} s; exact bucket: {exact:.2}",
+        report.total()
+    );
+    assert!(
+        allowed <= exact + tolerance,
+        "over-admitted: {allowed} > {exact:.2} + {tolerance:.2}"
+    );
+    assert!(
+        allowed >= exact - tolerance - rate * 0.05,
+        "under-admitted: {allowed} < {exact:.2}"
+    );
+}
