@@ -1,6 +1,7 @@
 //! The config: a TOML file (`file`), checked (`validate`) into the runtime config (`runtime`).
 
 mod check;
+mod describe;
 mod error;
 mod file;
 mod identity;

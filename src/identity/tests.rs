@@ -1,4 +1,5 @@
 //! Identity extraction: sources, fallbacks, composites, folding, tokens.
+
 use super::*;
 use http::HeaderValue;
 

@@ -1,0 +1,103 @@
+//! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
+
+use super::runtime::{Config, StoreSettings};
+use std::fmt;
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.server;
+        let u = &self.upstream;
+        writeln!(f, "config {} is valid", self.path.display())?;
+        writeln!(f, "proxy listener  {} ({} threads)", s.listen, s.threads)?;
+        writeln!(
+            f,
+            "shutdown        in-flight requests get {:?}, then {:?} to stop",
+            s.grace_period, s.shutdown_timeout
+        )?;
+        writeln!(
+            f,
+            "admin listener  {} (top {} offenders over {:?})",
+            self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
+        )?;
+        let backends: Vec<String> = u
+            .backends
+            .iter()
+            .map(|b| match &b.tls_name {
+                Some(name) => format!("https://{} (verified as {name})", b.address),
+                None => b.address.clone(),
+            })
+            .collect();
+        writeln!(f, "backends        {} (round robin)", backends.join(", "))?;
+        if let Some(tls) = &s.tls {
+            writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
+        }
+        writeln!(
+            f,
+            "timeouts        connect {:?}, read {:?}, write {:?}",
+            u.connect_timeout, u.read_timeout, u.write_timeout
+        )?;
+        match &self.store {
+            StoreSettings::Memory { max_entries } => {
+                writeln!(f, "store           memory, at most {max_entries} buckets")?
+            }
+            StoreSettings::Redis(r) => {
+                writeln!(
+                    f,
+                    "store           redis {} (keys {}:{{identity}}:policy)",
+                    r.redacted_url(),
+                    r.prefix
+                )?;
+                writeln!(
+                    f,
+                    "                budget {:?}, on error {}, breaker after {} failures (probe every {:?})",
+                    r.timeout, r.on_error.as_str(), r.breaker_failures, r.breaker_probe_interval
+                )?;
+                writeln!(
+                    f,
+                    "                deny cache {} entries, key expiry margin {:?}",
+                    r.deny_cache_entries, r.ttl_margin
+                )?
+            }
+        }
+        let id = &self.identity;
+        writeln!(
+            f,
+            "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
+            id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
+        )?;
+        let trusted: Vec<String> = self
+            .client_ip
+            .trusted()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        match trusted.is_empty() {
+            true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
+            false => writeln!(
+                f,
+                "client address  forwarded headers from {}",
+                trusted.join(", ")
+            )?,
+        }
+        if let Some(jwt) = &self.jwt {
+            writeln!(f, "bearer tokens   verified by {jwt:?}")?;
+        }
+        for rule in &self.access.allow {
+            writeln!(f, "allow           {rule}")?;
+        }
+        for rule in &self.access.deny {
+            writeln!(f, "deny (403)      {rule}")?;
+        }
+        writeln!(f, "throttled with  {}", self.response.throttle_status)?;
+        if self.server.shadow {
+            writeln!(f, "shadow mode     every policy counts but never blocks")?;
+        }
+        if self.policies.is_empty() {
+            writeln!(f, "policies        none: every request passes")?;
+        }
+        for policy in &self.policies {
+            writeln!(f, "policy          {policy}")?;
+        }
+        Ok(())
+    }
+}
