@@ -184,11 +184,6 @@ impl IdentityChain {
         }
         Ok(Identity::anonymous())
     }
-
-    /// Whether any source reads the bearer token.
-    pub fn uses_jwt(&self) -> bool {
-        self.sources.iter().any(SourceSpec::uses_jwt)
-    }
 }
 
 impl fmt::Display for IdentityChain {

@@ -106,11 +106,6 @@ impl fmt::Display for SourceSpec {
 }
 
 impl SourceSpec {
-    /// The sources that make up this one.
-    pub fn parts(&self) -> &[Source] {
-        &self.parts
-    }
-
     /// The spec as written (`header:x-tenant+ip`).
     pub fn tag(&self) -> &str {
         &self.tag

@@ -13,6 +13,9 @@ use prometheus::{
     TextEncoder,
 };
 
+/// The `class` label values of `floodgate_upstream_responses_total`.
+const UPSTREAM_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
 /// The `kind` label values of `floodgate_upstream_errors_total`.
 pub const UPSTREAM_ERROR_KINDS: [&str; 3] = ["connect", "timeout", "other"];
 
@@ -78,8 +81,8 @@ pub struct Metrics {
     pub invalid_tokens: IntCounter,
     /// Time the limiting step took (store call included).
     pub limiter_seconds: Histogram,
-    /// Backend responses by status class (`2xx` … `5xx`).
-    pub upstream_responses: IntCounterVec,
+    /// Backend responses by status class, `1xx` … `5xx`, resolved once (no lookup per request).
+    upstream_classes: [IntCounter; 5],
     /// Time from choosing a backend to its response header.
     pub upstream_seconds: Histogram,
     /// Config reloads by result (`success`, `failure`).
@@ -158,7 +161,7 @@ impl Metrics {
             "floodgate_upstream_responses_total",
             "Backend responses by status class.",
             "class",
-            &["1xx", "2xx", "3xx", "4xx", "5xx"],
+            &UPSTREAM_CLASSES,
         );
         let reloads = labelled(
             "floodgate_config_reloads_total",
@@ -189,7 +192,7 @@ impl Metrics {
             access,
             invalid_tokens,
             limiter_seconds,
-            upstream_responses,
+            upstream_classes: UPSTREAM_CLASSES.map(|c| upstream_responses.with_label_values(&[c])),
             upstream_seconds,
             reloads,
             store,
@@ -201,6 +204,12 @@ impl Metrics {
         PolicyCounters {
             by_decision: Decision::ALL.map(|d| self.requests.with_label_values(&[name, d.label()])),
         }
+    }
+
+    /// Counts a backend response by the class of its status.
+    pub fn count_upstream_response(&self, status: u16) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.upstream_classes[class].inc();
     }
 
     /// Counts a request that failed upstream; `kind` is one of a fixed few.

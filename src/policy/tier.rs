@@ -41,9 +41,4 @@ impl Tiers {
             .iter()
             .position(|(name, _)| name.as_bytes() == &*value)
     }
-
-    /// The limits of the tier `req` names, if any.
-    pub fn select(&self, req: &Request<'_>) -> Option<&Limits> {
-        self.select_index(req).map(|i| &self.levels[i].1)
-    }
 }

@@ -185,17 +185,8 @@ impl ProxyHttp for Floodgate {
             self.metrics
                 .upstream_seconds
                 .observe(started.elapsed().as_secs_f64());
-            let class = match upstream_response.status.as_u16() / 100 {
-                1 => "1xx",
-                2 => "2xx",
-                3 => "3xx",
-                4 => "4xx",
-                _ => "5xx",
-            };
             self.metrics
-                .upstream_responses
-                .with_label_values(&[class])
-                .inc();
+                .count_upstream_response(upstream_response.status.as_u16());
         }
         if let Some(headers) = ctx.ratelimit.take() {
             upstream_response.insert_header("ratelimit-policy", headers.policy)?;
