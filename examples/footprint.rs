@@ -3,11 +3,15 @@
 //! N/10 buckets through the Lua script and reports Redis's memory per key.
 //! usage: footprint [N] [redis://HOST:PORT]
 
-use floodgate::config::{OnError, RedisSettings};
 use floodgate::identity::Identity;
-use floodgate::limiter::{BucketSpec, MemoryStore, RedisStore, Take};
-use floodgate::metrics::Metrics;
+use floodgate::limiter::{
+    BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings, RedisStore, Take,
+};
+use floodgate::telemetry::Metrics;
+use std::sync::LazyLock;
 use std::time::Duration;
+
+static POLICY: LazyLock<PolicyKey> = LazyLock::new(|| PolicyKey::new("per-user"));
 
 fn rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -21,14 +25,13 @@ fn rss_mib() -> f64 {
 
 fn take(i: u64) -> Take<'static> {
     Take {
-        policy_id: 1,
-        policy_name: "per-user",
-        identity: Identity::of("header:x-api-key", &i.to_le_bytes()),
-        spec: BucketSpec {
-            capacity: 10.0,
-            rate_per_second: 0.001,
+        key: BucketKey {
+            policy: &POLICY,
+            identity: Identity::of("header:x-api-key", &i.to_le_bytes()),
         },
+        spec: BucketSpec::new(10.0, 0.001).expect("a valid bucket"),
         cost: 1.0,
+        mode: Mode::Enforce,
     }
 }
 

@@ -1,4 +1,5 @@
---[[ take.lua: take `cost` tokens from every bucket in KEYS, all or nothing, on Redis's clock.
+--[[ take.lua: take `cost` tokens from every enforcing bucket in KEYS, all or nothing, and from
+each shadow bucket on its own, on Redis's clock.
 
 Contract (src/limiter/bucket.rs is the specification; this script mirrors it operation for
 operation, so both give the same answers for the same times and costs):
@@ -7,9 +8,11 @@ operation, so both give the same answers for the same times and costs):
                Every key of one call carries the same {identity} hash tag, so a call touches
                one Redis Cluster slot.
   ARGV[1]      margin added to each key's expiry, in milliseconds (integer >= 0)
-  ARGV[3i-1]   capacity of bucket i, tokens (> 0)
-  ARGV[3i]     refill rate of bucket i, tokens per second (> 0, may be fractional)
-  ARGV[3i+1]   cost for bucket i, tokens (> 0)
+  ARGV[4i-2]   capacity of bucket i, tokens (> 0)
+  ARGV[4i-1]   refill rate of bucket i, tokens per second (> 0, may be fractional)
+  ARGV[4i]     cost for bucket i, tokens (> 0)
+  ARGV[4i+1]   mode of bucket i: 0 enforcing (all or nothing with the other enforcing buckets),
+               1 shadow (pays on its own when it can, never affects the others)
 
   Returns { now_us, then for each bucket i: allowed (1 or 0), remaining (a string, "%.17g",
   so no fraction of a token is lost in transit), retry_after_us, full_in_us }.
@@ -19,7 +22,8 @@ operation, so both give the same answers for the same times and costs):
   clock; a TIME earlier than `ts` counts as no time passed. When every bucket holds its cost,
   each is debited and expires (PEXPIRE) exactly when it would be full again, plus the margin:
   an expired key and a full bucket are the same thing, so no state is ever lost early and no
-  idle key lingers. When any bucket is short, nothing is written.
+  idle key lingers. When any enforcing bucket is short, no enforcing bucket is written; a
+  shadow bucket is written whenever it holds its own cost.
 ]]
 
 local EPSILON = 1e-9
@@ -36,12 +40,13 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * MICROS + tonumber(time[2])
 local margin_ms = tonumber(ARGV[1])
 
-local levels, stamps, costs, caps, rates = {}, {}, {}, {}, {}
+local levels, stamps, costs, caps, rates, shadows = {}, {}, {}, {}, {}, {}
 local all_allowed = true
 for i = 1, #KEYS do
-  local capacity = tonumber(ARGV[3 * i - 1])
-  local rate = tonumber(ARGV[3 * i])
-  local cost = tonumber(ARGV[3 * i + 1])
+  local capacity = tonumber(ARGV[4 * i - 2])
+  local rate = tonumber(ARGV[4 * i - 1])
+  local cost = tonumber(ARGV[4 * i])
+  local shadow = ARGV[4 * i + 1] == '1'
   local stored = redis.call('HMGET', KEYS[i], 'tokens', 'ts')
   local tokens, ts = capacity, now
   if stored[1] and stored[2] then
@@ -53,7 +58,8 @@ for i = 1, #KEYS do
     ts = math.max(tonumber(stored[2]), now)
   end
   levels[i], stamps[i], costs[i], caps[i], rates[i] = tokens, ts, cost, capacity, rate
-  if tokens + EPSILON < cost then
+  shadows[i] = shadow
+  if tokens + EPSILON < cost and not shadow then
     all_allowed = false
   end
 end
@@ -64,7 +70,7 @@ for i = 1, #KEYS do
   if tokens + EPSILON >= cost then
     local remaining = math.max(tokens - cost, 0)
     local full_in = micros_to_gain(capacity - remaining, rate)
-    if all_allowed then
+    if all_allowed or shadows[i] then
       if full_in > 0 then
         -- Numbers are formatted by hand: Redis would turn them into strings with "%.14g",
         -- which loses digits of a microsecond timestamp and of a fractional token.

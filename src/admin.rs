@@ -2,8 +2,7 @@
 //! (JSON, or plain text with `?format=text`).
 
 use crate::limiter::{Health, Limiter};
-use crate::metrics::Metrics;
-use crate::offenders::Offenders;
+use crate::telemetry::{Metrics, Offenders};
 use async_trait::async_trait;
 use http::{header, Response, StatusCode};
 use pingora::apps::http_app::ServeHttp;

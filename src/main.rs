@@ -1,7 +1,7 @@
 //! `floodgate --config FILE [--test]`: load the config, build the server, run it.
 
 use clap::Parser;
-use floodgate::server::Launch;
+use floodgate::app::Launch;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         upgrade: cli.upgrade,
         hangup,
     };
-    match floodgate::server::build(&config, &launch) {
+    match floodgate::app::build(&config, &launch) {
         Ok(server) => {
             log::info!(
                 "floodgate listening on {} (admin {})",

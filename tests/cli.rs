@@ -63,7 +63,7 @@ fn the_grafana_dashboard_queries_only_exported_series() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/grafana-dashboard.json");
     let dashboard: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let registry = floodgate::metrics::Metrics::new();
+    let registry = floodgate::telemetry::Metrics::new();
     registry.policy("p");
     let metrics = registry.render();
     let panels = dashboard["panels"].as_array().unwrap();

@@ -2,10 +2,10 @@
 //! bearer tokens, rates and whole config files. Each runs 256 cases in `scripts/test`;
 //! `scripts/fuzz SECONDS` runs them for as long as asked with fresh seeds.
 
-use floodgate::config::Rate;
 use floodgate::identity::{
     forwarded_hops, ClientIpResolver, IdentityChain, JwtSettings, JwtVerifier, KeySource, Request,
 };
+use floodgate::policy::Rate;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use proptest::prelude::*;
 use std::net::IpAddr;

@@ -5,10 +5,13 @@
 mod common;
 
 use common::redis::RedisServer;
-use floodgate::config::{OnError, RedisSettings};
 use floodgate::identity::Identity;
-use floodgate::limiter::{Assessments, BucketSpec, MemoryStore, RedisStore, Take};
-use floodgate::metrics::Metrics;
+use floodgate::limiter::{
+    Assessments, BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
+    RedisStore, Take,
+};
+use floodgate::telemetry::Metrics;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 fn settings(url: String) -> RedisSettings {
@@ -41,23 +44,19 @@ impl Lcg {
     }
 }
 
-fn take(
-    policy_id: u64,
-    name: &'static str,
-    who: &str,
-    capacity: f64,
-    rate: f64,
-    cost: f64,
-) -> Take<'static> {
+/// The policies of these tests, by position: `per-user`, `fast`, `slow`.
+static POLICIES: LazyLock<[PolicyKey; 3]> =
+    LazyLock::new(|| ["per-user", "fast", "slow"].map(PolicyKey::new));
+
+fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'static> {
     Take {
-        policy_id,
-        policy_name: name,
-        identity: Identity::of("test", who.as_bytes()),
-        spec: BucketSpec {
-            capacity,
-            rate_per_second: rate,
+        key: BucketKey {
+            policy: &POLICIES[policy],
+            identity: Identity::of("test", who.as_bytes()),
         },
+        spec: BucketSpec::new(capacity, rate).unwrap(),
         cost,
+        mode: Mode::Enforce,
     }
 }
 
@@ -72,16 +71,28 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     for step in 0..600 {
         let who = ["alice", "bob"][rng.next(2) as usize];
         // Fast refill rates make microsecond gaps matter; odd rates exercise fractions.
-        let mut takes = vec![take(1, "fast", who, 5.0, 1733.0, 1.0 + rng.next(3) as f64)];
+        let mut takes = vec![take(1, who, 5.0, 1733.0, 1.0 + rng.next(3) as f64)];
         if rng.next(2) == 0 {
-            takes.push(take(2, "slow", who, 3.0, 97.3, 1.0 + rng.next(2) as f64));
+            takes.push(take(2, who, 3.0, 97.3, 1.0 + rng.next(2) as f64));
+        }
+        // A shadow bucket rides along now and then, decided on its own.
+        if rng.next(3) == 0 {
+            let shadow = take(0, who, 2.0, 31.7, 1.0);
+            takes.push(Take {
+                mode: Mode::Shadow,
+                ..shadow
+            });
         }
         let (now_us, from_lua) = runtime
             .block_on(store.call(&takes))
             .expect("script answers");
         let from_spec: Assessments = spec_store.acquire_at(&takes, now_us);
         assert_eq!(from_lua, from_spec, "step {step} at {now_us} µs: {takes:?}");
-        if from_lua.iter().all(|a| a.allowed) {
+        if from_lua
+            .iter()
+            .zip(&takes)
+            .all(|(a, t)| a.allowed || !t.enforces())
+        {
             allowed += 1;
         } else {
             refused += 1;
@@ -103,8 +114,11 @@ fn keys_are_hash_tagged_by_a_digest_of_the_identity() {
         Metrics::new().store.clone(),
     )
     .unwrap();
-    let t = take(1, "per-user", "alice", 1.0, 1.0, 1.0);
+    let t = take(0, "alice", 1.0, 1.0, 1.0);
     let key = store.key(&t);
-    assert_eq!(key, format!("difftest:{{{}}}:per-user", t.identity.hex()));
+    assert_eq!(
+        key,
+        format!("difftest:{{{}}}:per-user", t.key.identity.hex())
+    );
     assert!(!key.contains("alice"));
 }

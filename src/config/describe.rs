@@ -1,6 +1,7 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
-use super::runtime::{Config, StoreSettings};
+use super::runtime::Config;
+use crate::limiter::StoreSettings;
 use std::fmt;
 
 impl fmt::Display for Config {

@@ -4,10 +4,9 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{AccessFile, IdentityFile, JwtFile, OnInvalidTokenFile};
-use crate::access::{parse_network, AccessRules, Rule};
 use crate::identity::{
-    ClientIpResolver, IdentityChain, IpFolding, JwtSettings, JwtVerifier, KeySource,
-    OnInvalidToken, Source, SourceSpec,
+    parse_network, AccessRules, ClientIpResolver, IdentityChain, IpFolding, JwtSettings,
+    JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
 };
 use std::path::Path;
 use std::str::FromStr;

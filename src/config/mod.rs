@@ -1,4 +1,6 @@
-//! The config: a TOML file (`file`), checked (`validate`) into the runtime config (`runtime`).
+//! The config: a TOML file (`file`), checked (`validate`) into the runtime config (`runtime`):
+//! plain settings owned by the modules that use them. Reading a config does no network I/O;
+//! names are resolved and stores connected when the server is built.
 
 mod check;
 mod describe;
@@ -6,16 +8,11 @@ mod error;
 mod file;
 mod identity;
 mod policies;
-mod rate;
 mod runtime;
 mod validate;
 
 pub use error::ConfigError;
-pub use rate::{Rate, RateError};
-pub use runtime::{
-    AdminSettings, Backend, Config, OnError, RedisSettings, ResponseSettings, ServerSettings,
-    StoreSettings, TlsListener, UpstreamSettings,
-};
+pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
 
 use std::path::Path;
 

@@ -3,9 +3,9 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{MatchFile, PolicyFile, SourceList, TierFile};
-use super::Rate;
 use crate::identity::IdentityChain;
-use crate::policy::{Limits, Policy, Route, Tiers};
+use crate::limiter::PolicyKey;
+use crate::policy::{Limits, Policy, Rate, Route, Tiers};
 use std::collections::HashSet;
 use toml::Spanned;
 
@@ -24,8 +24,8 @@ pub(crate) fn policies(
     for file in files {
         let mut policy = policy(check, file, global)?;
         policy.shadow |= all_shadow;
-        if !seen.insert(policy.name.clone()) {
-            let message = format!("`policy.name`: `{}` is used by two policies", policy.name);
+        if !seen.insert(policy.name().clone()) {
+            let message = format!("`policy.name`: `{}` is used by two policies", policy.name());
             return Err(check.error(&file.name, message));
         }
         out.push(policy);
@@ -57,8 +57,8 @@ fn policy(
     let tiers = tiers(check, file)?;
     let smallest = tiers
         .iter()
-        .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity))
-        .fold(limits.capacity, u64::min);
+        .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity()))
+        .fold(limits.capacity(), u64::min);
     if cost > smallest {
         let message = format!("`policy.cost` ({cost}) is above a capacity of this policy ({smallest}): no request could ever pass");
         let at = file
@@ -68,7 +68,7 @@ fn policy(
         return Err(check.error(at, message));
     }
     Ok(Policy {
-        name: name.as_str().into(),
+        key: PolicyKey::new(name),
         limits,
         cost,
         shadow: file.shadow,
@@ -91,11 +91,16 @@ fn limits(
     table: &str,
 ) -> Result<Limits, ConfigError> {
     let capacity = check.integer(capacity, &format!("{table}.capacity"), 1..=MAX_TOKENS)? as u64;
-    let rate: Rate = rate
+    let parsed: Rate = rate
         .get_ref()
         .parse()
         .map_err(|e| check.error(rate, format!("`{table}.rate`: {e}")))?;
-    Ok(Limits { capacity, rate })
+    Limits::new(capacity, parsed).map_err(|e| {
+        check.error(
+            rate,
+            format!("`{table}.rate` with capacity {capacity}: {e}"),
+        )
+    })
 }
 
 fn own_chain(

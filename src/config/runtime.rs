@@ -1,9 +1,9 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
-use crate::access::AccessRules;
-use crate::identity::{ClientIpResolver, IdentityChain, JwtVerifier};
+use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, JwtVerifier};
+use crate::limiter::StoreSettings;
 use crate::policy::Policy;
-use std::fmt;
+use crate::proxy::UpstreamSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,15 +72,6 @@ pub struct TlsListener {
     pub key_file: String,
 }
 
-/// One backend: where, and whether over TLS.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Backend {
-    /// `host:port` as configured (resolved when the proxy starts or reloads).
-    pub address: String,
-    /// The name to present (SNI) and verify, for `https://` backends.
-    pub tls_name: Option<String>,
-}
-
 /// `[admin]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdminSettings {
@@ -90,117 +81,6 @@ pub struct AdminSettings {
     pub offenders_window: Duration,
     /// How many identities the top-offenders view lists.
     pub offenders_top: usize,
-}
-
-/// `[upstream]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UpstreamSettings {
-    /// Backends, used round robin.
-    pub backends: Vec<Backend>,
-    /// CA bundle (PEM) that verifies `https://` backends; the system's roots if none.
-    pub ca_file: Option<String>,
-    /// Time allowed to connect to a backend.
-    pub connect_timeout: Duration,
-    /// Time allowed between reads from a backend.
-    pub read_timeout: Duration,
-    /// Time allowed for each write to a backend.
-    pub write_timeout: Duration,
-}
-
-/// `[store]`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StoreSettings {
-    /// Buckets in this process's memory.
-    Memory {
-        /// Most buckets held at once.
-        max_entries: usize,
-    },
-    /// Buckets in Redis, shared by every instance.
-    Redis(RedisSettings),
-}
-
-/// What to do with a request when the shared store cannot decide.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnError {
-    /// Let it through (fail open), counted as `error`.
-    Allow,
-    /// Refuse it with 503 and a problem body.
-    Deny,
-    /// Decide it with in-memory buckets of the same policies on this instance.
-    Local,
-}
-
-impl OnError {
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnError::Allow => "allow",
-            OnError::Deny => "deny",
-            OnError::Local => "local",
-        }
-    }
-}
-
-/// `[store] kind = "redis"`.
-#[derive(Clone, PartialEq)]
-pub struct RedisSettings {
-    /// `redis://` or `rediss://` URL of a standalone server (may hold credentials: never
-    /// print it whole); empty for a cluster.
-    pub url: String,
-    /// Seed nodes of a Redis Cluster; empty for a standalone server.
-    pub nodes: Vec<String>,
-    /// User name, overriding the URL's.
-    pub username: Option<String>,
-    /// Password, overriding the URL's.
-    pub password: Option<String>,
-    /// Prefix of every key.
-    pub prefix: String,
-    /// Budget of one store call.
-    pub timeout: Duration,
-    /// What to do when Redis cannot decide.
-    pub on_error: OnError,
-    /// Consecutive failures that open the circuit breaker.
-    pub breaker_failures: u32,
-    /// How often an open breaker probes Redis.
-    pub breaker_probe_interval: Duration,
-    /// Most identities remembered as refused (0 turns the deny cache off).
-    pub deny_cache_entries: usize,
-    /// Added to each key's expiry beyond its time to refill.
-    pub ttl_margin: Duration,
-    /// Most buckets of the local fallback store.
-    pub fallback_max_entries: usize,
-}
-
-impl RedisSettings {
-    /// The URL (or the cluster's seed nodes) with any credentials replaced by `***`.
-    pub fn redacted_url(&self) -> String {
-        if !self.nodes.is_empty() {
-            let nodes: Vec<String> = self.nodes.iter().map(|n| redact(n)).collect();
-            return format!("cluster [{}]", nodes.join(", "));
-        }
-        redact(&self.url)
-    }
-}
-
-/// A URL with any credentials replaced by `***`.
-fn redact(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
-        _ => url.to_owned(),
-    }
-}
-
-impl fmt::Debug for RedisSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisSettings")
-            .field("url", &self.redacted_url())
-            .field("username", &self.username.as_ref().map(|_| "***"))
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .field("prefix", &self.prefix)
-            .field("timeout", &self.timeout)
-            .field("on_error", &self.on_error)
-            .finish_non_exhaustive()
-    }
 }
 
 /// `[response]`.

@@ -1,6 +1,7 @@
 //! One small config per mistake, each asserting the located message.
 
 use super::*;
+use crate::limiter::{OnError, StoreSettings};
 
 const BASE: &str = r#"
 [server]
@@ -269,7 +270,7 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
         policy.sources.as_ref().unwrap().sources[0].to_string(),
         "query:telephone"
     );
-    assert_eq!(policy.tiers.as_ref().unwrap().levels[0].1.capacity, 5);
+    assert_eq!(policy.tiers.as_ref().unwrap().levels[0].1.capacity(), 5);
     let printed = config.to_string();
     assert!(
         printed.contains("applies to POST host api.example.com path /sendCaptcha*"),

@@ -5,11 +5,9 @@ use super::error::ConfigError;
 use super::file::{FileConfig, OnErrorFile, ServerFile, StoreFile, StoreKind, UpstreamFile};
 use super::identity::{self, IdentityParts};
 use super::policies;
-use super::runtime::{
-    AdminSettings, Backend, Config, OnError, RedisSettings, ResponseSettings, ServerSettings,
-    StoreSettings, TlsListener, UpstreamSettings,
-};
-use std::net::ToSocketAddrs;
+use super::runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
+use crate::limiter::{OnError, RedisSettings, StoreSettings};
+use crate::proxy::{Backend, UpstreamSettings};
 use std::path::Path;
 use std::time::Duration;
 use toml::Spanned;
@@ -119,15 +117,10 @@ fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings
             }
             None => (text.as_str(), false),
         };
-        let resolves = address
-            .to_socket_addrs()
-            .map(|mut a| a.next().is_some())
-            .unwrap_or(false);
-        if !resolves {
-            let message = format!("`upstream.backends`: `{text}` is not a reachable host:port");
+        let Some(host) = backend_host(address) else {
+            let message = format!("`upstream.backends`: `{text}` is not a host:port");
             return Err(check.error(backend, message));
-        }
-        let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+        };
         let tls_name = tls.then(|| {
             host.trim_start_matches('[')
                 .trim_end_matches(']')
@@ -161,6 +154,14 @@ fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings
             Duration::from_secs(60),
         )?,
     })
+}
+
+/// The host of a `host:port` backend address, if it is one (checked by form only: names are
+/// resolved when the server is built).
+fn backend_host(address: &str) -> Option<&str> {
+    let (host, port) = address.rsplit_once(':')?;
+    let valid_host = !host.is_empty() && !host.contains(['/', ' ', '@']);
+    (valid_host && port.parse::<u16>().is_ok_and(|p| p > 0)).then_some(host)
 }
 
 /// A file path that can be read, relative to the working directory.
@@ -218,11 +219,14 @@ fn redis_store(
     file: &StoreFile,
     max_entries: usize,
 ) -> Result<RedisSettings, ConfigError> {
-    let valid_url =
-        |url: &Spanned<String>, key: &str| match redis::Client::open(url.get_ref().as_str()) {
+    // Parsed only: the store connects when the server is built.
+    let valid_url = |url: &Spanned<String>, key: &str| {
+        use redis::IntoConnectionInfo;
+        match url.get_ref().as_str().into_connection_info() {
             Ok(_) => Ok(url.get_ref().clone()),
             Err(_) => Err(check.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
-        };
+        }
+    };
     let (url, nodes) = match (&file.url, &file.nodes) {
         (Some(url), None) => (valid_url(url, "store.url")?, Vec::new()),
         (None, Some(nodes)) if !nodes.get_ref().is_empty() => {

@@ -1,78 +1,101 @@
-//! A policy bound to its runtime parts: bucket id, counters, and per tier the limits with their
-//! `RateLimit-Policy` header value, computed once.
+//! A policy bound to its runtime parts: its counters and its levels (own limits, then one per
+//! tier), and its share of one request once planned.
 
+use super::{LevelId, Standing};
 use crate::identity::{Identity, Request};
-use crate::limiter::{Assessment, Take};
-use crate::metrics::PolicyCounters;
+use crate::limiter::{Assessment, BucketKey, Mode, Take};
 use crate::policy::{Limits, Policy};
-use crate::respond::{self, Standing};
-use http::HeaderValue;
-
-/// One set of limits of a policy (its own, or a tier's).
-pub(crate) struct Level {
-    pub(crate) limits: Limits,
-    pub(crate) policy_header: HeaderValue,
-}
+use crate::telemetry::PolicyCounters;
 
 pub(crate) struct BoundPolicy {
-    pub(crate) id: u64,
     pub(crate) policy: Policy,
     pub(crate) counters: PolicyCounters,
+    index: usize,
     /// The policy's own limits first, then one per tier in `policy.tiers` order.
-    levels: Vec<Level>,
+    levels: Vec<Limits>,
 }
 
 impl BoundPolicy {
-    pub(crate) fn new(policy: &Policy, counters: PolicyCounters) -> Self {
-        let own = std::iter::once(&policy.limits);
+    /// The policy at position `index` of the config, counting into `counters`.
+    pub(crate) fn new(index: usize, policy: &Policy, counters: PolicyCounters) -> Self {
         let tiers = policy
             .tiers
             .iter()
-            .flat_map(|t| t.levels.iter().map(|(_, l)| l));
-        let levels = own
-            .chain(tiers)
-            .map(|limits| Level {
-                limits: limits.clone(),
-                policy_header: respond::policy_header_value(&policy.name, limits),
-            })
-            .collect();
+            .flat_map(|t| t.levels.iter().map(|(_, l)| l.clone()));
         Self {
-            id: policy.id(),
             policy: policy.clone(),
             counters,
-            levels,
+            index,
+            levels: std::iter::once(policy.limits.clone())
+                .chain(tiers)
+                .collect(),
         }
     }
 
-    /// The limits `req` gets: its tier's, or the policy's own.
-    pub(crate) fn level_for(&self, req: &Request<'_>) -> &Level {
+    /// Every level of this policy with its id.
+    pub(crate) fn levels(&self) -> impl Iterator<Item = (LevelId, &Limits)> {
+        self.levels.iter().enumerate().map(|(level, limits)| {
+            let id = LevelId {
+                policy: self.index,
+                level,
+            };
+            (id, limits)
+        })
+    }
+
+    /// The level `req` gets: its tier's, or the policy's own.
+    fn level_for(&self, req: &Request<'_>) -> usize {
         let tier = self.policy.tiers.as_ref().and_then(|t| t.select_index(req));
-        &self.levels[tier.map_or(0, |i| i + 1)]
+        tier.map_or(0, |i| i + 1)
+    }
+
+    /// This policy's share of a request by `identity`.
+    pub(crate) fn plan(&self, req: &Request<'_>, identity: Identity) -> Planned<'_> {
+        Planned {
+            bound: self,
+            identity,
+            level: self.level_for(req),
+        }
     }
 }
 
 /// One applicable policy's share of a request: whose bucket, and how big.
 pub struct Planned<'g> {
-    pub(crate) bound: &'g BoundPolicy,
-    pub(crate) identity: Identity,
-    pub(crate) level: &'g Level,
+    bound: &'g BoundPolicy,
+    identity: Identity,
+    level: usize,
 }
 
-impl Planned<'_> {
-    pub(crate) fn take(&self) -> Take<'_> {
+impl<'g> Planned<'g> {
+    /// The bucket take this share asks the store for.
+    pub(crate) fn take(&self) -> Take<'g> {
         Take {
-            policy_id: self.bound.id,
-            policy_name: &self.bound.policy.name,
-            identity: self.identity,
-            spec: self.level.limits.spec(),
+            key: BucketKey {
+                policy: &self.bound.policy.key,
+                identity: self.identity,
+            },
+            spec: self.limits().spec(),
             cost: self.bound.policy.cost as f64,
+            mode: match self.is_shadow() {
+                true => Mode::Shadow,
+                false => Mode::Enforce,
+            },
         }
     }
 
-    pub(crate) fn standing(&self, assessment: Assessment) -> Standing<'_> {
+    fn limits(&self) -> &'g Limits {
+        &self.bound.levels[self.level]
+    }
+
+    /// How the bucket stands given the store's `assessment`.
+    pub(crate) fn standing(&self, assessment: Assessment) -> Standing<'g> {
         Standing {
-            name: &self.bound.policy.name,
-            limits: &self.level.limits,
+            policy: self.bound.policy.name(),
+            level: LevelId {
+                policy: self.bound.index,
+                level: self.level,
+            },
+            limits: self.limits(),
             cost: self.bound.policy.cost,
             assessment,
         }
@@ -85,5 +108,9 @@ impl Planned<'_> {
 
     pub(crate) fn is_shadow(&self) -> bool {
         self.bound.policy.shadow
+    }
+
+    pub(crate) fn counters(&self) -> &'g PolicyCounters {
+        &self.bound.counters
     }
 }

@@ -1,24 +1,27 @@
-//! The limiting step of a request: [`Gate::plan`] finds the policies on its route and, for
-//! each, the caller's identity and limits; [`Gate::check`] takes from those buckets in one
-//! limiter call, counts the outcome and renders a refusal.
+//! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
+//! access lists, finds the policies on the request's route with each one's caller and limits
+//! (`bound`), takes from all their buckets in one store call (`check`) and returns a typed
+//! [`Outcome`] for the proxy to render.
 //!
-//! Enforcing policies share one all-or-nothing take. Shadow policies are taken separately, so
-//! that a shadow bucket running dry never spares the enforcing buckets their tokens.
+//! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
+//! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
+//! their tokens.
 
 mod bound;
-mod fallback;
-mod verdict;
+mod check;
+mod outcome;
+mod standing;
 
 pub use bound::Planned;
-pub use fallback::Fallback;
-pub use verdict::{Action, RateLimitHeaders, Verdict};
+pub use outcome::{Decided, Outcome, OutcomeKind, Ticket};
+pub use standing::{most_restrictive, LevelId, Standing};
 
-use crate::identity::{IdentityChain, IdentityError, Request};
-use crate::limiter::{Limiter, Take};
-use crate::metrics::{Decision, Metrics, StoreMetrics};
-use crate::policy::{Policy, RouteFacts};
-use crate::respond::{self, Standing};
+use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, Request};
+use crate::limiter::{Fallback, Limiter};
+use crate::policy::{Limits, Policy, RouteFacts};
+use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
+use prometheus::{Histogram, IntCounter};
 use smallvec::SmallVec;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -26,40 +29,53 @@ use std::sync::Arc;
 /// Most requests meet few policies: up to this many are planned without allocating.
 type Few<T> = SmallVec<[T; 4]>;
 
-/// The policies, the store they draw on and the counters they feed.
+/// The series the gate feeds, resolved once.
+struct GateCounters {
+    access: ByLabel<AccessList>,
+    invalid_tokens: IntCounter,
+    limiter_seconds: Histogram,
+    store_fallbacks: IntCounter,
+}
+
+/// The lists, the policies, the store they draw on and what decides when it cannot.
 pub struct Gate {
+    access: AccessRules,
     policies: Vec<BoundPolicy>,
     identity: IdentityChain,
     limiter: Arc<dyn Limiter>,
     fallback: Fallback,
-    store_metrics: StoreMetrics,
-    throttle_status: u16,
+    counters: GateCounters,
     last_error_log_s: AtomicU64,
     needs_host: bool,
 }
 
 impl Gate {
-    /// A gate applying `policies` (to callers found by `identity` unless a policy has its own
-    /// sources) with buckets in `limiter` (and `fallback` when it fails), refusing with
-    /// `throttle_status`.
+    /// A gate applying `access` lists, then `policies` (to callers found by `identity` unless
+    /// a policy has its own sources) with buckets in `limiter`, and `fallback` when it fails.
     pub fn new(
+        access: AccessRules,
         policies: &[Policy],
         identity: IdentityChain,
         limiter: Arc<dyn Limiter>,
         fallback: Fallback,
         metrics: &Metrics,
-        throttle_status: u16,
     ) -> Self {
         Self {
+            access,
             policies: policies
                 .iter()
-                .map(|p| BoundPolicy::new(p, metrics.policy(&p.name)))
+                .enumerate()
+                .map(|(i, p)| BoundPolicy::new(i, p, metrics.policy(p.name())))
                 .collect(),
             identity,
             limiter,
             fallback,
-            store_metrics: metrics.store.clone(),
-            throttle_status,
+            counters: GateCounters {
+                access: metrics.access.clone(),
+                invalid_tokens: metrics.invalid_tokens.clone(),
+                limiter_seconds: metrics.limiter_seconds.clone(),
+                store_fallbacks: metrics.store.fallbacks.clone(),
+            },
             last_error_log_s: AtomicU64::new(0),
             needs_host: policies.iter().any(|p| p.route.host.is_some()),
         }
@@ -68,6 +84,36 @@ impl Gate {
     /// Whether any route looks at the host (so the proxy need not work it out otherwise).
     pub fn needs_host(&self) -> bool {
         self.needs_host
+    }
+
+    /// Every level of every policy: its id, the policy's name and the limits.
+    pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits)> {
+        self.policies.iter().flat_map(|b| {
+            let name = b.policy.name();
+            b.levels().map(move |(id, limits)| (id, name, limits))
+        })
+    }
+
+    /// What happens to `req`, whose route facts are `route`.
+    pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
+        match self.access.check(req) {
+            Access::Denied => return self.listed(AccessList::Deny),
+            Access::Allowed => return self.listed(AccessList::Allow),
+            Access::Limited => {}
+        }
+        match self.plan(req, route) {
+            Ok(planned) => self.check(&planned).await,
+            Err(e) => {
+                self.counters.invalid_tokens.inc();
+                log::debug!("refusing a request: {e}");
+                Outcome::InvalidToken
+            }
+        }
+    }
+
+    fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {
+        self.counters.access.inc(list);
+        Outcome::Listed(list)
     }
 
     /// The policies on `route`, each with its caller and limits. Fails when a bearer token is
@@ -91,78 +137,8 @@ impl Gate {
                     None => *caller.insert(self.identity.identify(req)?),
                 },
             };
-            planned.push(Planned {
-                bound,
-                identity,
-                level: bound.level_for(req),
-            });
+            planned.push(bound.plan(req, identity));
         }
         Ok(planned)
-    }
-
-    /// Takes from the planned buckets and says what to do with the request.
-    pub async fn check(&self, planned: &[Planned<'_>]) -> Verdict {
-        let (shadow, enforcing): (Few<&Planned<'_>>, Few<&Planned<'_>>) =
-            planned.iter().partition(|p| p.is_shadow());
-        self.check_shadow(&shadow).await;
-        if enforcing.is_empty() {
-            return Verdict::pass("unlimited");
-        }
-        let takes: Few<Take<'_>> = enforcing.iter().map(|p| p.take()).collect();
-        let assessments = match self.limiter.acquire(&takes).await {
-            Ok(assessments) => assessments,
-            Err(e) => match self.on_store_error(&e, &enforcing, &takes) {
-                Ok(assessments) => assessments,
-                Err(verdict) => return *verdict,
-            },
-        };
-        let passed = assessments.iter().all(|a| a.allowed);
-        let standings: Few<Standing<'_>> = enforcing
-            .iter()
-            .zip(&assessments)
-            .map(|(p, a)| {
-                p.bound.counters.count(match (passed, a.allowed) {
-                    (true, _) => Decision::Allowed,
-                    (false, false) => Decision::Throttled,
-                    (false, true) => Decision::ThrottledByOther,
-                });
-                p.standing(*a)
-            })
-            .collect();
-        let Some(index) = respond::most_restrictive(&standings) else {
-            return Verdict::pass("unlimited");
-        };
-        let (standing, name) = (&standings[index], &enforcing[index].bound.policy.name);
-        let identity = enforcing[index].identity();
-        if passed {
-            let headers = RateLimitHeaders {
-                policy: enforcing[index].level.policy_header.clone(),
-                ratelimit: standing.ratelimit_value(),
-            };
-            let pass = Verdict {
-                action: Action::Pass(Some(headers)),
-                decision: "allowed",
-                policy: None,
-                identity: None,
-            };
-            return pass.by(name, identity);
-        }
-        Verdict::refuse(
-            respond::throttled(self.throttle_status, standing),
-            "throttled",
-        )
-        .by(name, identity)
-    }
-
-    /// Takes from each shadow bucket on its own and counts what it would have throttled.
-    async fn check_shadow(&self, shadow: &[&Planned<'_>]) {
-        for p in shadow {
-            let decision = match self.limiter.acquire(&[p.take()]).await {
-                Ok(a) if a.iter().all(|a| a.allowed) => Decision::Allowed,
-                Ok(_) => Decision::ShadowThrottled,
-                Err(_) => Decision::Error,
-            };
-            p.bound.counters.count(decision);
-        }
     }
 }

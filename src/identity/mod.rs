@@ -6,10 +6,12 @@
 //! offenders view see. A request no source identifies shares one `anonymous` identity, so
 //! dropping every identifying header earns no fresh bucket.
 
+mod access;
 mod client_ip;
 mod jwt;
 mod source;
 
+pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};

@@ -11,13 +11,34 @@ pub const EPSILON: f64 = 1e-9;
 
 const MICROS_PER_SECOND: f64 = 1_000_000.0;
 
-/// A bucket's shape: how many tokens it holds and how fast it refills.
+/// The largest capacity: whole tokens stay exact in an f64 with 13 bits left for fractions.
+pub const MAX_CAPACITY: f64 = (1u64 << 40) as f64;
+/// The fastest refill accepted, tokens per second.
+pub const MAX_RATE_PER_SECOND: f64 = 1e9;
+/// The longest time an empty bucket may take to fill: ten years. Every wait the arithmetic
+/// reports (and so every `Retry-After`) stays below it, exact in microseconds.
+pub const MAX_REFILL_US: f64 = 10.0 * 366.0 * 86_400.0 * MICROS_PER_SECOND;
+
+/// A bucket's shape: how many tokens it holds and how fast it refills. Built only through
+/// [`BucketSpec::new`], so every spec keeps the arithmetic exact.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BucketSpec {
-    /// Most tokens the bucket holds: the burst size.
-    pub capacity: f64,
-    /// Tokens gained per second.
-    pub rate_per_second: f64,
+    capacity: f64,
+    rate_per_second: f64,
+}
+
+/// Why a capacity and rate cannot make a bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The capacity is not between 1 and [`MAX_CAPACITY`].
+    #[error("the capacity must be between 1 and 2^40 tokens")]
+    Capacity,
+    /// The rate is not positive, finite and at most [`MAX_RATE_PER_SECOND`].
+    #[error("the rate must be positive and at most 1e9 tokens per second")]
+    Rate,
+    /// An empty bucket would take longer than [`MAX_REFILL_US`] to fill.
+    #[error("an empty bucket would take more than ten years to refill; raise the rate")]
+    TooSlow,
 }
 
 /// What is stored for a bucket between requests.
@@ -43,6 +64,33 @@ pub struct Assessment {
 }
 
 impl BucketSpec {
+    /// A bucket of `capacity` tokens gaining `rate_per_second`, if the arithmetic stays exact.
+    pub fn new(capacity: f64, rate_per_second: f64) -> Result<Self, SpecError> {
+        if !(1.0..=MAX_CAPACITY).contains(&capacity) {
+            return Err(SpecError::Capacity);
+        }
+        if !(rate_per_second > 0.0 && rate_per_second <= MAX_RATE_PER_SECOND) {
+            return Err(SpecError::Rate);
+        }
+        if capacity * MICROS_PER_SECOND / rate_per_second > MAX_REFILL_US {
+            return Err(SpecError::TooSlow);
+        }
+        Ok(Self {
+            capacity,
+            rate_per_second,
+        })
+    }
+
+    /// Most tokens the bucket holds: the burst size.
+    pub fn capacity(&self) -> f64 {
+        self.capacity
+    }
+
+    /// Tokens gained per second.
+    pub fn rate_per_second(&self) -> f64 {
+        self.rate_per_second
+    }
+
     /// The bucket's tokens at `now_us`, refilled from `state` (`None` is a full bucket).
     pub fn refill(&self, state: Option<BucketState>, now_us: u64) -> BucketState {
         let Some(state) = state else {
@@ -105,10 +153,7 @@ mod tests {
     const SECOND: u64 = 1_000_000;
 
     fn spec(capacity: f64, rate_per_second: f64) -> BucketSpec {
-        BucketSpec {
-            capacity,
-            rate_per_second,
-        }
+        BucketSpec::new(capacity, rate_per_second).unwrap()
     }
 
     /// Takes `cost` at `now`, storing the result as the memory store does.
@@ -250,6 +295,19 @@ mod tests {
             let later = 1 + refused.retry_after_us;
             assert!(take(&s, &mut state, 1.0, later).allowed, "rate {rate}");
         }
+    }
+
+    #[test]
+    fn specs_that_would_lose_exactness_are_refused() {
+        assert_eq!(BucketSpec::new(0.0, 1.0), Err(SpecError::Capacity));
+        assert_eq!(BucketSpec::new(1e13, 1.0), Err(SpecError::Capacity));
+        assert_eq!(BucketSpec::new(1.0, 0.0), Err(SpecError::Rate));
+        assert_eq!(BucketSpec::new(1.0, f64::NAN), Err(SpecError::Rate));
+        assert_eq!(BucketSpec::new(1.0, 1e-300), Err(SpecError::TooSlow));
+        // One token a year, and a year's worth of tokens at once, are fine.
+        assert!(BucketSpec::new(1.0, 1.0 / (365.0 * 86_400.0)).is_ok());
+        let slowest = BucketSpec::new(MAX_CAPACITY, 1e9).unwrap();
+        assert!(slowest.micros_to_gain(MAX_CAPACITY) < u64::MAX / 1000);
     }
 
     #[test]

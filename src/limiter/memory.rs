@@ -7,7 +7,7 @@
 //! configured cap, the sampled bucket nearest to full is evicted, losing the least.
 
 use super::bucket::BucketState;
-use super::{Assessments, Limiter, LimiterError, Take};
+use super::{paying, Assessments, Limiter, LimiterError, Take};
 use crate::clock::MonotonicClock;
 use crate::identity::Identity;
 use async_trait::async_trait;
@@ -34,20 +34,28 @@ pub struct MemoryStore {
     clock: MonotonicClock,
 }
 
+/// A bucket as this store holds it: the policy's number and the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BucketKey {
+struct Slot {
     policy_id: u64,
     identity: Identity,
 }
 
-impl BucketKey {
-    /// The identity is already a cryptographic digest, so its bits serve as the hash.
+impl Slot {
+    fn of(take: &Take<'_>) -> Self {
+        Self {
+            policy_id: take.key.policy.id(),
+            identity: take.key.identity,
+        }
+    }
+
+    /// The same hash as [`super::BucketKey::hash64`].
     fn hash64(&self) -> u64 {
         self.identity.prefix_u64() ^ self.policy_id
     }
 }
 
-impl Hash for BucketKey {
+impl Hash for Slot {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.hash64());
     }
@@ -80,12 +88,12 @@ struct Entry {
 
 #[derive(Default)]
 struct Shard {
-    buckets: HashMap<BucketKey, Entry, BuildHasherDefault<PrehashedHasher>>,
+    buckets: HashMap<Slot, Entry, BuildHasherDefault<PrehashedHasher>>,
     next_sweep_us: u64,
 }
 
 impl Shard {
-    fn store(&mut self, key: BucketKey, entry: Entry, now_us: u64, cap: usize) {
+    fn store(&mut self, key: Slot, entry: Entry, now_us: u64, cap: usize) {
         if now_us >= self.next_sweep_us {
             self.sweep(now_us);
         }
@@ -138,25 +146,19 @@ impl MemoryStore {
 
     /// The all-or-nothing take at an explicit instant on the store's clock.
     pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
-        let keys: SmallVec<[BucketKey; 4]> = takes
-            .iter()
-            .map(|t| BucketKey {
-                policy_id: t.policy_id,
-                identity: t.identity,
-            })
-            .collect();
+        let slots: SmallVec<[Slot; 4]> = takes.iter().map(Slot::of).collect();
         let count = self.shards.len();
-        let shard_of = |k: &BucketKey| (k.hash64() >> 40) as usize % count;
-        let mut order: SmallVec<[usize; 4]> = keys.iter().map(shard_of).collect();
+        let shard_of = |k: &Slot| (k.hash64() >> 40) as usize % count;
+        let mut order: SmallVec<[usize; 4]> = slots.iter().map(shard_of).collect();
         order.sort_unstable();
         order.dedup();
         let mut guards: SmallVec<[MutexGuard<'_, Shard>; 4]> =
             order.iter().map(|&i| self.shards[i].lock()).collect();
-        let guard_of = |k: &BucketKey| order.binary_search(&shard_of(k)).unwrap_or(0);
+        let guard_of = |k: &Slot| order.binary_search(&shard_of(k)).unwrap_or(0);
 
         let levels: SmallVec<[BucketState; 4]> = takes
             .iter()
-            .zip(&keys)
+            .zip(&slots)
             .map(|(t, k)| {
                 let stored = guards[guard_of(k)].buckets.get(k).map(|e| e.state);
                 t.spec.refill(stored, now_us)
@@ -167,16 +169,13 @@ impl MemoryStore {
             .zip(&levels)
             .map(|(t, level)| t.spec.assess(*level, t.cost))
             .collect();
-
-        if assessments.iter().all(|a| a.allowed) {
-            for ((t, k), (level, a)) in takes.iter().zip(&keys).zip(levels.iter().zip(&assessments))
-            {
-                let entry = Entry {
-                    state: t.spec.after_take(*level, t.cost),
-                    full_at_us: now_us.saturating_add(a.full_in_us),
-                };
-                guards[guard_of(k)].store(*k, entry, now_us, self.per_shard_cap);
-            }
+        for i in paying(takes, &assessments) {
+            let (t, k) = (&takes[i], slots[i]);
+            let entry = Entry {
+                state: t.spec.after_take(levels[i], t.cost),
+                full_at_us: now_us.saturating_add(assessments[i].full_in_us),
+            };
+            guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
         }
         assessments
     }
@@ -199,20 +198,23 @@ impl Limiter for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::BucketSpec;
+    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey};
+    use std::sync::LazyLock;
 
     const SECOND: u64 = 1_000_000;
 
-    fn take(policy_id: u64, who: &str, capacity: f64, rate: f64) -> Take<'static> {
+    static POLICIES: LazyLock<[PolicyKey; 3]> =
+        LazyLock::new(|| ["p0", "p1", "p2"].map(PolicyKey::new));
+
+    fn take(policy: usize, who: &str, capacity: f64, rate: f64) -> Take<'static> {
         Take {
-            policy_id,
-            policy_name: "p",
-            identity: Identity::of("test", who.as_bytes()),
-            spec: BucketSpec {
-                capacity,
-                rate_per_second: rate,
+            key: BucketKey {
+                policy: &POLICIES[policy],
+                identity: Identity::of("test", who.as_bytes()),
             },
+            spec: BucketSpec::new(capacity, rate).unwrap(),
             cost: 1.0,
+            mode: Mode::Enforce,
         }
     }
 
@@ -239,6 +241,25 @@ mod tests {
         assert!(refused[0].allowed && !refused[1].allowed);
         // The wide bucket still holds the 9 tokens the refused request did not take.
         assert_eq!(store.acquire_at(&[wide], 0)[0].remaining, 8.0);
+    }
+
+    #[test]
+    fn a_shadow_bucket_pays_on_its_own_and_never_blocks() {
+        let store = MemoryStore::new(100);
+        let enforcing = take(1, "alice", 2.0, 1.0);
+        let shadow = Take {
+            mode: Mode::Shadow,
+            ..take(2, "alice", 1.0, 1.0)
+        };
+        let first = store.acquire_at(&[enforcing, shadow], 0);
+        assert!(first[0].allowed && first[1].allowed);
+        let second = store.acquire_at(&[enforcing, shadow], 0);
+        assert!(
+            second[0].allowed && !second[1].allowed,
+            "the shadow bucket is dry"
+        );
+        // The enforcing bucket paid both times although the shadow bucket ran dry.
+        assert!(!store.acquire_at(&[enforcing], 0)[0].allowed);
     }
 
     #[test]

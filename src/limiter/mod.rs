@@ -1,40 +1,26 @@
 //! The limiter: take tokens from every bucket a request needs, all or nothing, in one step.
 //!
 //! [`Limiter`] is the narrow interface every store implements; [`bucket`] is the arithmetic
-//! they all follow.
+//! they all follow; [`Fallback`] decides when a shared store cannot.
 
-pub mod breaker;
 pub mod bucket;
-mod connection;
-pub mod deny_cache;
+mod fallback;
+mod key;
 pub mod memory;
 pub mod redis;
+mod settings;
+mod take;
 
-pub use bucket::{Assessment, BucketSpec, BucketState};
+pub use bucket::{Assessment, BucketSpec, BucketState, SpecError};
+pub use fallback::{Fallback, OnError, Undecided};
+pub use key::{BucketKey, PolicyKey};
 pub use memory::MemoryStore;
-pub use redis::RedisStore;
+pub use redis::{RedisSettings, RedisStore};
+pub use settings::StoreSettings;
+pub use take::{paying, Assessments, Mode, Take};
 
-use crate::identity::Identity;
+use crate::telemetry::StoreErrorKind;
 use async_trait::async_trait;
-use smallvec::SmallVec;
-
-/// One assessment per take, in order; a few are kept inline, without allocating.
-pub type Assessments = SmallVec<[Assessment; 4]>;
-
-/// One bucket a request takes from: whose, which policy's, what shape, how much.
-#[derive(Debug, Clone, Copy)]
-pub struct Take<'a> {
-    /// A stable number for the policy (derived from its name), part of the bucket's key.
-    pub policy_id: u64,
-    /// The policy's name, for stores that key buckets by name.
-    pub policy_name: &'a str,
-    /// The caller the bucket belongs to.
-    pub identity: Identity,
-    /// The bucket's capacity and refill rate.
-    pub spec: BucketSpec,
-    /// Tokens this request needs.
-    pub cost: f64,
-}
 
 /// Why a store could not decide.
 #[derive(Debug, thiserror::Error)]
@@ -52,11 +38,11 @@ pub enum LimiterError {
 
 impl LimiterError {
     /// The `kind` label of `floodgate_store_errors_total`.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> StoreErrorKind {
         match self {
-            LimiterError::Timeout => "timeout",
-            LimiterError::Store(_) => "unavailable",
-            LimiterError::BreakerOpen => "breaker_open",
+            LimiterError::Timeout => StoreErrorKind::Timeout,
+            LimiterError::Store(_) => StoreErrorKind::Unavailable,
+            LimiterError::BreakerOpen => StoreErrorKind::BreakerOpen,
         }
     }
 }
@@ -73,8 +59,9 @@ pub enum Health {
 /// A store of token buckets.
 #[async_trait]
 pub trait Limiter: Send + Sync {
-    /// Takes `cost` from every bucket in `takes` if each holds enough, or from none.
-    /// Returns one assessment per take, in order; the request passes when all are allowed.
+    /// Takes `cost` from every enforcing bucket in `takes` if each holds enough, or from
+    /// none; each shadow bucket pays on its own when it can. Returns one assessment per take,
+    /// in order; the request passes when every enforcing take is allowed.
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError>;
 
     /// Whether the store can decide now (checked by `/readyz`).

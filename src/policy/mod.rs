@@ -1,22 +1,26 @@
 //! Policies: which requests they apply to (`route`), whose bucket (their identity chain), how
 //! big and how fast it refills (`tier`), and what a request costs.
 
+mod limits;
+mod rate;
 mod route;
 mod tier;
 
+pub use limits::Limits;
+pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
-pub use tier::{Limits, Tiers};
+pub use tier::Tiers;
 
 use crate::identity::IdentityChain;
-use crate::limiter::BucketSpec;
+use crate::limiter::PolicyKey;
 use std::fmt;
 use std::sync::Arc;
 
 /// One named limit: a bucket per caller, refilled continuously.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// The name shown in headers, problem bodies and metric labels.
-    pub name: Arc<str>,
+    /// The policy's name, and how the stores name its buckets.
+    pub key: PolicyKey,
     /// Capacity and rate when no tier applies.
     pub limits: Limits,
     /// Tokens one request takes.
@@ -32,23 +36,9 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// A stable number for this policy's buckets, derived from its name so that it survives
-    /// reordering of the config and reloads.
-    pub fn id(&self) -> u64 {
-        let digest = blake3::hash(self.name.as_bytes());
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&digest.as_bytes()[..8]);
-        u64::from_le_bytes(first)
-    }
-}
-
-impl Limits {
-    /// The bucket shape these limits give each caller.
-    pub fn spec(&self) -> BucketSpec {
-        BucketSpec {
-            capacity: self.capacity as f64,
-            rate_per_second: self.rate.per_second(),
-        }
+    /// The name shown in headers, problem bodies and metric labels.
+    pub fn name(&self) -> &Arc<str> {
+        self.key.name()
     }
 }
 
@@ -57,9 +47,9 @@ impl fmt::Display for Policy {
         write!(
             f,
             "{}: capacity {} refilled at {}, cost {}{}; applies to {}",
-            self.name,
-            self.limits.capacity,
-            self.limits.rate,
+            self.name(),
+            self.limits.capacity(),
+            self.limits.rate(),
             self.cost,
             if self.shadow { ", shadow" } else { "" },
             self.route
@@ -71,7 +61,7 @@ impl fmt::Display for Policy {
             let levels: Vec<String> = tiers
                 .levels
                 .iter()
-                .map(|(name, l)| format!("{name} = {} at {}", l.capacity, l.rate))
+                .map(|(name, l)| format!("{name} = {} at {}", l.capacity(), l.rate()))
                 .collect();
             write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
         }
@@ -83,32 +73,18 @@ impl fmt::Display for Policy {
 mod tests {
     use super::*;
 
-    fn limits(capacity: u64, rate: &str) -> Limits {
-        Limits {
-            capacity,
-            rate: rate.parse().unwrap(),
-        }
-    }
-
     #[test]
-    fn the_window_is_the_time_to_refill_from_empty() {
-        assert_eq!(limits(10, "10/s").window_seconds(), 1);
-        assert_eq!(limits(1, "1/m").window_seconds(), 60);
-        assert_eq!(limits(100, "1000/s").window_seconds(), 1);
-        assert_eq!(limits(5, "2/s").window_seconds(), 3);
-    }
-
-    #[test]
-    fn the_id_depends_on_the_name_only() {
+    fn the_bucket_key_depends_on_the_name_only() {
         let policy = |capacity| Policy {
-            name: "p".into(),
-            limits: limits(capacity, "1/s"),
+            key: PolicyKey::new("p"),
+            limits: Limits::new(capacity, "1/s".parse().unwrap()).unwrap(),
             cost: 1,
             shadow: false,
             route: Route::default(),
             sources: None,
             tiers: None,
         };
-        assert_eq!(policy(10).id(), policy(20).id());
+        assert_eq!(policy(10).key, policy(20).key);
+        assert_ne!(PolicyKey::new("p").id(), PolicyKey::new("q").id());
     }
 }

@@ -1,27 +1,8 @@
 //! Tiers: a value of the request (a claim or a header, say `plan`) picks the capacity and rate
 //! a caller's bucket gets, such as `free` and `pro`.
 
-use crate::config::Rate;
+use super::Limits;
 use crate::identity::{IpFolding, Request, Source};
-
-/// A bucket's size and refill rate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Limits {
-    /// Burst size, in tokens.
-    pub capacity: u64,
-    /// Refill rate.
-    pub rate: Rate,
-}
-
-impl Limits {
-    /// The window of the `RateLimit-Policy` header: seconds to refill an empty bucket, at
-    /// least 1.
-    pub fn window_seconds(&self) -> u64 {
-        (self.capacity as f64 / self.rate.per_second())
-            .ceil()
-            .max(1.0) as u64
-    }
-}
 
 /// A source whose value selects one of several limits.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,38 +1,59 @@
 //! When proxying fails: which status the client gets, and how the failure is counted.
 
-use crate::respond;
+use super::render::{problem, problem_body, Action};
+use crate::telemetry::UpstreamErrorKind;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorSource, ErrorType, Result};
 
-/// Answers the request with a problem body.
-pub(super) async fn write_problem(session: &mut Session, code: u16, detail: &str) -> Result<()> {
-    let body = respond::problem_body(code, detail, serde_json::json!({}));
-    let header = respond::problem_header(code, body.len())?;
-    session
-        .write_response_header(Box::new(header), false)
-        .await?;
-    session.write_response_body(Some(body), true).await
+/// How a failed request is answered and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Failure {
+    /// The status to answer with; `None` when nobody is left to answer (the client is gone).
+    pub(super) status: Option<u16>,
+    /// The upstream error kind it counts as, if the backend failed.
+    pub(super) upstream: Option<UpstreamErrorKind>,
 }
 
-/// The status to answer an error with, and the upstream error kind it counts as, if any.
-pub(super) fn classify(e: &Error) -> (u16, Option<&'static str>) {
+/// How error `e` is answered and counted.
+pub(super) fn classify(e: &Error) -> Failure {
     use ErrorType::*;
-    if let HTTPStatus(code) = e.etype() {
-        return (*code, None);
+    let (status, upstream) = match (e.etype(), e.esource()) {
+        (HTTPStatus(code), _) => (Some(*code), None),
+        (ConnectTimedout | ReadTimedout | WriteTimedout, ErrorSource::Upstream) => {
+            (Some(504), Some(UpstreamErrorKind::Timeout))
+        }
+        (ConnectRefused | ConnectNoRoute | ConnectError | SocketError, ErrorSource::Upstream) => {
+            (Some(502), Some(UpstreamErrorKind::Connect))
+        }
+        (_, ErrorSource::Upstream) => (Some(502), Some(UpstreamErrorKind::Other)),
+        (WriteError | ReadError | ConnectionClosed, ErrorSource::Downstream) => (None, None),
+        (_, ErrorSource::Downstream) => (Some(400), None),
+        (_, ErrorSource::Internal | ErrorSource::Unset) => (Some(500), None),
+    };
+    Failure { status, upstream }
+}
+
+/// What the client is told about a failure of kind `upstream`.
+fn detail(upstream: Option<UpstreamErrorKind>) -> &'static str {
+    match upstream {
+        Some(UpstreamErrorKind::Timeout) => "The backend did not answer in time.",
+        Some(_) => "The backend could not be reached or failed to answer.",
+        None => "The request could not be proxied.",
     }
-    match e.esource() {
-        ErrorSource::Upstream => match e.etype() {
-            ConnectTimedout | ReadTimedout | WriteTimedout => (504, Some("timeout")),
-            ConnectRefused | ConnectNoRoute | ConnectError | SocketError => (502, Some("connect")),
-            _ => (502, Some("other")),
-        },
-        ErrorSource::Downstream => match e.etype() {
-            // The client is gone; nobody is left to answer.
-            WriteError | ReadError | ConnectionClosed => (0, None),
-            _ => (400, None),
-        },
-        ErrorSource::Internal | ErrorSource::Unset => (500, None),
+}
+
+/// Answers the request with a problem body for `failure`.
+pub(super) async fn write_problem(
+    session: &mut Session,
+    status: u16,
+    failure: Failure,
+) -> Result<()> {
+    let body = problem_body(status, detail(failure.upstream), serde_json::json!({}));
+    if let Action::Answer(header, body) = problem(status, body, &[]) {
+        session.write_response_header(header, false).await?;
+        session.write_response_body(Some(body), true).await?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -42,10 +63,17 @@ mod tests {
     #[test]
     fn upstream_failures_are_classified() {
         let refused = Error::new(ErrorType::ConnectRefused).into_up();
-        assert_eq!(classify(&refused), (502, Some("connect")));
+        assert_eq!(
+            classify(&refused),
+            Failure {
+                status: Some(502),
+                upstream: Some(UpstreamErrorKind::Connect)
+            }
+        );
         let slow = Error::new(ErrorType::ReadTimedout).into_up();
-        assert_eq!(classify(&slow), (504, Some("timeout")));
+        assert_eq!(classify(&slow).upstream, Some(UpstreamErrorKind::Timeout));
+        assert_eq!(classify(&slow).status, Some(504));
         let gone = Error::new(ErrorType::ConnectionClosed).into_down();
-        assert_eq!(classify(&gone), (0, None));
+        assert_eq!(classify(&gone).status, None);
     }
 }

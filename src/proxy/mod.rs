@@ -1,16 +1,19 @@
-//! `impl ProxyHttp`: decide (lists, identity, policies, limiter), forward round robin to the
-//! backends of the config that was live when the request arrived, report.
+//! `impl ProxyHttp`: read the request's facts, let the gate decide, render its outcome,
+//! forward round robin to the backends of the snapshot that was live when the request
+//! arrived, and report.
 
 mod decide;
 mod failure;
+mod render;
+mod snapshot;
+mod upstream;
 
-pub use decide::Callers;
+pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
+pub use snapshot::{Callers, Snapshot};
+pub use upstream::{Backend, Upstream, UpstreamSettings};
 
-use crate::active::Active;
-use crate::gate::{Action, RateLimitHeaders};
-use crate::identity::Identity;
-use crate::metrics::Metrics;
-use crate::offenders::Offenders;
+use crate::gate::{Decided, Outcome, OutcomeKind, Ticket};
+use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -22,43 +25,57 @@ use std::time::Instant;
 
 /// The Floodgate proxy logic.
 pub struct Floodgate {
-    active: Arc<ArcSwap<Active>>,
+    snapshot: Arc<ArcSwap<Snapshot>>,
     metrics: Arc<Metrics>,
     offenders: Arc<Offenders>,
 }
 
 /// Per-request state carried between pingora's phases.
 pub struct RequestCtx {
-    /// The config this request runs under, start to finish, whatever reloads happen meanwhile.
-    active: Option<Arc<Active>>,
+    /// The snapshot this request runs under, start to finish, whatever reloads happen.
+    snapshot: Option<Arc<Snapshot>>,
     ratelimit: Option<RateLimitHeaders>,
+    outcome: Option<OutcomeKind>,
+    ticket: Option<Ticket>,
     connect_attempts: usize,
     started: Instant,
     upstream_started: Option<Instant>,
-    decision: &'static str,
-    policy: Option<Arc<str>>,
-    identity: Option<Identity>,
 }
 
 impl Floodgate {
-    /// The proxy serving whatever `active` holds (a reload swaps it), counting throttled
+    /// The proxy serving whatever `snapshot` holds (a reload swaps it), counting throttled
     /// callers in `offenders`.
     pub fn new(
-        active: Arc<ArcSwap<Active>>,
+        snapshot: Arc<ArcSwap<Snapshot>>,
         metrics: Arc<Metrics>,
         offenders: Arc<Offenders>,
     ) -> Self {
         Self {
-            active,
+            snapshot,
             metrics,
             offenders,
         }
     }
+
+    /// Keeps what later phases need of `outcome` and says what to do now.
+    fn note_outcome(
+        &self,
+        outcome: &Outcome<'_>,
+        snapshot: &Snapshot,
+        ctx: &mut RequestCtx,
+    ) -> Action {
+        ctx.outcome = Some(outcome.kind());
+        ctx.ticket = outcome.decided().map(Decided::ticket);
+        if let Outcome::Throttled(d) = outcome {
+            self.offenders.record(d.identity, d.standing.policy);
+        }
+        render::render(outcome, &snapshot.policy_headers, snapshot.throttle_status)
+    }
 }
 
 impl RequestCtx {
-    fn active(&self) -> Result<&Arc<Active>> {
-        self.active.as_ref().ok_or_else(|| {
+    fn snapshot(&self) -> Result<&Arc<Snapshot>> {
+        self.snapshot.as_ref().ok_or_else(|| {
             Error::explain(ErrorType::InternalError, "no config loaded for the request")
         })
     }
@@ -70,37 +87,29 @@ impl ProxyHttp for Floodgate {
 
     fn new_ctx(&self) -> Self::CTX {
         RequestCtx {
-            active: None,
+            snapshot: None,
             ratelimit: None,
+            outcome: None,
+            ticket: None,
             connect_attempts: 0,
             started: Instant::now(),
             upstream_started: None,
-            decision: "",
-            policy: None,
-            identity: None,
         }
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let active = self.active.load_full();
-        let verdict = decide::decide(&active, &self.metrics, session).await;
-        ctx.active = Some(active);
-        ctx.decision = verdict.decision;
-        ctx.identity = verdict.identity;
-        if let (true, Some(identity), Some(policy)) = (
-            verdict.decision == "throttled",
-            verdict.identity,
-            &verdict.policy,
-        ) {
-            self.offenders.record(identity, policy);
-        }
-        ctx.policy = verdict.policy;
-        match verdict.action {
-            Action::Pass(headers) => {
+        let snapshot = self.snapshot.load_full();
+        let action = {
+            let outcome = decide::decide(&snapshot, session).await;
+            self.note_outcome(&outcome, &snapshot, ctx)
+        };
+        ctx.snapshot = Some(snapshot);
+        match action {
+            Action::Forward(headers) => {
                 ctx.ratelimit = headers;
                 Ok(false)
             }
-            Action::Refuse(header, body) => {
+            Action::Answer(header, body) => {
                 session.write_response_header(header, false).await?;
                 session.write_response_body(Some(body), true).await?;
                 Ok(true)
@@ -115,25 +124,7 @@ impl ProxyHttp for Floodgate {
     ) -> Result<Box<HttpPeer>> {
         ctx.connect_attempts += 1;
         ctx.upstream_started.get_or_insert_with(Instant::now);
-        let active = ctx.active()?;
-        // Round robin ignores the key.
-        let backend = active
-            .upstream
-            .select(b"", 256)
-            .ok_or_else(|| Error::explain(ErrorType::ConnectNoRoute, "no backend to select"))?;
-        let settings = &active.upstream_settings;
-        let tls_name = backend
-            .addr
-            .as_inet()
-            .and_then(|addr| active.tls_names.get(addr));
-        let mut peer = match tls_name {
-            Some(name) => HttpPeer::new(backend, true, name.clone()),
-            None => HttpPeer::new(backend, false, String::new()),
-        };
-        peer.options.connection_timeout = Some(settings.connect_timeout);
-        peer.options.read_timeout = Some(settings.read_timeout);
-        peer.options.write_timeout = Some(settings.write_timeout);
-        Ok(Box::new(peer))
+        ctx.snapshot()?.upstream.peer()
     }
 
     fn fail_to_connect(
@@ -144,9 +135,7 @@ impl ProxyHttp for Floodgate {
         mut e: Box<Error>,
     ) -> Box<Error> {
         // Nothing was sent yet, so trying the next backend is safe; each is tried once.
-        let backends = ctx
-            .active()
-            .map_or(1, |a| a.upstream_settings.backends.len());
+        let backends = ctx.snapshot().map_or(1, |s| s.upstream.backend_count());
         if ctx.connect_attempts < backends {
             e.set_retry(true);
         }
@@ -201,41 +190,40 @@ impl ProxyHttp for Floodgate {
         e: &Error,
         _ctx: &mut Self::CTX,
     ) -> FailToProxy {
-        let (code, upstream_kind) = failure::classify(e);
-        if let Some(kind) = upstream_kind {
-            self.metrics.count_upstream_error(kind);
+        let failure = failure::classify(e);
+        if let Some(kind) = failure.upstream {
+            self.metrics.upstream_errors.inc(kind);
         }
-        if code > 0 {
-            let detail = match upstream_kind {
-                Some("timeout") => "The backend did not answer in time.",
-                Some(_) => "The backend could not be reached or failed to answer.",
-                None => "The request could not be proxied.",
-            };
-            if let Err(e) = failure::write_problem(session, code, detail).await {
+        if let Some(status) = failure.status {
+            if let Err(e) = failure::write_problem(session, status, failure).await {
                 log::debug!("could not send the error response: {e}");
             }
         }
         FailToProxy {
-            error_code: code,
+            error_code: failure.status.unwrap_or(0),
             can_reuse_downstream: false,
         }
     }
 
     async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {
-        if !ctx.active.as_ref().is_some_and(|a| a.access_log) {
+        if !ctx.snapshot.as_ref().is_some_and(|s| s.access_log) {
             return;
         }
         let req = session.req_header();
         let status = session.response_written().map_or(0, |r| r.status.as_u16());
-        let identity = ctx.identity.map(|id| id.hex()).unwrap_or_default();
+        let identity = ctx
+            .ticket
+            .as_ref()
+            .map(|t| t.identity.hex())
+            .unwrap_or_default();
         log::info!(
             target: "floodgate::access",
             "{} {} status={} decision={} policy={} identity={} ms={:.3}",
             req.method,
             req.uri.path(),
             status,
-            ctx.decision,
-            ctx.policy.as_deref().unwrap_or("-"),
+            ctx.outcome.map_or("", OutcomeKind::label),
+            ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
             identity.get(..12).unwrap_or("-"),
             ctx.started.elapsed().as_secs_f64() * 1000.0
         );

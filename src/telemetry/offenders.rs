@@ -5,6 +5,11 @@
 //! possible overcount (`error`). Heavy hitters are always kept, and memory stays bounded however
 //! many identities a flood rotates through. Two windows rotate, so the view always covers
 //! between one and two window lengths. Identities are shown only as digests.
+//!
+//! The sketch is split into shards by identity, each with its own lock and its share of the
+//! counters: a throttled request locks one shard and scans a few dozen counters, so a flood
+//! does not serialise every worker on one lock. An identity always lands in the same shard,
+//! so the heavy hitters of each shard are the heavy hitters overall.
 
 use crate::clock::MonotonicClock;
 use crate::identity::Identity;
@@ -73,27 +78,45 @@ pub struct Offender {
     pub policy: String,
 }
 
+/// The most independently locked shards the sketch is split into.
+const MAX_SHARDS: usize = 16;
+/// The fewest counters a shard keeps: fewer would weaken Space-Saving's guarantee (an
+/// identity seen more than 1/k of a shard's requests is always kept) for small sketches.
+const MIN_PER_SHARD: usize = 64;
+
 /// The heavy-hitter sketch.
 pub struct Offenders {
-    windows: Mutex<Windows>,
+    shards: Box<[Mutex<Windows>]>,
     window_us: u64,
-    capacity: usize,
+    per_shard: usize,
     clock: MonotonicClock,
 }
 
 impl Offenders {
-    /// A sketch over windows of `window`, keeping `capacity` counters per window.
+    /// A sketch over windows of `window`, keeping about `capacity` counters per window
+    /// (rounded up to a whole share per shard).
     pub fn new(window: Duration, capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        let count = (capacity / MIN_PER_SHARD).clamp(1, MAX_SHARDS);
+        let shards = (0..count)
+            .map(|_| {
+                Mutex::new(Windows {
+                    current: Window::default(),
+                    previous: Window::default(),
+                    started_us: 0,
+                })
+            })
+            .collect();
         Self {
-            windows: Mutex::new(Windows {
-                current: Window::default(),
-                previous: Window::default(),
-                started_us: 0,
-            }),
+            shards,
             window_us: (window.as_micros() as u64).max(1),
-            capacity: capacity.max(1),
+            per_shard: capacity.div_ceil(count),
             clock: MonotonicClock::new(),
         }
+    }
+
+    fn shard(&self, identity: &Identity) -> &Mutex<Windows> {
+        &self.shards[(identity.prefix_u64() >> 32) as usize % self.shards.len()]
     }
 
     /// The window length.
@@ -108,9 +131,9 @@ impl Offenders {
 
     /// Counts one throttled request at `now_us` on the sketch's clock.
     pub fn record_at(&self, identity: Identity, policy: &Arc<str>, now_us: u64) {
-        let mut w = self.windows.lock();
+        let mut w = self.shard(&identity).lock();
         self.rotate(&mut w, now_us);
-        w.current.record(identity, policy, self.capacity);
+        w.current.record(identity, policy, self.per_shard);
     }
 
     fn rotate(&self, w: &mut Windows, now_us: u64) {
@@ -132,20 +155,21 @@ impl Offenders {
 
     /// The `top` most throttled identities at `now_us`.
     pub fn top_at(&self, top: usize, now_us: u64) -> Vec<Offender> {
-        let mut w = self.windows.lock();
-        self.rotate(&mut w, now_us);
-        let mut merged: HashMap<Identity, Counter> = w.previous.counters.clone();
-        for (id, c) in &w.current.counters {
-            merged
-                .entry(*id)
-                .and_modify(|m| {
-                    m.count += c.count;
-                    m.error += c.error;
-                    m.policy = c.policy.clone();
-                })
-                .or_insert_with(|| c.clone());
+        let mut merged: HashMap<Identity, Counter> = HashMap::new();
+        for shard in self.shards.iter() {
+            let mut w = shard.lock();
+            self.rotate(&mut w, now_us);
+            for (id, c) in w.previous.counters.iter().chain(&w.current.counters) {
+                merged
+                    .entry(*id)
+                    .and_modify(|m| {
+                        m.count += c.count;
+                        m.error += c.error;
+                        m.policy = c.policy.clone();
+                    })
+                    .or_insert_with(|| c.clone());
+            }
         }
-        drop(w);
         let mut list: Vec<Offender> = merged
             .into_iter()
             .map(|(id, c)| Offender {
@@ -215,5 +239,11 @@ mod tests {
             sketch.record_at(id(n), &policy, 0);
         }
         assert!(sketch.top_at(100, 0).len() <= 16);
+        let large = Offenders::new(Duration::from_secs(60), 1000);
+        for n in 0..100_000 {
+            large.record_at(id(n), &policy, 0);
+        }
+        assert!(large.shards.len() > 1);
+        assert!(large.top_at(2000, 0).len() <= 1000 + large.shards.len());
     }
 }

@@ -1,8 +1,8 @@
 //! The connection to Redis: one multiplexed connection to a standalone server, or a cluster
 //! connection that routes each call to its slot's master and follows MOVED/ASK and failovers.
 
-use super::LimiterError;
-use crate::config::RedisSettings;
+use super::RedisSettings;
+use crate::limiter::LimiterError;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;

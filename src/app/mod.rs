@@ -1,13 +1,16 @@
-//! Builds the pingora server from a validated config: the proxy, the admin listener and the
-//! config reloader.
+//! The application: builds the pingora server from a validated config (the proxy, the admin
+//! listener and the config reloader) and keeps the stores that outlive reloads.
 
-use crate::active::{Active, Shared};
+mod reload;
+mod stores;
+
+pub use reload::Reloader;
+pub use stores::{BuildError, Stores};
+
 use crate::admin::AdminApp;
-use crate::config::{Config, OnError};
-use crate::metrics::Metrics;
-use crate::offenders::Offenders;
+use crate::config::Config;
 use crate::proxy::Floodgate;
-use crate::reload::Reloader;
+use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
@@ -15,8 +18,6 @@ use pingora::services::background::background_service;
 use pingora::services::listening::Service;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-pub use crate::active::BuildError;
 
 /// How the process was started.
 #[derive(Debug, Clone, Default)]
@@ -55,14 +56,14 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
-    let shared = Shared::new(config, metrics.clone())?;
-    let active = Arc::new(ArcSwap::from_pointee(Active::build(config, &shared)?));
+    let stores = Stores::new(&config.store, metrics.clone())?;
+    let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config)?));
 
     let admin_settings = &config.admin;
     // Enough counters per window that the listed top is exact for any realistic flood.
     let capacity = (admin_settings.offenders_top * 50).max(1000);
     let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
-    let floodgate = Floodgate::new(active.clone(), metrics.clone(), offenders.clone());
+    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone());
     let mut proxy = pingora::proxy::http_proxy_service_with_name(
         &server.configuration,
         floodgate,
@@ -75,16 +76,16 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
             .map_err(|e| BuildError::Tls(e.to_string()))?;
     }
 
-    let ready_needs_store = shared.on_error == OnError::Deny;
+    let ready_needs_store = stores.fallback.needs_store();
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics, shared.limiter.clone(), ready_needs_store)
+        AdminApp::new(metrics, stores.limiter.clone(), ready_needs_store)
             .with_offenders(offenders, admin_settings.offenders_top),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
-    let reloader = Reloader::new(config.clone(), active, shared, launch.hangup.clone());
+    let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone());
     server.add_service(proxy);
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));

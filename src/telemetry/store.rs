@@ -1,9 +1,8 @@
 //! The shared store's series: call latency, errors, breaker state, shortcuts taken.
 
-use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts};
-
-/// The `kind` label values of `floodgate_store_errors_total`.
-pub const STORE_ERROR_KINDS: [&str; 3] = ["timeout", "unavailable", "breaker_open"];
+use super::counters::ByLabel;
+use super::vocab::StoreErrorKind;
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge};
 
 /// The shared store's series: call latency, errors, breaker state, shortcuts taken.
 #[derive(Clone)]
@@ -11,7 +10,7 @@ pub struct StoreMetrics {
     /// Latency of store calls that got an answer.
     pub call_seconds: Histogram,
     /// Failed or skipped store calls, by kind.
-    pub errors: IntCounterVec,
+    pub errors: ByLabel<StoreErrorKind>,
     /// 1 while the circuit breaker is open.
     pub breaker_open: IntGauge,
     /// Requests refused from the deny cache without a store call.
@@ -25,17 +24,11 @@ impl StoreMetrics {
         let buckets = vec![
             0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
         ];
-        let errors = IntCounterVec::new(
-            Opts::new(
-                "floodgate_store_errors_total",
-                "Store calls that failed (timeout, unavailable) or were skipped while the breaker was open.",
-            ),
-            &["kind"],
-        )
-        .expect("static metric definition");
-        for kind in STORE_ERROR_KINDS {
-            errors.with_label_values(&[kind]);
-        }
+        let errors = ByLabel::new(
+            "floodgate_store_errors_total",
+            "Store calls that failed (timeout, unavailable) or were skipped while the breaker was open.",
+            "kind",
+        );
         Self {
             call_seconds: Histogram::with_opts(
                 HistogramOpts::new("floodgate_store_call_seconds", "Latency of answered store calls.")
@@ -61,10 +54,15 @@ impl StoreMetrics {
         }
     }
 
+    /// Counts a failed or skipped call.
+    pub fn count_error(&self, kind: StoreErrorKind) {
+        self.errors.inc(kind);
+    }
+
     pub(super) fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
         vec![
             Box::new(self.call_seconds.clone()),
-            Box::new(self.errors.clone()),
+            self.errors.collector(),
             Box::new(self.breaker_open.clone()),
             Box::new(self.deny_cache_hits.clone()),
             Box::new(self.fallbacks.clone()),

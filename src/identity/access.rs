@@ -2,7 +2,7 @@
 //! by an identity value (`header:x-api-key=partner-key`, `jwt:sub=monitoring`). Denied
 //! requests get 403; allowed ones skip limiting. A request on both lists is denied.
 
-use crate::identity::{IpFolding, Request, Source};
+use super::{IpFolding, Request, Source};
 use ipnet::IpNet;
 use std::fmt;
 use std::net::IpAddr;

@@ -6,21 +6,27 @@
 //! background probe closes once Redis answers again, and a deny cache answers callers Redis
 //! has just refused until their retry-after, without asking again.
 
-use super::breaker::Breaker;
-use super::bucket::Assessment;
-use super::connection::Connection;
-use super::deny_cache::DenyCache;
-use super::{Assessments, Health, Limiter, LimiterError, Take};
+mod breaker;
+mod connection;
+mod deny_cache;
+mod reply;
+mod settings;
+
+pub use breaker::Breaker;
+pub use deny_cache::DenyCache;
+pub use settings::RedisSettings;
+
+use super::{Assessment, Assessments, Health, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
-use crate::config::RedisSettings;
-use crate::metrics::StoreMetrics;
+use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
+use connection::Connection;
 use redis::{Script, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The script, compiled into the binary.
-pub const TAKE_SCRIPT: &str = include_str!("../../lua/take.lua");
+pub const TAKE_SCRIPT: &str = include_str!("../../../lua/take.lua");
 
 /// Token buckets in Redis.
 pub struct RedisStore {
@@ -64,8 +70,8 @@ impl RedisStore {
         format!(
             "{}:{{{}}}:{}",
             self.prefix,
-            take.identity.hex(),
-            take.policy_name
+            take.key.identity.hex(),
+            take.key.policy.name()
         )
     }
 
@@ -79,9 +85,10 @@ impl RedisStore {
         invocation.arg(self.ttl_margin_ms);
         for take in takes {
             invocation
-                .arg(take.spec.capacity)
-                .arg(take.spec.rate_per_second)
-                .arg(take.cost);
+                .arg(take.spec.capacity())
+                .arg(take.spec.rate_per_second())
+                .arg(take.cost)
+                .arg(u8::from(take.mode == Mode::Shadow));
         }
         let started = Instant::now();
         let reply: Vec<Value> =
@@ -92,37 +99,33 @@ impl RedisStore {
         self.metrics
             .call_seconds
             .observe(started.elapsed().as_secs_f64());
-        parse_reply(&reply, takes.len())
+        reply::parse(&reply, takes.len())
     }
 
-    /// One call for `takes`; on a Cluster, one call per identity, since a call may only touch
-    /// one slot. All or nothing then holds within each identity's buckets.
+    /// One call for `takes`; on a Cluster, one call per identity, all at once, since a call
+    /// may only touch one slot. All or nothing then holds within each identity's buckets.
     async fn call_per_slot(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
-        let first = takes.first().map(|t| t.identity);
-        if !self.connection.is_cluster() || takes.iter().all(|t| Some(t.identity) == first) {
+        let first = takes.first().map(|t| t.key.identity);
+        if !self.connection.is_cluster() || takes.iter().all(|t| Some(t.key.identity) == first) {
             return self.call(takes).await.map(|(_, assessments)| assessments);
         }
-        let mut answers: Vec<Option<Assessment>> = vec![None; takes.len()];
-        let mut done = vec![false; takes.len()];
-        for i in 0..takes.len() {
-            if done[i] {
-                continue;
-            }
-            let group: Vec<usize> = (i..takes.len())
-                .filter(|&j| takes[j].identity == takes[i].identity)
-                .collect();
-            let group_takes: Vec<Take<'_>> = group.iter().map(|&j| takes[j]).collect();
-            let (_, assessments) = self.call(&group_takes).await?;
-            for (&j, a) in group.iter().zip(assessments) {
-                answers[j] = Some(a);
-                done[j] = true;
+        let groups = identity_groups(takes);
+        let calls = groups.iter().map(|group| {
+            let group_takes: Vec<Take<'_>> = group.iter().map(|&i| takes[i]).collect();
+            async move { self.call(&group_takes).await.map(|(_, a)| a) }
+        });
+        let answers = futures::future::try_join_all(calls).await?;
+        let mut placed: Vec<Option<Assessment>> = vec![None; takes.len()];
+        for (group, answer) in groups.iter().zip(answers) {
+            for (&i, a) in group.iter().zip(answer) {
+                placed[i] = Some(a);
             }
         }
-        Ok(answers.into_iter().flatten().collect())
+        Ok(placed.into_iter().flatten().collect())
     }
 
     fn failed(&self, error: LimiterError) -> LimiterError {
-        self.metrics.errors.with_label_values(&[error.kind()]).inc();
+        self.metrics.count_error(error.kind());
         if self.breaker.record_failure() {
             log::warn!(
                 "redis store failing ({error}); circuit open, probing every {:?}",
@@ -153,36 +156,19 @@ impl RedisStore {
     }
 }
 
-/// Reads `{ now_us, (allowed, remaining, retry_after_us, full_in_us) × n }`.
-fn parse_reply(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
-    let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
-    if reply.len() != 1 + 4 * n {
-        return Err(bad());
+/// The positions of `takes`, grouped by identity in order of first appearance.
+fn identity_groups(takes: &[Take<'_>]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, take) in takes.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|g| takes[g[0]].key.identity == take.key.identity)
+        {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
     }
-    let int = |v: &Value| match v {
-        Value::Int(i) => u64::try_from(*i).map_err(|_| bad()),
-        _ => Err(bad()),
-    };
-    let float = |v: &Value| match v {
-        Value::BulkString(bytes) => std::str::from_utf8(bytes)
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .ok_or_else(bad),
-        _ => Err(bad()),
-    };
-    let now = int(&reply[0])?;
-    let assessments = reply[1..]
-        .chunks_exact(4)
-        .map(|c| {
-            Ok(Assessment {
-                allowed: int(&c[0])? == 1,
-                remaining: float(&c[1])?,
-                retry_after_us: int(&c[2])?,
-                full_in_us: int(&c[3])?,
-            })
-        })
-        .collect::<Result<_, LimiterError>>()?;
-    Ok((now, assessments))
+    groups
 }
 
 #[async_trait]

@@ -3,8 +3,10 @@
 //! under the config they started with; an invalid file leaves the running config serving.
 //! Bucket stores are kept, so buckets of unchanged policies carry over.
 
-use crate::active::{Active, Shared};
+use super::Stores;
 use crate::config::{self, Config};
+use crate::proxy::Snapshot;
+use crate::telemetry::ReloadResult;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -19,24 +21,25 @@ use std::time::{Duration, SystemTime};
 pub struct Reloader {
     path: PathBuf,
     running: Mutex<Config>,
-    active: Arc<ArcSwap<Active>>,
-    shared: Shared,
+    snapshot: Arc<ArcSwap<Snapshot>>,
+    stores: Stores,
     hangup: Arc<AtomicBool>,
 }
 
 impl Reloader {
-    /// A reloader of `running`'s file into `active`; `hangup` is raised by the SIGHUP handler.
+    /// A reloader of `running`'s file into `snapshot`; `hangup` is raised by the SIGHUP
+    /// handler.
     pub fn new(
         running: Config,
-        active: Arc<ArcSwap<Active>>,
-        shared: Shared,
+        snapshot: Arc<ArcSwap<Snapshot>>,
+        stores: Stores,
         hangup: Arc<AtomicBool>,
     ) -> Self {
         Self {
             path: running.path.clone(),
             running: Mutex::new(running),
-            active,
-            shared,
+            snapshot,
+            stores,
             hangup,
         }
     }
@@ -45,19 +48,19 @@ impl Reloader {
     /// restart, or why the file was refused.
     pub fn reload(&self) -> Result<Vec<&'static str>, String> {
         let new = config::load(&self.path).map_err(|e| e.to_string())?;
-        let active = Active::build(&new, &self.shared).map_err(|e| e.to_string())?;
+        let snapshot = self.stores.snapshot(&new).map_err(|e| e.to_string())?;
         let mut running = self.running.lock();
         let restart = needs_restart(&running, &new);
-        self.active.store(Arc::new(active));
+        self.snapshot.store(Arc::new(snapshot));
         *running = new;
         Ok(restart)
     }
 
     fn reload_and_report(&self, why: &str) {
-        let reloads = &self.shared.metrics.reloads;
+        let reloads = &self.stores.metrics.reloads;
         match self.reload() {
             Ok(restart) => {
-                reloads.with_label_values(&["success"]).inc();
+                reloads.inc(ReloadResult::Success);
                 log::info!("config reloaded from {} ({why})", self.path.display());
                 for setting in restart {
                     log::warn!(
@@ -66,7 +69,7 @@ impl Reloader {
                 }
             }
             Err(e) => {
-                reloads.with_label_values(&["failure"]).inc();
+                reloads.inc(ReloadResult::Failure);
                 log::error!("config reload ({why}) refused; the running config stays: {e}");
             }
         }

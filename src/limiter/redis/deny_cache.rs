@@ -6,9 +6,8 @@
 //! allowed. Memory is bounded: expired refusals are swept, and a full cache stores no more
 //! (it is only a shortcut).
 
-use super::bucket::Assessment;
-use super::{Assessments, Take};
 use crate::identity::Identity;
+use crate::limiter::{Assessment, Assessments, Take};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -21,17 +20,18 @@ struct DenyKey {
 }
 
 impl DenyKey {
+    /// The key of a call, if its refusal may be reused: the exact same caller under the same
+    /// policies, all enforcing (a shadow bucket must still be asked on every request).
     fn of(takes: &[Take<'_>]) -> Option<Self> {
         let first = takes.first()?;
         let policies = takes
             .iter()
-            .fold(0u64, |acc, t| acc.rotate_left(17) ^ t.policy_id);
-        // A refusal is only reused for the exact same caller under the same policies.
+            .fold(0u64, |acc, t| acc.rotate_left(17) ^ t.key.policy.id());
         takes
             .iter()
-            .all(|t| t.identity == first.identity)
+            .all(|t| t.key.identity == first.key.identity && t.enforces())
             .then_some(DenyKey {
-                identity: first.identity,
+                identity: first.key.identity,
                 policies,
             })
     }
@@ -126,18 +126,21 @@ impl DenyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::BucketSpec;
+    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey};
+    use std::sync::LazyLock;
 
-    fn take(who: &str, policy_id: u64) -> Take<'static> {
+    static POLICIES: LazyLock<[PolicyKey; 3]> =
+        LazyLock::new(|| ["p0", "p1", "p2"].map(PolicyKey::new));
+
+    fn take(who: &str, policy: usize) -> Take<'static> {
         Take {
-            policy_id,
-            policy_name: "p",
-            identity: Identity::of("t", who.as_bytes()),
-            spec: BucketSpec {
-                capacity: 1.0,
-                rate_per_second: 1.0,
+            key: BucketKey {
+                policy: &POLICIES[policy],
+                identity: Identity::of("t", who.as_bytes()),
             },
+            spec: BucketSpec::new(1.0, 1.0).unwrap(),
             cost: 1.0,
+            mode: Mode::Enforce,
         }
     }
 

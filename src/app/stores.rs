@@ -1,0 +1,78 @@
+//! What lives as long as the process, across reloads: the bucket stores, the fallback's local
+//! buckets and the metrics; and how a config plus those becomes a [`Snapshot`].
+
+use crate::config::Config;
+use crate::gate::Gate;
+use crate::limiter::{
+    Fallback, Limiter, LimiterError, MemoryStore, OnError, RedisStore, StoreSettings,
+};
+use crate::proxy::{Callers, Snapshot, Upstream};
+use crate::telemetry::Metrics;
+use std::sync::Arc;
+
+/// Why the proxy's parts could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A backend address could not be resolved.
+    #[error("cannot resolve the backends: {0}")]
+    Backends(#[from] std::io::Error),
+    /// The store could not be set up.
+    #[error("cannot set up the store: {0}")]
+    Store(#[from] LimiterError),
+    /// The TLS listener's certificate or key could not be loaded.
+    #[error("cannot set up the TLS listener: {0}")]
+    Tls(String),
+}
+
+/// The parts that live as long as the process.
+#[derive(Clone)]
+pub struct Stores {
+    /// Where buckets live.
+    pub limiter: Arc<dyn Limiter>,
+    /// What decides when the store cannot (its local buckets, if any, are kept too).
+    pub fallback: Fallback,
+    /// Every series.
+    pub metrics: Arc<Metrics>,
+}
+
+impl Stores {
+    /// The stores `settings` ask for, reporting into `metrics`.
+    pub fn new(settings: &StoreSettings, metrics: Arc<Metrics>) -> Result<Self, BuildError> {
+        Ok(match settings {
+            StoreSettings::Memory { max_entries } => Stores {
+                limiter: Arc::new(MemoryStore::new(*max_entries)),
+                // The memory store always decides; its fallback is never asked.
+                fallback: Fallback::new(OnError::Allow, 0),
+                metrics,
+            },
+            StoreSettings::Redis(redis) => Stores {
+                limiter: Arc::new(RedisStore::new(redis, metrics.store.clone())?),
+                fallback: Fallback::new(redis.on_error, redis.fallback_max_entries),
+                metrics,
+            },
+        })
+    }
+
+    /// The snapshot `config` describes, drawing on these stores. Backends are resolved here.
+    pub fn snapshot(&self, config: &Config) -> Result<Snapshot, BuildError> {
+        let gate = Gate::new(
+            config.access.clone(),
+            &config.policies,
+            config.identity.clone(),
+            self.limiter.clone(),
+            self.fallback.clone(),
+            &self.metrics,
+        );
+        let callers = Callers {
+            client_ip: config.client_ip.clone(),
+            jwt: config.jwt.clone(),
+        };
+        Ok(Snapshot::new(
+            callers,
+            gate,
+            Upstream::resolve(&config.upstream)?,
+            config.response.throttle_status,
+            config.server.access_log,
+        ))
+    }
+}

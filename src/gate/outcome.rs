@@ -1,0 +1,128 @@
+//! What the gate decided about a request: a typed outcome with no HTTP in it. The proxy
+//! renders it; what later phases need travels in the [`Ticket`].
+
+use super::Standing;
+use crate::identity::Identity;
+use crate::limiter::Undecided;
+use crate::telemetry::AccessList;
+use std::sync::Arc;
+
+/// The gate's answer for one request.
+#[derive(Debug)]
+pub enum Outcome<'g> {
+    /// No enforcing policy applies: forward.
+    Unlimited,
+    /// On an access list: the allow-list forwards unlimited, the deny-list refuses (403).
+    Listed(AccessList),
+    /// A bearer token was presented that does not verify: refuse (401).
+    InvalidToken,
+    /// Every enforcing bucket paid: forward, describing the most restrictive standing.
+    Allowed(Decided<'g>),
+    /// A bucket could not pay: refuse, describing the policy that makes the caller wait
+    /// longest.
+    Throttled(Decided<'g>),
+    /// The store could not decide and `on_error` says what happens.
+    Undecided(Undecided),
+}
+
+/// The policy and caller a decision is about.
+#[derive(Debug, Clone, Copy)]
+pub struct Decided<'g> {
+    /// How the deciding policy's bucket stands.
+    pub standing: Standing<'g>,
+    /// The caller whose bucket it is.
+    pub identity: Identity,
+}
+
+/// What the proxy keeps of a decision for the rest of the request (the access log, the
+/// offenders view, and the response-phase work of policies that need it).
+#[derive(Debug, Clone)]
+pub struct Ticket {
+    /// The deciding policy.
+    pub policy: Arc<str>,
+    /// The caller whose bucket decided.
+    pub identity: Identity,
+}
+
+impl Decided<'_> {
+    /// The owned part a request carries past the gate.
+    pub fn ticket(&self) -> Ticket {
+        Ticket {
+            policy: self.standing.policy.clone(),
+            identity: self.identity,
+        }
+    }
+}
+
+/// The kind of an outcome: the `decision` word of the access log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutcomeKind {
+    /// Every bucket paid.
+    Allowed,
+    /// A bucket could not pay.
+    Throttled,
+    /// No enforcing policy applied.
+    Unlimited,
+    /// On the allow-list.
+    Allowlisted,
+    /// On the deny-list.
+    Denylisted,
+    /// A bearer token did not verify.
+    InvalidToken,
+    /// The store failed; the request was let through.
+    StoreError,
+    /// The store failed; the request was refused.
+    StoreUnavailable,
+}
+
+impl OutcomeKind {
+    /// Every kind, in label order.
+    pub const ALL: [OutcomeKind; 8] = [
+        OutcomeKind::Allowed,
+        OutcomeKind::Throttled,
+        OutcomeKind::Unlimited,
+        OutcomeKind::Allowlisted,
+        OutcomeKind::Denylisted,
+        OutcomeKind::InvalidToken,
+        OutcomeKind::StoreError,
+        OutcomeKind::StoreUnavailable,
+    ];
+
+    /// The word written in the access log.
+    pub fn label(self) -> &'static str {
+        match self {
+            OutcomeKind::Allowed => "allowed",
+            OutcomeKind::Throttled => "throttled",
+            OutcomeKind::Unlimited => "unlimited",
+            OutcomeKind::Allowlisted => "allowlisted",
+            OutcomeKind::Denylisted => "denylisted",
+            OutcomeKind::InvalidToken => "invalid_token",
+            OutcomeKind::StoreError => "store_error",
+            OutcomeKind::StoreUnavailable => "store_unavailable",
+        }
+    }
+}
+
+impl Outcome<'_> {
+    /// Which kind of outcome this is.
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            Outcome::Unlimited => OutcomeKind::Unlimited,
+            Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
+            Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
+            Outcome::InvalidToken => OutcomeKind::InvalidToken,
+            Outcome::Allowed(_) => OutcomeKind::Allowed,
+            Outcome::Throttled(_) => OutcomeKind::Throttled,
+            Outcome::Undecided(Undecided::Pass) => OutcomeKind::StoreError,
+            Outcome::Undecided(Undecided::Refuse) => OutcomeKind::StoreUnavailable,
+        }
+    }
+
+    /// The decision, when a policy's bucket decided.
+    pub fn decided(&self) -> Option<&Decided<'_>> {
+        match self {
+            Outcome::Allowed(d) | Outcome::Throttled(d) => Some(d),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! How a policy's bucket stands after a request, and which standing describes the request.
+
+use crate::limiter::Assessment;
+use crate::policy::Limits;
+use std::sync::Arc;
+
+/// Which limits of which policy: the policy's position in the config, and 0 for its own
+/// limits or 1 + the tier's position. The proxy precomputes what it says per level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LevelId {
+    /// The policy's position in the config.
+    pub policy: usize,
+    /// 0 for the policy's own limits, 1 + i for its i-th tier.
+    pub level: usize,
+}
+
+/// One policy's bucket, as a request left it.
+#[derive(Debug, Clone, Copy)]
+pub struct Standing<'g> {
+    /// The policy's name.
+    pub policy: &'g Arc<str>,
+    /// Which limits applied.
+    pub level: LevelId,
+    /// The limits the caller's bucket has (the policy's, or its tier's).
+    pub limits: &'g Limits,
+    /// Tokens the request takes.
+    pub cost: u64,
+    /// The bucket's answer for this request.
+    pub assessment: Assessment,
+}
+
+impl Standing<'_> {
+    /// How many more requests of this cost the bucket allows now.
+    pub fn requests_left(&self) -> u64 {
+        (self.assessment.remaining / self.cost as f64).floor() as u64
+    }
+}
+
+/// The index of the standing that describes a request: among refusing policies the one that
+/// makes the client wait longest; if none refused, the one with the fewest requests left
+/// (then the one slowest to refill).
+pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
+    let indexed = standings.iter().enumerate();
+    let refused = indexed
+        .clone()
+        .filter(|(_, s)| !s.assessment.allowed)
+        .max_by_key(|(_, s)| s.assessment.retry_after_us);
+    refused
+        .or_else(|| {
+            indexed.min_by(|(_, a), (_, b)| {
+                a.requests_left()
+                    .cmp(&b.requests_left())
+                    .then(b.assessment.full_in_us.cmp(&a.assessment.full_in_us))
+            })
+        })
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(capacity: u64, rate: &str) -> Limits {
+        Limits::new(capacity, rate.parse().unwrap()).unwrap()
+    }
+
+    fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standing<'a> {
+        Standing {
+            policy: name,
+            level: LevelId {
+                policy: 0,
+                level: 0,
+            },
+            limits,
+            cost: 1,
+            assessment: a,
+        }
+    }
+
+    fn assessment(
+        allowed: bool,
+        remaining: f64,
+        retry_after_us: u64,
+        full_in_us: u64,
+    ) -> Assessment {
+        Assessment {
+            allowed,
+            remaining,
+            retry_after_us,
+            full_in_us,
+        }
+    }
+
+    #[test]
+    fn the_refusal_with_the_longest_wait_is_described() {
+        let l = limits(10, "1/s");
+        let name: Arc<str> = "p".into();
+        let standings = [
+            standing(&name, &l, assessment(true, 9.0, 0, 1)),
+            standing(&name, &l, assessment(false, 0.0, 5, 9)),
+            standing(&name, &l, assessment(false, 0.0, 50, 9)),
+        ];
+        assert_eq!(most_restrictive(&standings), Some(2));
+    }
+
+    #[test]
+    fn when_all_pass_the_fewest_requests_left_is_described() {
+        let (wide, narrow) = (limits(100, "1/s"), limits(10, "1/s"));
+        let name: Arc<str> = "p".into();
+        let standings = [
+            standing(&name, &wide, assessment(true, 50.0, 0, 1)),
+            standing(&name, &narrow, assessment(true, 3.0, 0, 1)),
+        ];
+        assert_eq!(most_restrictive(&standings), Some(1));
+        assert!(most_restrictive(&[]).is_none());
+    }
+}

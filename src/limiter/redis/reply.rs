@@ -1,0 +1,67 @@
+//! The script's reply, read into assessments: `{ now_us, (allowed, remaining, retry_after_us,
+//! full_in_us) × n }`.
+
+use crate::limiter::{Assessment, Assessments, LimiterError};
+use redis::Value;
+
+/// The Redis time the script ran at, and one assessment per bucket.
+pub(super) fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
+    let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
+    if reply.len() != 1 + 4 * n {
+        return Err(bad());
+    }
+    let int = |v: &Value| match v {
+        Value::Int(i) => u64::try_from(*i).map_err(|_| bad()),
+        _ => Err(bad()),
+    };
+    let float = |v: &Value| match v {
+        Value::BulkString(bytes) => std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .ok_or_else(bad),
+        _ => Err(bad()),
+    };
+    let now = int(&reply[0])?;
+    let assessments = reply[1..]
+        .chunks_exact(4)
+        .map(|c| {
+            Ok(Assessment {
+                allowed: int(&c[0])? == 1,
+                remaining: float(&c[1])?,
+                retry_after_us: int(&c[2])?,
+                full_in_us: int(&c[3])?,
+            })
+        })
+        .collect::<Result<_, LimiterError>>()?;
+    Ok((now, assessments))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_of_the_wrong_length_or_type_is_an_error() {
+        let ok = [
+            Value::Int(7),
+            Value::Int(1),
+            Value::BulkString(b"2.5".to_vec()),
+            Value::Int(0),
+            Value::Int(10),
+        ];
+        let (now, a) = parse(&ok, 1).unwrap();
+        assert_eq!((now, a[0].allowed, a[0].remaining), (7, true, 2.5));
+        assert!(parse(&ok[..4], 1).is_err());
+        assert!(parse(
+            &[
+                Value::Int(-1),
+                Value::Nil,
+                Value::Nil,
+                Value::Nil,
+                Value::Nil
+            ],
+            1
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,67 @@
+//! `[store] kind = "redis"`: the Redis store's settings, as validated from the config.
+
+use crate::limiter::OnError;
+use std::fmt;
+use std::time::Duration;
+
+/// How to reach Redis and how to behave when it is slow or away.
+#[derive(Clone, PartialEq)]
+pub struct RedisSettings {
+    /// `redis://` or `rediss://` URL of a standalone server (may hold credentials: never
+    /// print it whole); empty for a cluster.
+    pub url: String,
+    /// Seed nodes of a Redis Cluster; empty for a standalone server.
+    pub nodes: Vec<String>,
+    /// User name, overriding the URL's.
+    pub username: Option<String>,
+    /// Password, overriding the URL's.
+    pub password: Option<String>,
+    /// Prefix of every key.
+    pub prefix: String,
+    /// Budget of one store call.
+    pub timeout: Duration,
+    /// What to do when Redis cannot decide.
+    pub on_error: OnError,
+    /// Consecutive failures that open the circuit breaker.
+    pub breaker_failures: u32,
+    /// How often an open breaker probes Redis.
+    pub breaker_probe_interval: Duration,
+    /// Most identities remembered as refused (0 turns the deny cache off).
+    pub deny_cache_entries: usize,
+    /// Added to each key's expiry beyond its time to refill.
+    pub ttl_margin: Duration,
+    /// Most buckets of the local fallback store.
+    pub fallback_max_entries: usize,
+}
+
+impl RedisSettings {
+    /// The URL (or the cluster's seed nodes) with any credentials replaced by `***`.
+    pub fn redacted_url(&self) -> String {
+        if !self.nodes.is_empty() {
+            let nodes: Vec<String> = self.nodes.iter().map(|n| redact(n)).collect();
+            return format!("cluster [{}]", nodes.join(", "));
+        }
+        redact(&self.url)
+    }
+}
+
+/// A URL with any credentials replaced by `***`.
+fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
+        _ => url.to_owned(),
+    }
+}
+
+impl fmt::Debug for RedisSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisSettings")
+            .field("url", &self.redacted_url())
+            .field("username", &self.username.as_ref().map(|_| "***"))
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("on_error", &self.on_error)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,15 @@
+//! `[store]`: where buckets live, as the config describes it.
+
+use super::redis::RedisSettings;
+
+/// Where buckets live.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreSettings {
+    /// Buckets in this process's memory.
+    Memory {
+        /// Most buckets held at once.
+        max_entries: usize,
+    },
+    /// Buckets in Redis, shared by every instance.
+    Redis(RedisSettings),
+}

@@ -1,0 +1,56 @@
+//! A take: how many tokens a request needs from one bucket, and whether it may be refused.
+
+use super::bucket::{Assessment, BucketSpec};
+use super::key::BucketKey;
+use smallvec::SmallVec;
+
+/// One assessment per take, in order; a few are kept inline, without allocating.
+pub type Assessments = SmallVec<[Assessment; 4]>;
+
+/// Whether a take's bucket can refuse the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Part of the request's all-or-nothing set: if any enforcing bucket is short, none pays.
+    Enforce,
+    /// Decided on its own, never refuses: pays when it can, reports when it cannot.
+    Shadow,
+}
+
+/// One bucket a request takes from: which, what shape, how much, and how it counts.
+#[derive(Debug, Clone, Copy)]
+pub struct Take<'a> {
+    /// The bucket.
+    pub key: BucketKey<'a>,
+    /// The bucket's capacity and refill rate.
+    pub spec: BucketSpec,
+    /// Tokens this request needs.
+    pub cost: f64,
+    /// Enforcing or shadow.
+    pub mode: Mode,
+}
+
+impl Take<'_> {
+    /// Whether this take is part of the all-or-nothing set.
+    pub fn enforces(&self) -> bool {
+        self.mode == Mode::Enforce
+    }
+}
+
+/// Which takes pay, given each bucket's assessment: every enforcing take when all enforcing
+/// takes are allowed (else none), and each shadow take that is allowed on its own.
+pub fn paying<'t>(
+    takes: &'t [Take<'_>],
+    assessments: &'t [Assessment],
+) -> impl Iterator<Item = usize> + 't {
+    let enforced = takes
+        .iter()
+        .zip(assessments)
+        .filter(|(t, _)| t.enforces())
+        .all(|(_, a)| a.allowed);
+    takes
+        .iter()
+        .zip(assessments)
+        .enumerate()
+        .filter(move |(_, (t, a))| a.allowed && (enforced || !t.enforces()))
+        .map(|(i, _)| i)
+}

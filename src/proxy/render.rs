@@ -1,0 +1,206 @@
+//! Outcomes into HTTP: `RateLimit` headers (draft-ietf-httpapi-ratelimit-headers-10),
+//! `Retry-After`, and RFC 9457 problem+json bodies. Rendering cannot fail open: a refusal that
+//! cannot be built becomes a 500, never a forward.
+
+use crate::gate::{Gate, LevelId, Outcome, Standing};
+use crate::limiter::Undecided;
+use crate::policy::Limits;
+use crate::telemetry::AccessList;
+use bytes::Bytes;
+use http::header::{HeaderName, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, StatusCode};
+use pingora::http::ResponseHeader;
+use std::collections::HashMap;
+
+/// The media type of problem bodies (RFC 9457).
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// What the proxy does with a request.
+pub enum Action {
+    /// Forward it, adding these `RateLimit-Policy` and `RateLimit` values to the response.
+    Forward(Option<RateLimitHeaders>),
+    /// Answer it with this response.
+    Answer(Box<ResponseHeader>, Bytes),
+}
+
+/// The `RateLimit-Policy` and `RateLimit` values for an allowed response.
+pub struct RateLimitHeaders {
+    /// `RateLimit-Policy`.
+    pub policy: HeaderValue,
+    /// `RateLimit`.
+    pub ratelimit: HeaderValue,
+}
+
+/// The `RateLimit-Policy` value of every level of every policy, rendered once per snapshot.
+pub(crate) struct PolicyHeaders(HashMap<LevelId, HeaderValue>);
+
+impl PolicyHeaders {
+    pub(crate) fn new(gate: &Gate) -> Self {
+        let values = gate
+            .levels()
+            .map(|(id, name, limits)| (id, header_value(policy_text(name, limits))))
+            .collect();
+        Self(values)
+    }
+
+    fn of(&self, standing: &Standing<'_>) -> HeaderValue {
+        match self.0.get(&standing.level) {
+            Some(value) => value.clone(),
+            None => header_value(policy_text(standing.policy, standing.limits)),
+        }
+    }
+}
+
+/// What the proxy does for `outcome`; throttled requests get `throttle_status`.
+pub(crate) fn render(
+    outcome: &Outcome<'_>,
+    policies: &PolicyHeaders,
+    throttle_status: u16,
+) -> Action {
+    match outcome {
+        Outcome::Unlimited
+        | Outcome::Listed(AccessList::Allow)
+        | Outcome::Undecided(Undecided::Pass) => Action::Forward(None),
+        Outcome::Allowed(decided) => Action::Forward(Some(RateLimitHeaders {
+            policy: policies.of(&decided.standing),
+            ratelimit: header_value(ratelimit_text(&decided.standing)),
+        })),
+        Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
+        Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
+        Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
+        Outcome::Undecided(Undecided::Refuse) => store_unavailable(),
+    }
+}
+
+/// `RateLimit-Policy` text of policy `name` with `limits`: quota and window (seconds to refill
+/// from empty).
+fn policy_text(name: &str, limits: &Limits) -> String {
+    format!(
+        "\"{name}\";q={};w={}",
+        limits.capacity(),
+        limits.window_seconds()
+    )
+}
+
+/// `RateLimit` text: whole tokens remaining and seconds until the bucket is full again.
+fn ratelimit_text(standing: &Standing<'_>) -> String {
+    let a = &standing.assessment;
+    let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let remaining = r.format(a.remaining.floor() as u64);
+    let reset = t.format(seconds_up(a.full_in_us));
+    let name: &str = standing.policy;
+    let mut out = String::with_capacity(name.len() + remaining.len() + reset.len() + 8);
+    for part in ["\"", name, "\";r=", remaining, ";t=", reset] {
+        out.push_str(part);
+    }
+    out
+}
+
+/// `Retry-After`: whole seconds until the request could pass, rounded up, at least 1.
+fn retry_after(standing: &Standing<'_>) -> u64 {
+    seconds_up(standing.assessment.retry_after_us).max(1)
+}
+
+/// A header value from text built of policy names (letters, digits, `-_.`), digits and
+/// punctuation: always valid, taken without a copy.
+fn header_value(text: String) -> HeaderValue {
+    HeaderValue::from_maybe_shared(Bytes::from(text)).unwrap_or(HeaderValue::from_static(""))
+}
+
+/// Microseconds to whole seconds, rounded up.
+fn seconds_up(micros: u64) -> u64 {
+    micros.div_ceil(1_000_000)
+}
+
+/// A problem+json body (RFC 9457) with `extra` members merged in.
+pub(super) fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
+    let title = StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    let mut body = serde_json::json!({
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    });
+    if let (Some(body), serde_json::Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
+    Bytes::from(body.to_string())
+}
+
+/// A problem response: `status`, the problem body and `extra` headers; a 500 if the header
+/// cannot be built.
+pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Action {
+    let build = || -> pingora::Result<Box<ResponseHeader>> {
+        let mut header = ResponseHeader::build(status, Some(4 + extra.len()))?;
+        header.insert_header(CONTENT_TYPE, PROBLEM_JSON)?;
+        header.insert_header(CONTENT_LENGTH, body.len())?;
+        header.insert_header(CACHE_CONTROL, "no-store")?;
+        for (name, value) in extra {
+            header.insert_header(name.clone(), value.clone())?;
+        }
+        Ok(Box::new(header))
+    };
+    match build() {
+        Ok(header) => Action::Answer(header, body),
+        Err(e) => {
+            log::error!("could not build a {status} answer, answering 500: {e}");
+            internal_error()
+        }
+    }
+}
+
+/// A bodiless 500, built from parts that cannot be refused.
+fn internal_error() -> Action {
+    let mut response = http::Response::new(());
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let (parts, ()) = response.into_parts();
+    Action::Answer(Box::new(ResponseHeader::from(parts)), Bytes::new())
+}
+
+/// The refusal of a throttled request: `status`, `Retry-After`, `RateLimit-Policy`,
+/// `RateLimit` and a problem body naming the policy.
+fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> Action {
+    let retry_after = retry_after(standing);
+    let name: &str = standing.policy;
+    let detail = format!("Rate limit of policy \"{name}\" exceeded; retry in {retry_after} s.");
+    let extra = serde_json::json!({ "policy": name, "retry_after": retry_after });
+    let headers = [
+        (RETRY_AFTER, HeaderValue::from(retry_after)),
+        (
+            HeaderName::from_static("ratelimit-policy"),
+            policies.of(standing),
+        ),
+        (
+            HeaderName::from_static("ratelimit"),
+            header_value(ratelimit_text(standing)),
+        ),
+    ];
+    problem(status, problem_body(status, &detail, extra), &headers)
+}
+
+/// A refusal that is not about rate: `status` with a problem body saying `detail`.
+fn refusal(status: u16, detail: &str) -> Action {
+    let body = problem_body(status, detail, serde_json::json!({}));
+    let challenge = [(
+        http::header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer error=\"invalid_token\""),
+    )];
+    let extra: &[_] = if status == 401 { &challenge } else { &[] };
+    problem(status, body, extra)
+}
+
+/// The refusal sent when the store cannot decide and `on_error = "deny"`.
+fn store_unavailable() -> Action {
+    let detail = "The rate limiter cannot decide right now; retry shortly.";
+    let body = problem_body(503, detail, serde_json::json!({ "retry_after": 1 }));
+    problem(503, body, &[(RETRY_AFTER, HeaderValue::from(1u64))])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,98 @@
+//! Rendering: draft-10 header values, `Retry-After` rounding, problem bodies, fail-closed.
+
+use super::*;
+use crate::gate::Decided;
+use crate::identity::Identity;
+use crate::limiter::Assessment;
+use std::sync::Arc;
+
+fn limits(capacity: u64, rate: &str) -> Limits {
+    Limits::new(capacity, rate.parse().unwrap()).unwrap()
+}
+
+fn assessment(allowed: bool, remaining: f64, retry_after_us: u64, full_in_us: u64) -> Assessment {
+    Assessment {
+        allowed,
+        remaining,
+        retry_after_us,
+        full_in_us,
+    }
+}
+
+fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standing<'a> {
+    Standing {
+        policy: name,
+        level: LevelId {
+            policy: 0,
+            level: 0,
+        },
+        limits,
+        cost: 1,
+        assessment: a,
+    }
+}
+
+fn no_headers() -> PolicyHeaders {
+    PolicyHeaders(HashMap::new())
+}
+
+#[test]
+fn headers_follow_draft_10() {
+    let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
+    let s = standing(&name, &l, assessment(false, 0.3, 70_000, 970_000));
+    assert_eq!(policy_text(&name, &l), "\"per-user\";q=10;w=1");
+    assert_eq!(ratelimit_text(&s), "\"per-user\";r=0;t=1");
+    assert_eq!(retry_after(&s), 1);
+}
+
+#[test]
+fn retry_after_rounds_up_and_is_at_least_one() {
+    let (l, name) = (limits(1, "1/m"), Arc::from("p"));
+    let at = |us| retry_after(&standing(&name, &l, assessment(false, 0.0, us, us)));
+    assert_eq!(at(0), 1);
+    assert_eq!(at(1), 1);
+    assert_eq!(at(1_000_001), 2);
+    assert_eq!(at(60_000_000), 60);
+}
+
+#[test]
+fn the_problem_body_names_the_policy() {
+    let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
+    let s = standing(&name, &l, assessment(false, 0.0, 100_000, 1_000_000));
+    let decided = Decided {
+        standing: s,
+        identity: Identity::anonymous(),
+    };
+    let Action::Answer(header, body) = render(&Outcome::Throttled(decided), &no_headers(), 429)
+    else {
+        panic!("a throttled request is answered");
+    };
+    assert_eq!(header.status, 429);
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(json["policy"], "per-user");
+    assert_eq!(json["status"], 429);
+    assert_eq!(json["title"], "Too Many Requests");
+    assert_eq!(header.headers["content-type"], PROBLEM_JSON);
+    assert_eq!(header.headers["ratelimit-policy"], "\"per-user\";q=10;w=1");
+}
+
+#[test]
+fn refusals_are_answered_never_forwarded() {
+    for outcome in [
+        Outcome::Listed(AccessList::Deny),
+        Outcome::InvalidToken,
+        Outcome::Undecided(Undecided::Refuse),
+    ] {
+        let action = render(&outcome, &no_headers(), 429);
+        assert!(matches!(action, Action::Answer(..)), "{outcome:?}");
+    }
+}
+
+#[test]
+fn an_answer_that_cannot_be_built_is_a_500_not_a_forward() {
+    let Action::Answer(header, body) = problem(1000, Bytes::from_static(b"{}"), &[]) else {
+        panic!("a broken refusal still answers");
+    };
+    assert_eq!(header.status, 500);
+    assert!(body.is_empty());
+}

@@ -1,0 +1,52 @@
+//! What one request runs under, start to finish: a config reload swaps in a new snapshot, and
+//! requests already under way keep theirs.
+
+use super::render::PolicyHeaders;
+use super::upstream::Upstream;
+use crate::gate::Gate;
+use crate::identity::{ClientIpResolver, JwtVerifier};
+use std::sync::Arc;
+
+/// How a request's caller facts are read: the client address and the bearer token.
+pub struct Callers {
+    /// Finds the client address behind trusted proxies.
+    pub client_ip: ClientIpResolver,
+    /// Verifies bearer tokens.
+    pub jwt: Option<Arc<JwtVerifier>>,
+}
+
+/// The parts a reload swaps, all at once.
+pub struct Snapshot {
+    /// How callers are read.
+    pub callers: Callers,
+    /// Lists, policies and the limiter call.
+    pub gate: Gate,
+    /// The `RateLimit-Policy` value of every policy level, rendered once.
+    pub(super) policy_headers: PolicyHeaders,
+    /// The backends.
+    pub upstream: Upstream,
+    /// Status of a throttled response.
+    pub throttle_status: u16,
+    /// Whether to write one access-log line per request.
+    pub access_log: bool,
+}
+
+impl Snapshot {
+    /// A snapshot of these parts; what the proxy says about each policy is rendered now.
+    pub fn new(
+        callers: Callers,
+        gate: Gate,
+        upstream: Upstream,
+        throttle_status: u16,
+        access_log: bool,
+    ) -> Self {
+        Self {
+            policy_headers: PolicyHeaders::new(&gate),
+            callers,
+            gate,
+            upstream,
+            throttle_status,
+            access_log,
+        }
+    }
+}

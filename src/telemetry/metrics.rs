@@ -1,0 +1,215 @@
+//! Prometheus series: what was decided, per policy, and what went wrong upstream.
+//!
+//! Labels are bounded by the config (policy names) and by code (the enums of `vocab`); never
+//! an identity. Every handle is resolved once, so the request path increments an atomic and
+//! takes no lock.
+
+use super::counters::ByLabel;
+use super::store::StoreMetrics;
+use super::vocab::{AccessList, Decision, ReloadResult, UpstreamErrorKind};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+
+/// The `class` label values of `floodgate_upstream_responses_total`.
+const UPSTREAM_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+/// One policy's request counters, one per decision.
+#[derive(Clone)]
+pub struct PolicyCounters {
+    by_decision: [IntCounter; 5],
+}
+
+impl PolicyCounters {
+    /// Counts one request with `decision`.
+    pub fn count(&self, decision: Decision) {
+        self.by_decision[decision as usize].inc();
+    }
+}
+
+/// The registry and the series Floodgate exports.
+pub struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    /// Requests that could not be proxied, by kind.
+    pub upstream_errors: ByLabel<UpstreamErrorKind>,
+    /// Requests on the allow-list or the deny-list.
+    pub access: ByLabel<AccessList>,
+    /// Requests refused 401 for a bearer token that did not verify.
+    pub invalid_tokens: IntCounter,
+    /// Time the limiting step took (store call included).
+    pub limiter_seconds: Histogram,
+    /// Backend responses by status class, `1xx` … `5xx`.
+    upstream_classes: [IntCounter; 5],
+    /// Time from choosing a backend to its response header.
+    pub upstream_seconds: Histogram,
+    /// Config reloads by result.
+    pub reloads: ByLabel<ReloadResult>,
+    /// The shared store's series.
+    pub store: StoreMetrics,
+}
+
+/// A latency histogram from 10 µs to 10 s.
+fn latency(name: &str, help: &str) -> Histogram {
+    let buckets = vec![
+        0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01,
+        0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    ];
+    Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets))
+        .expect("static metric definition")
+}
+
+impl Metrics {
+    /// Registers every series.
+    pub fn new() -> Self {
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "floodgate_requests_total",
+                "Requests seen by each policy, by decision.",
+            ),
+            &["policy", "decision"],
+        )
+        .expect("static metric definition");
+        let build_info = IntGaugeVec::new(
+            Opts::new(
+                "floodgate_build_info",
+                "Always 1; labelled with the version.",
+            ),
+            &["version"],
+        )
+        .expect("static metric definition");
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        let upstream_responses = IntCounterVec::new(
+            Opts::new(
+                "floodgate_upstream_responses_total",
+                "Backend responses by status class.",
+            ),
+            &["class"],
+        )
+        .expect("static metric definition");
+        let metrics = Self {
+            registry: Registry::new(),
+            requests,
+            upstream_errors: ByLabel::new(
+                "floodgate_upstream_errors_total",
+                "Requests that could not be proxied, by kind (connect, timeout, other).",
+                "kind",
+            ),
+            access: ByLabel::new(
+                "floodgate_access_total",
+                "Requests on the allow-list (not limited) or the deny-list (403).",
+                "list",
+            ),
+            invalid_tokens: IntCounter::new(
+                "floodgate_invalid_tokens_total",
+                "Requests refused with 401 for a bearer token that did not verify.",
+            )
+            .expect("static metric definition"),
+            limiter_seconds: latency(
+                "floodgate_limiter_seconds",
+                "Time the limiting step took per request, store call included.",
+            ),
+            upstream_classes: UPSTREAM_CLASSES.map(|c| upstream_responses.with_label_values(&[c])),
+            upstream_seconds: latency(
+                "floodgate_upstream_seconds",
+                "Time from choosing a backend to receiving its response header.",
+            ),
+            reloads: ByLabel::new(
+                "floodgate_config_reloads_total",
+                "Config reloads by result; a failed reload leaves the running config in place.",
+                "result",
+            ),
+            store: StoreMetrics::new(),
+        };
+        let mut collectors = metrics.store.collectors();
+        collectors.extend([
+            metrics.access.collector(),
+            Box::new(metrics.invalid_tokens.clone()),
+            Box::new(metrics.limiter_seconds.clone()),
+            Box::new(metrics.upstream_seconds.clone()),
+            Box::new(upstream_responses),
+            metrics.reloads.collector(),
+            Box::new(metrics.requests.clone()),
+            metrics.upstream_errors.collector(),
+            Box::new(build_info),
+        ]);
+        for collector in collectors {
+            metrics
+                .registry
+                .register(collector)
+                .expect("each series is registered once");
+        }
+        metrics
+    }
+
+    /// The counters of policy `name`, created at zero so they show before the first request.
+    pub fn policy(&self, name: &str) -> PolicyCounters {
+        PolicyCounters {
+            by_decision: [
+                Decision::Allowed,
+                Decision::Throttled,
+                Decision::ThrottledByOther,
+                Decision::ShadowThrottled,
+                Decision::Error,
+            ]
+            .map(|d| self.requests.with_label_values(&[name, d.label()])),
+        }
+    }
+
+    /// Counts a backend response by the class of its status.
+    pub fn count_upstream_response(&self, status: u16) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.upstream_classes[class].inc();
+    }
+
+    /// Every series in the Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("writing to a Vec cannot fail");
+        String::from_utf8(out).expect("the text format is UTF-8")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_counters_render_with_their_labels() {
+        let metrics = Metrics::new();
+        metrics.policy("per-user").count(Decision::Throttled);
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"floodgate_requests_total{decision="throttled",policy="per-user"} 1"#)
+        );
+        assert!(
+            text.contains(r#"floodgate_requests_total{decision="allowed",policy="per-user"} 0"#)
+        );
+        assert!(text.contains("floodgate_build_info"));
+    }
+
+    #[test]
+    fn every_label_value_shows_at_zero() {
+        let text = Metrics::new().render();
+        for kind in UpstreamErrorKind::ALL {
+            let series = format!(
+                "floodgate_upstream_errors_total{{kind=\"{}\"}} 0",
+                kind.label()
+            );
+            assert!(text.contains(&series), "{series}");
+        }
+        assert!(text.contains(r#"floodgate_access_total{list="deny"} 0"#));
+        assert!(text.contains(r#"floodgate_store_errors_total{kind="breaker_open"} 0"#));
+    }
+}

@@ -1,0 +1,15 @@
+//! What Floodgate reports: Prometheus series with bounded labels, and the top offenders.
+
+mod counters;
+mod metrics;
+mod offenders;
+mod store;
+mod vocab;
+
+pub use counters::ByLabel;
+pub use metrics::{Metrics, PolicyCounters};
+pub use offenders::{Offender, Offenders};
+pub use store::StoreMetrics;
+pub use vocab::{
+    AccessList, Decision, ReloadResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
+};

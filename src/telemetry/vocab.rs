@@ -1,0 +1,127 @@
+//! Every label vocabulary, as enums: each has `ALL` (label order, so counters can be resolved
+//! once into arrays indexed by the variant) and `label()`.
+
+/// A closed set of label values.
+pub trait Vocabulary: Copy + 'static {
+    /// Every value, in label order.
+    const ALL: &'static [Self];
+    /// The label value.
+    fn label(self) -> &'static str;
+    /// The position in `ALL`.
+    fn index(self) -> usize;
+}
+
+/// Declares a label enum with its variants' label values, `ALL` and `label()`.
+macro_rules! vocabulary {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $label:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in label order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The label value.
+            pub fn label(self) -> &'static str {
+                match self {
+                    $($name::$variant => $label,)+
+                }
+            }
+        }
+
+        impl Vocabulary for $name {
+            const ALL: &'static [Self] = $name::ALL;
+            fn label(self) -> &'static str {
+                $name::label(self)
+            }
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// What happened to a request, as seen by one policy (`decision` of
+    /// `floodgate_requests_total`).
+    Decision {
+        /// The request passed.
+        Allowed => "allowed",
+        /// This policy's bucket was short and the request was refused.
+        Throttled => "throttled",
+        /// This policy's bucket had the tokens, but another policy refused the request, so
+        /// nothing was taken here.
+        ThrottledByOther => "throttled_by_other",
+        /// This shadow policy's bucket was short; the request was let through.
+        ShadowThrottled => "shadow_throttled",
+        /// The store could not decide.
+        Error => "error",
+    }
+}
+
+vocabulary! {
+    /// Why a request could not be proxied (`kind` of `floodgate_upstream_errors_total`).
+    UpstreamErrorKind {
+        /// No connection to a backend.
+        Connect => "connect",
+        /// A backend did not answer in time.
+        Timeout => "timeout",
+        /// Anything else that went wrong upstream.
+        Other => "other",
+    }
+}
+
+vocabulary! {
+    /// Why a store call failed (`kind` of `floodgate_store_errors_total`).
+    StoreErrorKind {
+        /// No answer within the budget.
+        Timeout => "timeout",
+        /// An error answer, or no connection.
+        Unavailable => "unavailable",
+        /// Skipped: the circuit breaker is open.
+        BreakerOpen => "breaker_open",
+    }
+}
+
+vocabulary! {
+    /// How a config reload ended (`result` of `floodgate_config_reloads_total`).
+    ReloadResult {
+        /// The new config serves.
+        Success => "success",
+        /// The file was refused; the running config stays.
+        Failure => "failure",
+    }
+}
+
+vocabulary! {
+    /// Which access list a request was on (`list` of `floodgate_access_total`).
+    AccessList {
+        /// The allow-list: not limited.
+        Allow => "allow",
+        /// The deny-list: refused with 403.
+        Deny => "deny",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_each_variant_at_its_own_index() {
+        for (i, d) in Decision::ALL.iter().enumerate() {
+            assert_eq!(*d as usize, i);
+        }
+        for (i, k) in UpstreamErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i);
+        }
+        for (i, k) in StoreErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i);
+        }
+        assert_eq!(ReloadResult::Failure.label(), "failure");
+        assert_eq!(AccessList::Deny.label(), "deny");
+    }
+}
