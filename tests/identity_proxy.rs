@@ -413,3 +413,31 @@ fn hostile_input_gets_documented_answers_and_no_worker_panics() {
         assert_eq!(proxy.get("/", &[("x-api-key", "fine")]).status(), 200);
     }
 }
+
+#[test]
+fn refusals_fail_closed_deny_listed_and_forged_token_requests_never_reach_the_backend() {
+    let upstream = Upstream::start();
+    let table = format!("algorithms = [\"HS256\"]\nsecret = \"{SECRET}\"");
+    let config = format!(
+        "[identity]\nsources = [\"jwt:sub\", \"ip\"]\n\n[identity.jwt]\n{table}\n\n\
+         [access]\ndeny = [\"header:x-api-key=banned\"]\n\n\
+         [[policy]]\nname = \"p\"\ncapacity = 1000\nrate = \"1000/s\"\n"
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let forged = hs256(
+        json!({ "sub": "mallory", "exp": 4_000_000_000u64 }),
+        "not-the-secret",
+    );
+    for _ in 0..3 {
+        assert_eq!(proxy.get("/", &[("x-api-key", "banned")]).status(), 403);
+        let refused = proxy.get("/", &[("authorization", &bearer(&forged))]);
+        assert_eq!(refused.status(), 401);
+    }
+    assert_eq!(
+        upstream.served(),
+        0,
+        "no refused request reached the backend"
+    );
+    assert_eq!(proxy.get("/", &[]).status(), 200);
+    assert_eq!(upstream.served(), 1);
+}
