@@ -1,0 +1,64 @@
+//! Hardening findings, end to end, each test named after the finding it pins: bearer tokens
+//! that leave out a configured `iss` / `aud`.
+
+mod common;
+
+use common::{Proxy, Upstream};
+use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+use serde_json::json;
+
+const SECRET: &str = "an-hmac-secret-for-the-tests-0123456789";
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn bearer(claims: serde_json::Value) -> String {
+    let token = encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(SECRET.as_bytes()),
+    )
+    .unwrap();
+    format!("Bearer {token}")
+}
+
+#[test]
+fn jwt_issuer_and_audience_are_required_when_configured() {
+    let upstream = Upstream::start();
+    let config = format!(
+        "[identity]\nsources = [\"jwt:sub\", \"ip\"]\non_invalid_token = \"reject\"\n\n\
+         [identity.jwt]\nalgorithms = [\"HS256\"]\nsecret = \"{SECRET}\"\n\
+         issuer = \"auth\"\naudience = \"api\"\n\n\
+         [[policy]]\nname = \"per-user\"\ncapacity = 10\nrate = \"1/h\"\n"
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let exp = now() + 300;
+    let status = |claims| {
+        let auth = bearer(claims);
+        proxy
+            .get("/", &[("authorization", &auth)])
+            .status()
+            .as_u16()
+    };
+    assert_eq!(
+        status(json!({"sub": "a", "iss": "auth", "aud": "api", "exp": exp})),
+        200
+    );
+    let missing = [
+        json!({"sub": "a", "aud": "api", "exp": exp}),
+        json!({"sub": "a", "iss": "auth", "exp": exp}),
+        json!({"sub": "a", "exp": exp}),
+    ];
+    for claims in missing {
+        assert_eq!(status(claims.clone()), 401, "{claims}");
+    }
+    assert_eq!(
+        upstream.served(),
+        1,
+        "no token without iss or aud got through"
+    );
+}
