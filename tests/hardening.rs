@@ -1,5 +1,5 @@
 //! Hardening findings, end to end, each test named after the finding it pins: bearer tokens
-//! that leave out a configured `iss` / `aud`.
+//! that leave out a configured `iss` / `aud`, and cookie spellings that earned fresh buckets.
 
 mod common;
 
@@ -60,5 +60,23 @@ fn jwt_issuer_and_audience_are_required_when_configured() {
         upstream.served(),
         1,
         "no token without iss or aud got through"
+    );
+}
+
+#[test]
+fn cookie_spellings_share_one_bucket() {
+    let upstream = Upstream::start();
+    let config = "[identity]\nsources = [\"cookie:sid\", \"ip\"]\n\n\
+                  [[policy]]\nname = \"per-session\"\ncapacity = 1\nrate = \"1/h\"\n";
+    let proxy = Proxy::start(&[&upstream.addr], config);
+    let status = |cookie: &str| proxy.get("/", &[("cookie", cookie)]).status().as_u16();
+    assert_eq!(status("sid=dave"), 200);
+    assert_eq!(status("sid= dave"), 429, "whitespace earns no fresh bucket");
+    assert_eq!(status("sid=\"dave\""), 429, "quotes earn no fresh bucket");
+    assert_eq!(status("theme=dark; sid = \"dave\" "), 429);
+    assert_eq!(
+        status("sid=erin"),
+        200,
+        "another caller has a bucket of its own"
     );
 }

@@ -1,10 +1,11 @@
-//! Property tests of the code that reads hostile input: forwarding headers, identity sources,
-//! bearer tokens, rates and whole config files. Each runs 256 cases in `scripts/test`;
-//! `scripts/fuzz SECONDS` runs them for as long as asked with fresh seeds.
+//! Property tests of the code that reads hostile input: forwarding headers, identity sources
+//! (and cookie spellings), bearer tokens, rates and whole config files. Each runs 256 cases in
+//! `scripts/test`; `scripts/fuzz SECONDS` runs them for as long as asked with fresh seeds.
 
 use floodgate::config::Rate;
 use floodgate::identity::{
-    forwarded_hops, ClientIpResolver, IdentityChain, JwtSettings, JwtVerifier, KeySource, Request,
+    forwarded_hops, ClientIpResolver, Identity, IdentityChain, JwtSettings, JwtVerifier, KeySource,
+    Request,
 };
 use http::{HeaderMap, HeaderName, HeaderValue};
 use proptest::prelude::*;
@@ -32,6 +33,19 @@ fn resolver() -> ClientIpResolver {
         "10.0.0.0/8".parse().unwrap(),
         "fd00::/8".parse().unwrap(),
     ])
+}
+
+/// RFC 6265 `cookie-octet`: printable ASCII but space, `"`, `,`, `;` and `\`.
+const COOKIE_VALUE: &str = "[!#-+\\--:<-\\[\\]-~]{1,40}";
+
+/// The identity `cookie:sid` reads from a `Cookie` header.
+fn cookie_identity(cookie: &str) -> Option<Identity> {
+    let chain = IdentityChain::of(vec!["cookie:sid".parse().unwrap()]);
+    let mut headers = HeaderMap::new();
+    headers.insert(http::header::COOKIE, header_value(cookie.as_bytes())?);
+    chain
+        .identify(&Request::new(&headers, None, None, None))
+        .ok()
 }
 
 proptest! {
@@ -124,6 +138,20 @@ proptest! {
         match floodgate::config::parse(&mutated, Path::new("fuzz.toml")) {
             Ok(_) => {}
             Err(e) => prop_assert!(e.to_string().starts_with("fuzz.toml:"), "{}", e),
+        }
+    }
+
+    #[test]
+    fn cookie_spellings_are_one_identity(value in COOKIE_VALUE) {
+        let plain = cookie_identity(&format!("sid={value}"));
+        prop_assert_eq!(plain, Some(Identity::of("cookie:sid", value.as_bytes())));
+        for spelling in [
+            format!("sid= {value} "),
+            format!("sid=\"{value}\""),
+            format!("a=1; sid =\t{value}; b=2"),
+            format!("a=1;sid= \"{value}\" ;b=2"),
+        ] {
+            prop_assert_eq!(cookie_identity(&spelling), plain, "{}", spelling);
         }
     }
 }
