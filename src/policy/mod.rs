@@ -1,9 +1,11 @@
 //! Policies: which requests they apply to (`route`), whose bucket (their identity chain), how
 //! big and how fast it refills (`tier`), and what a request costs.
 
+mod path;
 mod route;
 mod tier;
 
+pub use path::{normalize_path, PathError};
 pub use route::{request_host, Route, RouteFacts};
 pub use tier::{Limits, Tiers};
 
