@@ -1,11 +1,13 @@
 //! Hardening findings, end to end, each test named after the finding it pins: bearer tokens
-//! that leave out a configured `iss` / `aud`, and cookie spellings that earned fresh buckets.
+//! that leave out a configured `iss` / `aud`, cookie spellings that earned fresh buckets, and
+//! Redis secrets printed by `--test`.
 
 mod common;
 
 use common::{Proxy, Upstream};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
+use std::process::Command;
 
 const SECRET: &str = "an-hmac-secret-for-the-tests-0123456789";
 
@@ -79,4 +81,38 @@ fn cookie_spellings_share_one_bucket() {
         200,
         "another caller has a bucket of its own"
     );
+}
+
+#[test]
+fn redis_url_secrets_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("floodgate.toml");
+    for url in [
+        "redis+unix:///tmp/x.sock?pass=SECRET",
+        "unix:///tmp/x.sock?password=SECRET",
+        "redis://:SECRET@127.0.0.1:6379",
+        "rediss://u:SECRET@127.0.0.1:1/0",
+        "redis://127.0.0.1?password=SECRET",
+    ] {
+        let config = format!(
+            "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+             [store]\nkind = \"redis\"\nurl = \"{url}\"\n\n\
+             [[policy]]\nname = \"p\"\ncapacity = 10\nrate = \"10/s\"\n"
+        );
+        std::fs::write(&path, config).unwrap();
+        let out = Command::new(common::floodgate_bin())
+            .arg("--config")
+            .arg(&path)
+            .arg("--test")
+            .output()
+            .expect("run floodgate --test");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{url}: {stderr}");
+        assert!(stdout.contains("store           redis "), "{stdout}");
+        assert!(
+            !stdout.contains("SECRET") && !stderr.contains("SECRET"),
+            "{url} printed:\n{stdout}{stderr}"
+        );
+    }
 }

@@ -7,6 +7,7 @@ mod file;
 mod identity;
 mod policies;
 mod rate;
+mod redact;
 mod runtime;
 mod validate;
 

@@ -184,10 +184,7 @@ impl RedisSettings {
 
 /// A URL with any credentials replaced by `***`.
 fn redact(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
-        _ => url.to_owned(),
-    }
+    super::redact::redact_url(url)
 }
 
 impl fmt::Debug for RedisSettings {
