@@ -1,10 +1,13 @@
-//! Property tests of the code that reads hostile input: forwarding headers, identity sources,
-//! bearer tokens, rates and whole config files. Each runs 256 cases in `scripts/test`;
-//! `scripts/fuzz SECONDS` runs them for as long as asked with fresh seeds.
+//! Property tests of the code that reads hostile input: forwarding headers, identity sources
+//! (and cookie spellings), bearer tokens, rates, whole config files and request paths. Each
+//! runs 256 cases in `scripts/test`; `scripts/fuzz SECONDS` runs them for as long as asked
+//! with fresh seeds.
 
 use floodgate::identity::{
-    forwarded_hops, ClientIpResolver, IdentityChain, JwtSettings, JwtVerifier, KeySource, Request,
+    forwarded_hops, ClientIpResolver, Identity, IdentityChain, JwtSettings, JwtVerifier, KeySource,
+    Request,
 };
+use floodgate::policy::normalize_path;
 use floodgate::policy::Rate;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use proptest::prelude::*;
@@ -32,6 +35,67 @@ fn resolver() -> ClientIpResolver {
         "10.0.0.0/8".parse().unwrap(),
         "fd00::/8".parse().unwrap(),
     ])
+}
+
+/// RFC 6265 `cookie-octet`: printable ASCII but space, `"`, `,`, `;` and `\`.
+const COOKIE_VALUE: &str = "[!#-+\\--:<-\\[\\]-~]{1,40}";
+
+/// The identity `cookie:sid` reads from a `Cookie` header.
+fn cookie_identity(cookie: &str) -> Option<Identity> {
+    let chain = IdentityChain::of(vec!["cookie:sid".parse().unwrap()]);
+    let mut headers = HeaderMap::new();
+    headers.insert(http::header::COOKIE, header_value(cookie.as_bytes())?);
+    chain
+        .identify(&Request::new(&headers, None, None, None))
+        .ok()
+}
+
+/// A path segment written only with characters a path may hold raw, never `.` or `..`.
+fn plain_segment() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9._~!$&'()*+,;=:@-]{1,8}".prop_filter("not a dot segment", |s| s != "." && s != "..")
+}
+
+/// Request paths built from the pieces that have other spellings.
+fn tricky_path() -> impl Strategy<Value = String> {
+    let segment = prop_oneof![
+        plain_segment(),
+        Just(String::new()),
+        Just(".".to_owned()),
+        Just("..".to_owned()),
+        Just("%2e%2E".to_owned()),
+        Just("%2f".to_owned()),
+        Just("%5C".to_owned()),
+        Just("%25".to_owned()),
+        Just("é".to_owned()),
+        Just("a b".to_owned()),
+        "%[0-9a-fA-F]{2}",
+        "[a-z%0-9A-F.]{1,6}".prop_filter("whole escapes", |s| normalize_path(&format!("/{s}"))
+            .is_ok()),
+    ];
+    proptest::collection::vec(segment, 0..10).prop_map(|s| format!("/{}", s.join("/")))
+}
+
+/// What the normal form never holds.
+fn check_normal(path: &str) -> Result<(), TestCaseError> {
+    prop_assert!(path.starts_with('/'), "{}", path);
+    for spelling in ["//", "/./", "/../"] {
+        prop_assert!(!path.contains(spelling), "{} holds {}", path, spelling);
+    }
+    prop_assert!(!path.ends_with("/.") && !path.ends_with("/.."), "{}", path);
+    let bytes = path.as_bytes();
+    for (i, _) in path.match_indices('%') {
+        let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+        prop_assert_eq!(hex.to_ascii_uppercase(), hex, "uppercase hex in {}", path);
+        let byte = u8::from_str_radix(hex, 16).unwrap();
+        let unreserved = byte.is_ascii_alphanumeric() || b"-._~".contains(&byte);
+        prop_assert!(
+            !unreserved,
+            "{} encodes an unreserved {}",
+            path,
+            byte as char
+        );
+    }
+    Ok(())
 }
 
 proptest! {
@@ -124,6 +188,66 @@ proptest! {
         match floodgate::config::parse(&mutated, Path::new("fuzz.toml")) {
             Ok(_) => {}
             Err(e) => prop_assert!(e.to_string().starts_with("fuzz.toml:"), "{}", e),
+        }
+    }
+
+    #[test]
+    fn cookie_spellings_are_one_identity(value in COOKIE_VALUE) {
+        let plain = cookie_identity(&format!("sid={value}"));
+        prop_assert_eq!(plain, Some(Identity::of("cookie:sid", value.as_bytes())));
+        for spelling in [
+            format!("sid= {value} "),
+            format!("sid=\"{value}\""),
+            format!("a=1; sid =\t{value}; b=2"),
+            format!("a=1;sid= \"{value}\" ;b=2"),
+        ] {
+            prop_assert_eq!(cookie_identity(&spelling), plain, "{}", spelling);
+        }
+    }
+
+    #[test]
+    fn path_normalization_is_idempotent_and_leaves_one_spelling(path in tricky_path()) {
+        let normal = normalize_path(&path).unwrap();
+        check_normal(&normal)?;
+        let again = normalize_path(&normal).unwrap();
+        prop_assert!(matches!(again, std::borrow::Cow::Borrowed(_)), "{} is borrowed", normal);
+        prop_assert_eq!(&again, &normal);
+    }
+
+    #[test]
+    fn respelling_a_path_does_not_change_its_normal_form(
+        segments in proptest::collection::vec((plain_segment(), any::<u64>(), 0u8..5), 1..8),
+    ) {
+        let plain = format!("/{}", segments.iter().map(|(s, ..)| s.as_str()).collect::<Vec<_>>().join("/"));
+        let respelled: String = segments.iter().map(|(segment, mask, decoration)| {
+            let encoded: String = segment.chars().enumerate().map(|(i, c)| {
+                let unreserved = c.is_ascii_alphanumeric() || "-._~".contains(c);
+                match (unreserved, (mask >> (i % 64)) & 1 == 1, i % 2 == 0) {
+                    (true, true, true) => format!("%{:02x}", c as u8),
+                    (true, true, false) => format!("%{:02X}", c as u8),
+                    _ => c.to_string(),
+                }
+            }).collect();
+            match decoration {
+                0 => format!("/{encoded}"),
+                1 => format!("//{encoded}"),
+                2 => format!("/./{encoded}"),
+                3 => format!("/x%2Fy/../{encoded}"),
+                _ => format!("/%2e/{encoded}"),
+            }
+        }).collect();
+        prop_assert_eq!(normalize_path(&respelled).unwrap(), normalize_path(&plain).unwrap());
+    }
+
+    #[test]
+    fn any_path_normalizes_or_is_refused_without_panicking(
+        path in prop_oneof!["/[ -~]{0,60}", "[ -~]{0,20}", "/\\PC{0,30}", any::<String>()],
+    ) {
+        if let Ok(normal) = normalize_path(&path) {
+            if normal != "*" {
+                check_normal(&normal)?;
+            }
+            prop_assert_eq!(normalize_path(&normal).unwrap(), normal.clone());
         }
     }
 }

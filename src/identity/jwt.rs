@@ -194,7 +194,22 @@ fn validation(settings: &JwtSettings, algorithms: Vec<Algorithm>) -> Validation 
     if let Some(iss) = &settings.issuer {
         validation.set_issuer(&[iss]);
     }
+    validation.set_required_spec_claims(&required_claims(settings));
     validation
+}
+
+/// The claims a token must carry: `exp` always, and `iss` / `aud` when configured. jsonwebtoken
+/// compares `iss` and `aud` only when the token has them, so a token without them would
+/// otherwise pass an issuer or audience check.
+fn required_claims(settings: &JwtSettings) -> Vec<&'static str> {
+    let mut required = vec!["exp"];
+    if settings.issuer.is_some() {
+        required.push("iss");
+    }
+    if settings.audience.is_some() {
+        required.push("aud");
+    }
+    required
 }
 
 #[cfg(test)]
@@ -265,6 +280,37 @@ mod tests {
         assert!(v.verify(&token(Algorithm::HS256, foreign, SECRET)).is_err());
         let no_exp = json!({"sub": "a", "iss": "auth"});
         assert!(v.verify(&token(Algorithm::HS256, no_exp, SECRET)).is_err());
+    }
+
+    #[test]
+    fn jwt_issuer_and_audience_are_required_when_configured() {
+        let mut settings = hs_settings();
+        settings.audience = Some("api".into());
+        let v = JwtVerifier::new(&settings).unwrap();
+        let exp = now() + 60;
+        let sign = |claims| token(Algorithm::HS256, claims, SECRET);
+        let good = json!({"sub": "a", "iss": "auth", "aud": "api", "exp": exp});
+        assert_eq!(v.verify(&sign(good)).unwrap()["sub"], "a");
+        let refused = [
+            json!({"sub": "a", "aud": "api", "exp": exp}),
+            json!({"sub": "a", "iss": "auth", "exp": exp}),
+            json!({"sub": "a", "exp": exp}),
+            json!({"sub": "a", "iss": null, "aud": "api", "exp": exp}),
+            json!({"sub": "a", "iss": 7, "aud": "api", "exp": exp}),
+            json!({"sub": "a", "iss": "auth", "aud": [], "exp": exp}),
+        ];
+        for claims in refused {
+            assert!(v.verify(&sign(claims.clone())).is_err(), "{claims}");
+        }
+    }
+
+    #[test]
+    fn without_issuer_or_audience_configured_neither_is_required() {
+        let mut settings = hs_settings();
+        settings.issuer = None;
+        let v = JwtVerifier::new(&settings).unwrap();
+        let bare = json!({"sub": "a", "exp": now() + 60});
+        assert!(v.verify(&token(Algorithm::HS256, bare, SECRET)).is_ok());
     }
 
     #[test]

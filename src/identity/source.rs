@@ -1,5 +1,11 @@
 //! Identity sources as written in the config (`header:x-api-key`, `jwt:sub`, `ip`, composites
 //! like `header:x-tenant+ip`), and how each reads its raw value from a request.
+//!
+//! One spelling rule, so that a caller cannot earn fresh buckets by re-spelling one value:
+//! surrounding ASCII whitespace (space, tab, CR, LF, FF) is trimmed from header values, from
+//! query values after percent-decoding, and from cookie names and values; a cookie value then
+//! wrapped in double quotes loses that one pair (RFC 6265 `cookie-value`). So `sid=dave`,
+//! `sid= dave ` and `sid="dave"` are one caller. Nothing inside the value is changed.
 
 use super::jwt::TokenError;
 use super::{Request, TokenState};
@@ -147,7 +153,10 @@ impl Source {
         folding: &IpFolding,
     ) -> Result<Option<Cow<'r, [u8]>>, TokenError> {
         let value: Option<Cow<'r, [u8]>> = match self {
-            Source::Header(name) => req.headers.get(name).map(|v| Cow::Borrowed(v.as_bytes())),
+            Source::Header(name) => req
+                .headers
+                .get(name)
+                .map(|v| Cow::Borrowed(v.as_bytes().trim_ascii())),
             Source::Cookie(name) => cookie_value(req.headers, name).map(Cow::Borrowed),
             Source::Query(name) => req
                 .query
@@ -171,25 +180,33 @@ fn claim_bytes(value: &serde_json::Value) -> Cow<'_, [u8]> {
     }
 }
 
-/// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 cookie-string).
+/// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 cookie-string):
+/// name and value trimmed, a quoted value unquoted (see the module doc).
 fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
     headers
         .get_all(COOKIE)
         .iter()
         .flat_map(|header| header.as_bytes().split(|&b| b == b';'))
         .find_map(|pair| {
-            let pair = pair.trim_ascii();
             let eq = pair.iter().position(|&b| b == b'=')?;
             let (key, value) = (&pair[..eq], &pair[eq + 1..]);
-            (key == name.as_bytes()).then_some(value)
+            (key.trim_ascii() == name.as_bytes()).then(|| unquote(value.trim_ascii()))
         })
 }
 
-/// The first value of parameter `name` in a query string, percent-decoded.
+/// `value` without one pair of surrounding double quotes, if it has them.
+fn unquote(value: &[u8]) -> &[u8] {
+    match value {
+        [b'"', inner @ .., b'"'] => inner,
+        _ => value,
+    }
+}
+
+/// The first value of parameter `name` in a query string, percent-decoded and trimmed.
 fn query_value(query: &str, name: &str) -> Option<String> {
     form_urlencoded::parse(query.as_bytes())
         .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
+        .map(|(_, value)| value.trim_ascii().to_owned())
 }
 
 /// How client addresses are grouped: every address in one prefix is one caller.
@@ -236,4 +253,88 @@ fn masked(octets: &[u8], prefix: u8) -> Vec<u8> {
         .collect();
     out.push(prefix);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn cookies(header: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(COOKIE, HeaderValue::from_static(header));
+        headers
+    }
+
+    #[test]
+    fn cookie_spellings_share_one_bucket() {
+        for header in [
+            "sid=dave",
+            "sid= dave",
+            "sid=dave ",
+            "sid=\"dave\"",
+            "sid = \"dave\" ",
+            "a=1; sid=\t dave\t; b=2",
+            "a=1;sid=dave",
+        ] {
+            let headers = cookies(header);
+            assert_eq!(
+                cookie_value(&headers, "sid"),
+                Some(&b"dave"[..]),
+                "{header}"
+            );
+        }
+    }
+
+    #[test]
+    fn cookie_quotes_and_inner_bytes_are_otherwise_kept() {
+        let value = |header| cookie_value(&cookies(header), "sid").map(<[u8]>::to_vec);
+        assert_eq!(value("sid=\"\""), Some(vec![]), "empty once unquoted");
+        assert_eq!(
+            value("sid=\""),
+            Some(b"\"".to_vec()),
+            "a lone quote is not a pair"
+        );
+        assert_eq!(value("sid=\"da ve\""), Some(b"da ve".to_vec()));
+        assert_eq!(
+            value("sid=\"\"dave\"\""),
+            Some(b"\"dave\"".to_vec()),
+            "one pair"
+        );
+        assert_eq!(
+            value("sid=\" dave\""),
+            Some(b" dave".to_vec()),
+            "inside the quotes"
+        );
+        assert_eq!(value("sid=a=b"), Some(b"a=b".to_vec()));
+        assert_eq!(value("xsid=dave; sidx=dave"), None);
+        assert_eq!(value("sid"), None);
+    }
+
+    fn api_key(value: &'static str) -> Option<Vec<u8>> {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", HeaderValue::from_static(value));
+        let key = Source::Header(HeaderName::from_static("x-api-key"));
+        let req = Request::new(&headers, None, None, None);
+        let value = key.value(&req, &IpFolding::default()).ok()?;
+        value.map(Cow::into_owned)
+    }
+
+    #[test]
+    fn header_and_query_values_are_trimmed() {
+        assert_eq!(api_key("dave"), Some(b"dave".to_vec()));
+        assert_eq!(api_key("\tdave "), Some(b"dave".to_vec()));
+        assert_eq!(api_key("da ve"), Some(b"da ve".to_vec()));
+        assert_eq!(
+            api_key("\"dave\""),
+            Some(b"\"dave\"".to_vec()),
+            "only cookies unquote"
+        );
+        assert_eq!(api_key("  "), None, "blank is absent");
+        for query in ["p=dave", "p=+dave+", "p=%20dave%09", "p=%0Adave%0D"] {
+            assert_eq!(query_value(query, "p").as_deref(), Some("dave"), "{query}");
+        }
+        assert_eq!(query_value("p=da%20ve", "p").as_deref(), Some("da ve"));
+        assert_eq!(query_value("p=+", "p").as_deref(), Some(""), "then absent");
+    }
 }

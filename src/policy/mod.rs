@@ -2,11 +2,13 @@
 //! big and how fast it refills (`tier`), and what a request costs.
 
 mod limits;
+mod path;
 mod rate;
 mod route;
 mod tier;
 
 pub use limits::Limits;
+pub use path::{normalize_path, PathError};
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
 pub use tier::Tiers;

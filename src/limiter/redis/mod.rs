@@ -9,6 +9,7 @@
 mod breaker;
 mod connection;
 mod deny_cache;
+mod redact;
 mod reply;
 mod settings;
 

@@ -1,5 +1,6 @@
 //! `[store] kind = "redis"`: the Redis store's settings, as validated from the config.
 
+use super::redact::redact_url;
 use crate::limiter::OnError;
 use std::fmt;
 use std::time::Duration;
@@ -38,18 +39,10 @@ impl RedisSettings {
     /// The URL (or the cluster's seed nodes) with any credentials replaced by `***`.
     pub fn redacted_url(&self) -> String {
         if !self.nodes.is_empty() {
-            let nodes: Vec<String> = self.nodes.iter().map(|n| redact(n)).collect();
+            let nodes: Vec<String> = self.nodes.iter().map(|n| redact_url(n)).collect();
             return format!("cluster [{}]", nodes.join(", "));
         }
-        redact(&self.url)
-    }
-}
-
-/// A URL with any credentials replaced by `***`.
-fn redact(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
-        _ => url.to_owned(),
+        redact_url(&self.url)
     }
 }
 
