@@ -1,59 +1,162 @@
-//! A circuit breaker: after enough consecutive failures, stop waiting on the store until a
-//! background probe sees it answer again.
+//! A circuit breaker that tells a slow Redis from a dead one: it opens when the share of failed
+//! calls over a recent window passes a ratio (and enough calls were made to judge), not after a
+//! few misses in a row. Open, it skips the store; after a cool-down it lets a trickle of real
+//! calls through (half-open), and the first that succeeds closes it. Time is passed in.
 
+use parking_lot::Mutex;
 use prometheus::IntGauge;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
 
-/// Counts consecutive failures and opens at a threshold.
+/// When the breaker opens and how it recovers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerSettings {
+    /// The span failures are counted over.
+    pub window: Duration,
+    /// Fewest calls in the window before the ratio is judged.
+    pub min_calls: u32,
+    /// Share of failed calls (0..1] that opens the breaker.
+    pub failure_ratio: f64,
+    /// How long the breaker stays open before real calls probe the store again.
+    pub cooldown: Duration,
+}
+
+impl Default for BreakerSettings {
+    fn default() -> Self {
+        Self {
+            window: Duration::from_secs(1),
+            min_calls: 20,
+            failure_ratio: 0.5,
+            cooldown: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What a caller may do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// Call the store.
+    Call,
+    /// Call the store as a half-open trial: its result decides the breaker's state.
+    Trial,
+    /// Do not call: the breaker is open.
+    Skip,
+}
+
+/// Calls and failures over the window, in ten slots.
+const SLOTS: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Closed,
+    Open { since_us: u64 },
+    HalfOpen { next_trial_us: u64 },
+}
+
+struct Inner {
+    state: State,
+    slots: [(u64, u32, u32); SLOTS],
+}
+
+/// The breaker of one store.
 pub struct Breaker {
-    failures: AtomicU32,
-    open: AtomicBool,
-    threshold: u32,
+    inner: Mutex<Inner>,
+    settings: BreakerSettings,
+    slot_us: u64,
     open_gauge: IntGauge,
 }
 
 impl Breaker {
-    /// A closed breaker that opens after `threshold` consecutive failures, mirrored in
-    /// `open_gauge` (1 while open).
-    pub fn new(threshold: u32, open_gauge: IntGauge) -> Self {
+    /// A closed breaker with `settings`, mirrored in `open_gauge` (1 while not closed).
+    pub fn new(settings: BreakerSettings, open_gauge: IntGauge) -> Self {
         open_gauge.set(0);
         Self {
-            failures: AtomicU32::new(0),
-            open: AtomicBool::new(false),
-            threshold: threshold.max(1),
+            inner: Mutex::new(Inner {
+                state: State::Closed,
+                slots: [(0, 0, 0); SLOTS],
+            }),
+            slot_us: (settings.window.as_micros() as u64 / SLOTS as u64).max(1),
+            settings,
             open_gauge,
         }
     }
 
-    /// Whether calls should skip the store.
+    /// Whether a call may go to the store at `now_us`.
+    pub fn permit(&self, now_us: u64) -> Permission {
+        let mut inner = self.inner.lock();
+        let trial_spacing = (self.settings.cooldown.as_micros() as u64 / 4).max(1);
+        match inner.state {
+            State::Closed => Permission::Call,
+            State::Open { since_us } => {
+                if now_us.saturating_sub(since_us) < self.settings.cooldown.as_micros() as u64 {
+                    return Permission::Skip;
+                }
+                inner.state = State::HalfOpen {
+                    next_trial_us: now_us + trial_spacing,
+                };
+                Permission::Trial
+            }
+            State::HalfOpen { next_trial_us } if now_us >= next_trial_us => {
+                inner.state = State::HalfOpen {
+                    next_trial_us: now_us + trial_spacing,
+                };
+                Permission::Trial
+            }
+            State::HalfOpen { .. } => Permission::Skip,
+        }
+    }
+
+    /// Records a call's result at `now_us`. Returns true when this result opened the breaker.
+    pub fn record(&self, now_us: u64, ok: bool, permission: Permission) -> bool {
+        let mut inner = self.inner.lock();
+        if permission == Permission::Trial {
+            return self.end_trial(&mut inner, now_us, ok);
+        }
+        let epoch = now_us / self.slot_us;
+        let slot = &mut inner.slots[(epoch % SLOTS as u64) as usize];
+        if slot.0 != epoch {
+            *slot = (epoch, 0, 0);
+        }
+        slot.1 += 1;
+        slot.2 += u32::from(!ok);
+        if ok || inner.state != State::Closed {
+            return false;
+        }
+        let (calls, failures) = inner
+            .slots
+            .iter()
+            .filter(|s| epoch.saturating_sub(s.0) < SLOTS as u64)
+            .fold((0, 0), |(c, f), s| (c + s.1, f + s.2));
+        let tripped = calls >= self.settings.min_calls
+            && f64::from(failures) >= self.settings.failure_ratio * f64::from(calls);
+        if tripped {
+            self.open(&mut inner, now_us);
+        }
+        tripped
+    }
+
+    fn end_trial(&self, inner: &mut Inner, now_us: u64, ok: bool) -> bool {
+        match ok {
+            true => {
+                inner.state = State::Closed;
+                inner.slots = [(0, 0, 0); SLOTS];
+                self.open_gauge.set(0);
+                false
+            }
+            false => {
+                self.open(inner, now_us);
+                false
+            }
+        }
+    }
+
+    fn open(&self, inner: &mut Inner, now_us: u64) {
+        inner.state = State::Open { since_us: now_us };
+        self.open_gauge.set(1);
+    }
+
+    /// Whether the breaker is open or half-open (the store is being skipped or probed).
     pub fn is_open(&self) -> bool {
-        self.open.load(Ordering::Relaxed)
-    }
-
-    /// A call succeeded: the failure streak ends.
-    pub fn record_success(&self) {
-        // Read first so that the common case writes nothing to a shared cache line.
-        if self.failures.load(Ordering::Relaxed) != 0 {
-            self.failures.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// A call failed. Returns true for the one failure that opened the breaker, whose caller
-    /// starts the probe.
-    pub fn record_failure(&self) -> bool {
-        let streak = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
-        if streak >= self.threshold && !self.open.swap(true, Ordering::AcqRel) {
-            self.open_gauge.set(1);
-            return true;
-        }
-        false
-    }
-
-    /// The probe saw the store answer: calls go to it again.
-    pub fn close(&self) {
-        self.failures.store(0, Ordering::Relaxed);
-        self.open.store(false, Ordering::Release);
-        self.open_gauge.set(0);
+        self.inner.lock().state != State::Closed
     }
 }
 
@@ -61,20 +164,73 @@ impl Breaker {
 mod tests {
     use super::*;
 
-    #[test]
-    fn opens_once_after_the_threshold_and_closes_on_demand() {
+    const MS: u64 = 1000;
+
+    fn breaker() -> (Breaker, IntGauge) {
         let gauge = IntGauge::new("g", "g").unwrap();
-        let breaker = Breaker::new(3, gauge.clone());
-        assert!(!breaker.record_failure());
-        breaker.record_success();
-        assert!(!breaker.record_failure());
-        assert!(!breaker.record_failure());
-        assert!(breaker.record_failure(), "the third in a row opens it");
-        assert!(!breaker.record_failure(), "only one caller is told");
-        assert!(breaker.is_open());
+        (
+            Breaker::new(BreakerSettings::default(), gauge.clone()),
+            gauge,
+        )
+    }
+
+    #[test]
+    fn a_few_slow_answers_among_many_good_ones_do_not_open_it() {
+        let (b, _) = breaker();
+        for i in 0..100 {
+            b.record(i * MS, i % 10 != 0, Permission::Call);
+        }
+        assert_eq!(b.permit(100 * MS), Permission::Call);
+        assert!(!b.is_open());
+    }
+
+    #[test]
+    fn too_few_calls_are_not_judged() {
+        let (b, _) = breaker();
+        for i in 0..19 {
+            assert!(!b.record(i * MS, false, Permission::Call));
+        }
+        assert!(
+            b.record(19 * MS, false, Permission::Call),
+            "the 20th failure opens it"
+        );
+        assert_eq!(b.permit(20 * MS), Permission::Skip);
+    }
+
+    #[test]
+    fn failures_age_out_of_the_window() {
+        let (b, _) = breaker();
+        for i in 0..15 {
+            b.record(i * MS, false, Permission::Call);
+        }
+        // Two seconds later those failures no longer count.
+        for i in 0..15 {
+            assert!(!b.record(2000 * MS + i * MS, false, Permission::Call));
+        }
+        assert!(!b.is_open());
+    }
+
+    #[test]
+    fn half_open_lets_a_trickle_through_and_one_success_closes_it() {
+        let (b, gauge) = breaker();
+        for i in 0..20 {
+            b.record(i * MS, false, Permission::Call);
+        }
         assert_eq!(gauge.get(), 1);
-        breaker.close();
-        assert!(!breaker.is_open());
+        assert_eq!(b.permit(100 * MS), Permission::Skip, "cooling down");
+        let t = 19 * MS + 200 * MS;
+        assert_eq!(b.permit(t), Permission::Trial);
+        assert_eq!(b.permit(t + MS), Permission::Skip, "one trial at a time");
+        b.record(t + 2 * MS, false, Permission::Trial);
+        assert_eq!(
+            b.permit(t + 3 * MS),
+            Permission::Skip,
+            "a failed trial reopens it"
+        );
+        let later = t + 2 * MS + 200 * MS;
+        assert_eq!(b.permit(later), Permission::Trial);
+        b.record(later, true, Permission::Trial);
+        assert_eq!(b.permit(later + MS), Permission::Call);
         assert_eq!(gauge.get(), 0);
     }
 }
