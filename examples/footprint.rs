@@ -4,6 +4,7 @@
 //! usage: footprint [N] [redis://HOST:PORT]
 
 use floodgate::identity::Identity;
+use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings, RedisStore, Take,
 };
@@ -68,13 +69,15 @@ fn main() {
         prefix: "footprint".into(),
         timeout: Duration::from_secs(5),
         on_error: OnError::Deny,
-        breaker_failures: 1000,
-        breaker_probe_interval: Duration::from_secs(1),
+        breaker: BreakerSettings::default(),
+        fleet_size: Some(1),
+        startup_wait: Duration::from_secs(5),
         deny_cache_entries: 0,
         ttl_margin: Duration::from_secs(1),
         fallback_max_entries: 1,
     };
-    let redis = RedisStore::new(&settings, Metrics::new().store.clone()).expect("redis store");
+    let redis =
+        RedisStore::new(&settings, Metrics::new().store.clone(), None).expect("redis store");
     let keys = n / 10;
     let used = |rt: &tokio::runtime::Runtime| -> f64 {
         let client = redis::Client::open(settings.url.as_str()).expect("client");

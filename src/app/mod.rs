@@ -1,6 +1,7 @@
 //! The application: builds the pingora server from a validated config (the proxy, the admin
 //! listener and the config reloader) and keeps the stores that outlive reloads.
 
+mod fleet;
 mod reload;
 mod stores;
 
@@ -9,6 +10,7 @@ pub use stores::{BuildError, Stores};
 
 use crate::admin::AdminApp;
 use crate::config::Config;
+use crate::limiter::StoreSettings;
 use crate::proxy::Floodgate;
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
@@ -57,6 +59,14 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
 
     let metrics = Arc::new(Metrics::new());
     let stores = Stores::new(&config.store, metrics.clone())?;
+    if let (Some(redis), StoreSettings::Redis(settings)) = (&stores.redis, &config.store) {
+        let id = fleet::instance_id();
+        fleet::prepare(redis, &stores.fleet, &id, settings.startup_wait);
+        if !stores.fleet.is_pinned() {
+            let announcer = fleet::FleetAnnouncer::new(redis.clone(), stores.fleet.clone(), id);
+            server.add_service(background_service("redis fleet", announcer));
+        }
+    }
     let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config)?));
 
     let admin_settings = &config.admin;

@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::gate::Gate;
 use crate::limiter::{
-    Fallback, Limiter, LimiterError, MemoryStore, OnError, RedisStore, StoreSettings,
+    Fallback, FleetSize, Limiter, LimiterError, MemoryStore, RedisStore, StoreSettings,
 };
 use crate::proxy::{Callers, Snapshot, Upstream};
 use crate::telemetry::Metrics;
@@ -29,6 +29,10 @@ pub enum BuildError {
 pub struct Stores {
     /// Where buckets live.
     pub limiter: Arc<dyn Limiter>,
+    /// The Redis store, when buckets live there (for startup checks and fleet announcements).
+    pub redis: Option<Arc<RedisStore>>,
+    /// How many instances share the store.
+    pub fleet: Arc<FleetSize>,
     /// What decides when the store cannot (its local buckets, if any, are kept too).
     pub fallback: Fallback,
     /// Every series.
@@ -38,18 +42,33 @@ pub struct Stores {
 impl Stores {
     /// The stores `settings` ask for, reporting into `metrics`.
     pub fn new(settings: &StoreSettings, metrics: Arc<Metrics>) -> Result<Self, BuildError> {
+        let gauge = metrics.store.fleet_size.clone();
         Ok(match settings {
             StoreSettings::Memory { max_entries } => Stores {
                 limiter: Arc::new(MemoryStore::new(*max_entries)),
+                redis: None,
+                fleet: Arc::new(FleetSize::new(Some(1), gauge)),
                 // The memory store always decides; its fallback is never asked.
-                fallback: Fallback::new(OnError::Allow, 0),
+                fallback: Fallback::Allow,
                 metrics,
             },
-            StoreSettings::Redis(redis) => Stores {
-                limiter: Arc::new(RedisStore::new(redis, metrics.store.clone())?),
-                fallback: Fallback::new(redis.on_error, redis.fallback_max_entries),
-                metrics,
-            },
+            StoreSettings::Redis(settings) => {
+                let fleet = Arc::new(FleetSize::new(settings.fleet_size, gauge));
+                let fallback = Fallback::new(
+                    settings.on_error,
+                    settings.fallback_max_entries,
+                    fleet.clone(),
+                );
+                let mirror = fallback.mirror();
+                let store = Arc::new(RedisStore::new(settings, metrics.store.clone(), mirror)?);
+                Stores {
+                    limiter: store.clone(),
+                    redis: Some(store),
+                    fleet,
+                    fallback,
+                    metrics,
+                }
+            }
         })
     }
 

@@ -50,14 +50,19 @@ impl fmt::Display for Config {
                 )?;
                 writeln!(
                     f,
-                    "                budget {:?}, on error {}, breaker after {} failures (probe every {:?})",
-                    r.timeout, r.on_error.as_str(), r.breaker_failures, r.breaker_probe_interval
+                    "                budget {:?}, on error {}, breaker at {:.0} % failed of at least {} calls in {:?} (probes after {:?})",
+                    r.timeout, r.on_error.as_str(), r.breaker.failure_ratio * 100.0,
+                    r.breaker.min_calls, r.breaker.window, r.breaker.cooldown
                 )?;
                 writeln!(
                     f,
                     "                deny cache {} entries, key expiry margin {:?}",
                     r.deny_cache_entries, r.ttl_margin
-                )?
+                )?;
+                match r.fleet_size {
+                    Some(n) => writeln!(f, "                fleet of {n} instances (pinned)")?,
+                    None => writeln!(f, "                fleet size learned from Redis")?,
+                }
             }
         }
         let id = &self.identity;

@@ -91,8 +91,12 @@ pub(crate) struct StoreFile {
     pub(crate) timeout: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) on_error: OnErrorFile,
-    pub(crate) breaker_failures: Option<Spanned<i64>>,
+    pub(crate) breaker_window: Option<Spanned<String>>,
+    pub(crate) breaker_min_calls: Option<Spanned<i64>>,
+    pub(crate) breaker_failure_ratio: Option<Spanned<f64>>,
     pub(crate) breaker_probe_interval: Option<Spanned<String>>,
+    pub(crate) fleet_size: Option<Spanned<i64>>,
+    pub(crate) startup_wait: Option<Spanned<String>>,
     pub(crate) deny_cache_entries: Option<Spanned<i64>>,
     pub(crate) ttl_margin: Option<Spanned<String>>,
 }

@@ -159,7 +159,7 @@ fn a_redis_store_needs_a_url_and_keeps_credentials_out_of_print() {
         panic!("a redis store")
     };
     assert_eq!(redis.on_error, OnError::Local, "the default");
-    assert_eq!(redis.timeout, std::time::Duration::from_millis(5));
+    assert_eq!(redis.timeout, std::time::Duration::from_millis(250));
     let printed = format!("{config}{:?}", config);
     assert!(
         !printed.contains("s3cret") && !printed.contains("hunter2"),
@@ -279,5 +279,26 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
     assert!(
         printed.contains("tiers by header:x-plan: pro = 5 at 5/m"),
         "{printed}"
+    );
+}
+
+#[test]
+fn store_defaults_hold_on_a_busy_machine_and_breaker_keys_are_checked() {
+    let text = format!("{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n");
+    let config = parse(&text, Path::new("f.toml")).unwrap();
+    let StoreSettings::Redis(redis) = &config.store else {
+        panic!("a redis store");
+    };
+    assert_eq!(redis.timeout, std::time::Duration::from_millis(250));
+    assert_eq!(redis.breaker.min_calls, 20);
+    assert_eq!(redis.fleet_size, None);
+    let bad = format!(
+        "{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://h:1\"\nbreaker_failure_ratio = 1.5\n"
+    );
+    let error = error_of(&bad);
+    assert!(error.starts_with("f.toml:"), "{error}");
+    assert!(
+        error.contains("`store.breaker_failure_ratio` must be above 0"),
+        "{error}"
     );
 }

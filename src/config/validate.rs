@@ -2,18 +2,17 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{FileConfig, OnErrorFile, ServerFile, StoreFile, StoreKind, UpstreamFile};
+use super::file::{FileConfig, ServerFile, UpstreamFile};
 use super::identity::{self, IdentityParts};
 use super::policies;
 use super::runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
-use crate::limiter::{OnError, RedisSettings, StoreSettings};
+use super::store::store;
 use crate::proxy::{Backend, UpstreamSettings};
 use std::path::Path;
 use std::time::Duration;
 use toml::Spanned;
 
 const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9090";
-const DEFAULT_MAX_ENTRIES: i64 = 1_000_000;
 
 /// Validates a parsed file into the runtime config.
 pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Config, ConfigError> {
@@ -192,103 +191,4 @@ fn tls_listener(
             "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
         )),
     }
-}
-
-fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigError> {
-    let max_entries = match &file.max_entries {
-        Some(n) => check.integer(n, "store.max_entries", 1..=1_000_000_000)?,
-        None => DEFAULT_MAX_ENTRIES,
-    } as usize;
-    match &file.kind {
-        Some(kind) if *kind.get_ref() == StoreKind::Redis => {
-            redis_store(check, kind, file, max_entries).map(StoreSettings::Redis)
-        }
-        _ => {
-            if let Some(url) = &file.url {
-                let message = "`store.url` needs `kind = \"redis\"`".to_owned();
-                return Err(check.error(url, message));
-            }
-            Ok(StoreSettings::Memory { max_entries })
-        }
-    }
-}
-
-fn redis_store(
-    check: &Checker<'_>,
-    kind: &Spanned<StoreKind>,
-    file: &StoreFile,
-    max_entries: usize,
-) -> Result<RedisSettings, ConfigError> {
-    // Parsed only: the store connects when the server is built.
-    let valid_url = |url: &Spanned<String>, key: &str| {
-        use redis::IntoConnectionInfo;
-        match url.get_ref().as_str().into_connection_info() {
-            Ok(_) => Ok(url.get_ref().clone()),
-            Err(_) => Err(check.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
-        }
-    };
-    let (url, nodes) = match (&file.url, &file.nodes) {
-        (Some(url), None) => (valid_url(url, "store.url")?, Vec::new()),
-        (None, Some(nodes)) if !nodes.get_ref().is_empty() => {
-            let nodes = nodes
-                .get_ref()
-                .iter()
-                .map(|n| valid_url(n, "store.nodes"))
-                .collect::<Result<_, _>>()?;
-            (String::new(), nodes)
-        }
-        (Some(url), Some(_)) => {
-            return Err(check.error(
-                url,
-                "give `store.url` (one server) or `store.nodes` (a cluster), not both".into(),
-            ));
-        }
-        _ => {
-            let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://) or `store.nodes` (cluster seeds)";
-            return Err(check.error(kind, message.to_owned()));
-        }
-    };
-    let prefix = file
-        .prefix
-        .as_ref()
-        .map_or("floodgate".to_owned(), |p| p.get_ref().clone());
-    if prefix.is_empty() || prefix.contains(['{', '}']) {
-        let at = file
-            .prefix
-            .as_ref()
-            .expect("only a given prefix can be invalid");
-        return Err(check.error(
-            at,
-            "`store.prefix` must be non-empty and hold no `{` or `}`".to_owned(),
-        ));
-    }
-    let ms = Duration::from_millis;
-    Ok(RedisSettings {
-        url,
-        nodes,
-        username: file.username.as_ref().map(|u| u.get_ref().clone()),
-        password: file.password.as_ref().map(|p| p.get_ref().clone()),
-        prefix,
-        timeout: check.duration(file.timeout.as_ref(), "store.timeout", ms(5))?,
-        on_error: match file.on_error {
-            OnErrorFile::Allow => OnError::Allow,
-            OnErrorFile::Deny => OnError::Deny,
-            OnErrorFile::Local => OnError::Local,
-        },
-        breaker_failures: match &file.breaker_failures {
-            Some(n) => check.integer(n, "store.breaker_failures", 1..=1_000_000)? as u32,
-            None => 5,
-        },
-        breaker_probe_interval: check.duration(
-            file.breaker_probe_interval.as_ref(),
-            "store.breaker_probe_interval",
-            ms(200),
-        )?,
-        deny_cache_entries: match &file.deny_cache_entries {
-            Some(n) => check.integer(n, "store.deny_cache_entries", 0..=100_000_000)? as usize,
-            None => 100_000,
-        },
-        ttl_margin: check.duration(file.ttl_margin.as_ref(), "store.ttl_margin", ms(1000))?,
-        fallback_max_entries: max_entries,
-    })
 }

@@ -1,6 +1,6 @@
 //! `store.on_error`: what decides a request when the shared store cannot.
 
-use super::{Assessments, MemoryStore, Take};
+use super::{Assessments, FleetSize, LocalShare, Take};
 use std::sync::Arc;
 
 /// The configured answer to a store failure.
@@ -33,8 +33,8 @@ pub enum Fallback {
     Allow,
     /// Refuse it without a decision.
     Deny,
-    /// Decide it with these in-memory buckets.
-    Local(Arc<MemoryStore>),
+    /// Decide it with this instance's share of each bucket, in memory.
+    Local(Arc<LocalShare>),
 }
 
 /// What the fallback says when no bucket decided.
@@ -47,19 +47,28 @@ pub enum Undecided {
 }
 
 impl Fallback {
-    /// The fallback `on_error` asks for; `local_entries` bounds the local buckets.
-    pub fn new(on_error: OnError, local_entries: usize) -> Self {
+    /// The fallback `on_error` asks for; `"local"` keeps at most about `max_entries` local
+    /// buckets, each this instance's share of `fleet`.
+    pub fn new(on_error: OnError, max_entries: usize, fleet: Arc<FleetSize>) -> Self {
         match on_error {
             OnError::Allow => Fallback::Allow,
             OnError::Deny => Fallback::Deny,
-            OnError::Local => Fallback::Local(Arc::new(MemoryStore::new(local_entries))),
+            OnError::Local => Fallback::Local(Arc::new(LocalShare::new(max_entries, fleet))),
+        }
+    }
+
+    /// The local buckets the store's answers should be mirrored into, if any.
+    pub fn mirror(&self) -> Option<Arc<LocalShare>> {
+        match self {
+            Fallback::Local(share) => Some(share.clone()),
+            Fallback::Allow | Fallback::Deny => None,
         }
     }
 
     /// The local buckets' answer for `takes`, or what to do without one.
     pub fn decide(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
         match self {
-            Fallback::Local(memory) => Ok(memory.acquire_now(takes)),
+            Fallback::Local(share) => Ok(share.acquire(takes)),
             Fallback::Allow => Err(Undecided::Pass),
             Fallback::Deny => Err(Undecided::Refuse),
         }

@@ -148,7 +148,7 @@ impl MemoryStore {
     pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
         let slots: SmallVec<[Slot; 4]> = takes.iter().map(Slot::of).collect();
         let count = self.shards.len();
-        let shard_of = |k: &Slot| (k.hash64() >> 40) as usize % count;
+        let shard_of = |k: &Slot| Self::shard_index(k, count);
         let mut order: SmallVec<[usize; 4]> = slots.iter().map(shard_of).collect();
         order.sort_unstable();
         order.dedup();
@@ -182,6 +182,36 @@ impl MemoryStore {
 }
 
 impl MemoryStore {
+    fn shard_index(slot: &Slot, count: usize) -> usize {
+        (slot.hash64() >> 40) as usize % count
+    }
+
+    /// Sets the bucket of `take` to hold `tokens` (capped at its capacity) at `now_us`.
+    pub fn set_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
+        let slot = Slot::of(take);
+        let tokens = tokens.clamp(0.0, take.spec.capacity());
+        let shard = Self::shard_index(&slot, self.shards.len());
+        let mut guard = self.shards[shard].lock();
+        let full_in = take.spec.micros_to_gain(take.spec.capacity() - tokens);
+        if full_in == 0 {
+            guard.buckets.remove(&slot);
+            return;
+        }
+        let entry = Entry {
+            state: BucketState {
+                tokens,
+                updated_us: now_us,
+            },
+            full_at_us: now_us.saturating_add(full_in),
+        };
+        guard.store(slot, entry, now_us, self.per_shard_cap);
+    }
+
+    /// Sets the bucket of `take` to hold `tokens` now.
+    pub fn set_now(&self, take: &Take<'_>, tokens: f64) {
+        self.set_at(take, tokens, self.clock.now_us());
+    }
+
     /// The all-or-nothing take now.
     pub fn acquire_now(&self, takes: &[Take<'_>]) -> Assessments {
         self.acquire_at(takes, self.clock.now_us())
@@ -260,6 +290,20 @@ mod tests {
         );
         // The enforcing bucket paid both times although the shadow bucket ran dry.
         assert!(!store.acquire_at(&[enforcing], 0)[0].allowed);
+    }
+
+    #[test]
+    fn a_bucket_can_be_set_to_what_another_store_said() {
+        let store = MemoryStore::new(100);
+        let t = take(1, "alice", 5.0, 1.0);
+        store.set_at(&t, 0.5, 0);
+        assert!(!store.acquire_at(&[t], 0)[0].allowed);
+        assert!(
+            store.acquire_at(&[t], SECOND / 2)[0].allowed,
+            "0.5 + 0.5 refilled"
+        );
+        store.set_at(&t, 99.0, SECOND);
+        assert_eq!(store.len(), 0, "a full bucket is no bucket");
     }
 
     #[test]

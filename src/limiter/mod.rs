@@ -5,18 +5,22 @@
 
 pub mod bucket;
 mod fallback;
+mod fleet;
 mod key;
 pub mod memory;
 pub mod redis;
 mod settings;
+mod share;
 mod take;
 
 pub use bucket::{Assessment, BucketSpec, BucketState, SpecError};
 pub use fallback::{Fallback, OnError, Undecided};
+pub use fleet::FleetSize;
 pub use key::{BucketKey, PolicyKey};
 pub use memory::MemoryStore;
 pub use redis::{RedisSettings, RedisStore};
 pub use settings::StoreSettings;
+pub use share::LocalShare;
 pub use take::{paying, Assessments, Mode, Take};
 
 use crate::telemetry::StoreErrorKind;

@@ -3,6 +3,8 @@
 use super::redis::RedisSettings;
 
 /// Where buckets live.
+// One per config, never moved around on the request path: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreSettings {
     /// Buckets in this process's memory.

@@ -17,6 +17,12 @@ pub struct StoreMetrics {
     pub deny_cache_hits: IntCounter,
     /// Requests decided by the local fallback store.
     pub fallbacks: IntCounter,
+    /// Store calls that missed their budget and answered later (the answer was still learned).
+    pub late_replies: IntCounter,
+    /// Requests of a refused caller answered by another request's call instead of their own.
+    pub coalesced: IntCounter,
+    /// The number of instances the local fallback divides by.
+    pub fleet_size: IntGauge,
 }
 
 impl StoreMetrics {
@@ -51,6 +57,21 @@ impl StoreMetrics {
                 "Requests decided by the local fallback buckets because the store could not decide.",
             )
             .expect("static metric definition"),
+            late_replies: IntCounter::new(
+                "floodgate_store_late_replies_total",
+                "Store calls that missed the budget (decided by on_error) whose answer arrived later and was learned.",
+            )
+            .expect("static metric definition"),
+            coalesced: IntCounter::new(
+                "floodgate_store_coalesced_total",
+                "Requests of a just-refused caller answered by another request's store call.",
+            )
+            .expect("static metric definition"),
+            fleet_size: IntGauge::new(
+                "floodgate_store_fleet_size",
+                "Instances sharing the store, as the local fallback divides by (pinned or learned).",
+            )
+            .expect("static metric definition"),
         }
     }
 
@@ -66,6 +87,9 @@ impl StoreMetrics {
             Box::new(self.breaker_open.clone()),
             Box::new(self.deny_cache_hits.clone()),
             Box::new(self.fallbacks.clone()),
+            Box::new(self.late_replies.clone()),
+            Box::new(self.coalesced.clone()),
+            Box::new(self.fleet_size.clone()),
         ]
     }
 }

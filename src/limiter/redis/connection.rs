@@ -151,6 +151,31 @@ impl Connection {
         }
     }
 
+    /// Runs `work` on a connection of its own, made now and dropped after: for checks that
+    /// must not tie the shared connection to the runtime they run on.
+    pub(crate) async fn with_fresh<F, Fut, T>(&self, work: F) -> Result<T, LimiterError>
+    where
+        F: FnOnce(Conn) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let conn = match &self.target {
+            Target::Single(client) => {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_BUDGET))
+                    .set_number_of_retries(0);
+                Conn::Single(
+                    ConnectionManager::new_with_config(client.clone(), config)
+                        .await
+                        .map_err(store_error)?,
+                )
+            }
+            Target::Cluster(client) => {
+                Conn::Cluster(client.get_async_connection().await.map_err(store_error)?)
+            }
+        };
+        work(conn).await.map_err(store_error)
+    }
+
     /// Whether Redis answers a PING within `budget`.
     pub(crate) async fn ping(&self, budget: Duration) -> Result<(), LimiterError> {
         let mut conn = self.get().await?;

@@ -43,6 +43,18 @@ struct Denial {
     assessments: Assessments,
 }
 
+/// What the cache says of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// Refused until its retry-after: these are the store's answers, waits brought up to date.
+    Refused(Assessments),
+    /// Refused recently, but the refusal has lapsed: ask the store again (one request at a
+    /// time, since a flood is likely).
+    Lapsed,
+    /// Nothing known.
+    Unknown,
+}
+
 /// Recent refusals, keyed by identity and policy set.
 pub struct DenyCache {
     shards: Box<[Mutex<HashMap<DenyKey, Denial>>]>,
@@ -62,13 +74,21 @@ impl DenyCache {
         &self.shards[(key.identity.prefix_u64() ^ key.policies) as usize % SHARDS]
     }
 
-    /// The refusal still standing for these takes at `now_us`, its waits brought up to date.
-    pub fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Option<Assessments> {
-        let key = DenyKey::of(takes)?;
+    /// What is known of these takes at `now_us`: a refusal still standing (its waits brought
+    /// up to date), one that lapsed, or nothing.
+    pub fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Lookup {
+        let Some(key) = DenyKey::of(takes) else {
+            return Lookup::Unknown;
+        };
         let shard = self.shard(&key).lock();
-        let denial = shard.get(&key).filter(|d| now_us < d.until_us)?;
+        let Some(denial) = shard.get(&key) else {
+            return Lookup::Unknown;
+        };
+        if now_us >= denial.until_us {
+            return Lookup::Lapsed;
+        }
         let waited = now_us.saturating_sub(denial.refused_at_us);
-        Some(
+        Lookup::Refused(
             denial
                 .assessments
                 .iter()
@@ -158,17 +178,23 @@ mod tests {
         let cache = DenyCache::new(100);
         let takes = [take("a", 1)];
         cache.remember(&takes, &[refused(1000)], 10);
-        assert_eq!(cache.lookup(&takes, 510).unwrap()[0].retry_after_us, 500);
-        assert!(
-            cache.lookup(&takes, 1010).is_none(),
+        let Lookup::Refused(refusal) = cache.lookup(&takes, 510) else {
+            panic!("refused until T");
+        };
+        assert_eq!(refusal[0].retry_after_us, 500);
+        assert_eq!(
+            cache.lookup(&takes, 1010),
+            Lookup::Lapsed,
             "the store decides again at T"
         );
-        assert!(
-            cache.lookup(&[take("b", 1)], 510).is_none(),
+        assert_eq!(
+            cache.lookup(&[take("b", 1)], 510),
+            Lookup::Unknown,
             "other callers are not refused"
         );
-        assert!(
-            cache.lookup(&[take("a", 2)], 510).is_none(),
+        assert_eq!(
+            cache.lookup(&[take("a", 2)], 510),
+            Lookup::Unknown,
             "other policy sets are not refused"
         );
     }
@@ -196,6 +222,9 @@ mod tests {
         assert!(cache.len() <= SHARDS * 2);
         // Once they expired, new refusals find room again.
         cache.remember(&[take("late", 1)], &[refused(5)], 2_000_000);
-        assert!(cache.lookup(&[take("late", 1)], 2_000_001).is_some());
+        assert!(matches!(
+            cache.lookup(&[take("late", 1)], 2_000_001),
+            Lookup::Refused(_)
+        ));
     }
 }

@@ -2,32 +2,41 @@
 //!
 //! `lua/take.lua` (the contract is its header) runs by EVALSHA on one multiplexed connection,
 //! so concurrent requests pipeline; a flushed script cache (NOSCRIPT) is reloaded and the call
-//! retried. Each call has a time budget. Consecutive failures open a circuit breaker that a
-//! background probe closes once Redis answers again, and a deny cache answers callers Redis
-//! has just refused until their retry-after, without asking again.
+//! retried. Each call has a time budget; a call that misses it still finishes in the
+//! background and its answer is learned (`knowledge`). A circuit breaker judges the failure
+//! ratio of recent calls (`breaker`); a deny cache answers callers Redis has just refused until
+//! their retry-after, and when such a refusal lapses under a flood one request per caller asks
+//! again (`flight`). Instances announce themselves so the local fallback knows its share
+//! (`fleet`).
 
 mod breaker;
+mod call;
 mod connection;
 mod deny_cache;
+mod fleet;
+mod flight;
+mod knowledge;
 mod redact;
 mod reply;
+mod script;
 mod settings;
 
-pub use breaker::Breaker;
-pub use deny_cache::DenyCache;
+pub use breaker::{Breaker, BreakerSettings, Permission};
+pub use deny_cache::{DenyCache, Lookup};
+pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
+pub use script::{FLEET_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 
-use super::{Assessment, Assessments, Health, Limiter, LimiterError, Mode, Take};
+use super::{Assessments, Health, Limiter, LimiterError, LocalShare, Take};
 use crate::clock::MonotonicClock;
 use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
 use connection::Connection;
-use redis::{Script, Value};
+use flight::Flights;
+use knowledge::Knowledge;
+use script::Script;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// The script, compiled into the binary.
-pub const TAKE_SCRIPT: &str = include_str!("../../../lua/take.lua");
+use std::time::Duration;
 
 /// Token buckets in Redis.
 pub struct RedisStore {
@@ -36,29 +45,36 @@ pub struct RedisStore {
     prefix: String,
     timeout: Duration,
     ttl_margin_ms: u64,
-    breaker: Arc<Breaker>,
-    probe_interval: Duration,
-    deny_cache: Option<DenyCache>,
+    breaker: Breaker,
+    knowledge: Arc<Knowledge>,
+    flights: Flights,
     clock: MonotonicClock,
     metrics: StoreMetrics,
 }
 
 impl RedisStore {
-    /// A store for `settings`; nothing is connected until the first call.
-    pub fn new(settings: &RedisSettings, metrics: StoreMetrics) -> Result<Self, LimiterError> {
+    /// A store for `settings`; nothing is connected until the first call (or [`Self::prepare`]).
+    /// Its answers are mirrored into `mirror`, the local fallback's buckets, when there is one.
+    pub fn new(
+        settings: &RedisSettings,
+        metrics: StoreMetrics,
+        mirror: Option<Arc<LocalShare>>,
+    ) -> Result<Self, LimiterError> {
+        let deny_cache =
+            (settings.deny_cache_entries > 0).then(|| DenyCache::new(settings.deny_cache_entries));
         Ok(Self {
             connection: Arc::new(Connection::new(settings)?),
             script: Script::new(TAKE_SCRIPT),
             prefix: settings.prefix.clone(),
             timeout: settings.timeout,
             ttl_margin_ms: settings.ttl_margin.as_millis() as u64,
-            breaker: Arc::new(Breaker::new(
-                settings.breaker_failures,
-                metrics.breaker_open.clone(),
+            breaker: Breaker::new(settings.breaker, metrics.breaker_open.clone()),
+            knowledge: Arc::new(Knowledge::new(
+                deny_cache,
+                mirror,
+                metrics.late_replies.clone(),
             )),
-            probe_interval: settings.breaker_probe_interval,
-            deny_cache: (settings.deny_cache_entries > 0)
-                .then(|| DenyCache::new(settings.deny_cache_entries)),
+            flights: Flights::new(),
             clock: MonotonicClock::new(),
             metrics,
         })
@@ -76,142 +92,74 @@ impl RedisStore {
         )
     }
 
-    /// One script call: the raw answers for `takes`, and the Redis time it ran at.
-    pub async fn call(&self, takes: &[Take<'_>]) -> Result<(u64, Assessments), LimiterError> {
-        let mut conn = self.connection.get().await?;
-        let mut invocation = self.script.prepare_invoke();
-        for take in takes {
-            invocation.key(self.key(take));
+    /// Asks Redis for `takes` unless the breaker says not to, and learns the answer.
+    async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        let asked_at = self.clock.now_us();
+        let permission = self.breaker.permit(asked_at);
+        if permission == Permission::Skip {
+            self.metrics.count_error(LimiterError::BreakerOpen.kind());
+            return Err(LimiterError::BreakerOpen);
         }
-        invocation.arg(self.ttl_margin_ms);
-        for take in takes {
-            invocation
-                .arg(take.spec.capacity())
-                .arg(take.spec.rate_per_second())
-                .arg(take.cost)
-                .arg(u8::from(take.mode == Mode::Shadow));
-        }
-        let started = Instant::now();
-        let reply: Vec<Value> =
-            tokio::time::timeout(self.timeout, invocation.invoke_async(&mut conn))
-                .await
-                .map_err(|_| LimiterError::Timeout)?
-                .map_err(|e| LimiterError::Store(e.to_string()))?;
-        self.metrics
-            .call_seconds
-            .observe(started.elapsed().as_secs_f64());
-        reply::parse(&reply, takes.len())
-    }
-
-    /// One call for `takes`; on a Cluster, one call per identity, all at once, since a call
-    /// may only touch one slot. All or nothing then holds within each identity's buckets.
-    async fn call_per_slot(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
-        let first = takes.first().map(|t| t.key.identity);
-        if !self.connection.is_cluster() || takes.iter().all(|t| Some(t.key.identity) == first) {
-            return self.call(takes).await.map(|(_, assessments)| assessments);
-        }
-        let groups = identity_groups(takes);
-        let calls = groups.iter().map(|group| {
-            let group_takes: Vec<Take<'_>> = group.iter().map(|&i| takes[i]).collect();
-            async move { self.call(&group_takes).await.map(|(_, a)| a) }
-        });
-        let answers = futures::future::try_join_all(calls).await?;
-        let mut placed: Vec<Option<Assessment>> = vec![None; takes.len()];
-        for (group, answer) in groups.iter().zip(answers) {
-            for (&i, a) in group.iter().zip(answer) {
-                placed[i] = Some(a);
+        let answer = self.call_per_slot(takes).await;
+        let opened = self
+            .breaker
+            .record(self.clock.now_us(), answer.is_ok(), permission);
+        match answer {
+            Ok(assessments) => {
+                self.knowledge.learn(takes, &assessments, asked_at);
+                Ok(assessments)
             }
-        }
-        Ok(placed.into_iter().flatten().collect())
-    }
-
-    fn failed(&self, error: LimiterError) -> LimiterError {
-        self.metrics.count_error(error.kind());
-        if self.breaker.record_failure() {
-            log::warn!(
-                "redis store failing ({error}); circuit open, probing every {:?}",
-                self.probe_interval
-            );
-            self.spawn_probe();
-        }
-        error
-    }
-
-    /// Pings Redis in the background until it answers, then closes the breaker.
-    fn spawn_probe(&self) {
-        let (connection, breaker) = (self.connection.clone(), self.breaker.clone());
-        let (interval, budget) = (
-            self.probe_interval,
-            self.timeout.max(Duration::from_millis(100)),
-        );
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(interval).await;
-                if connection.ping(budget).await.is_ok() {
-                    log::info!("redis store answers again; circuit closed");
-                    breaker.close();
-                    return;
+            Err(e) => {
+                self.metrics.count_error(e.kind());
+                if opened {
+                    log::warn!("redis store failing ({e}); circuit open, real calls probe it");
                 }
+                Err(e)
             }
-        });
-    }
-}
-
-/// The positions of `takes`, grouped by identity in order of first appearance.
-fn identity_groups(takes: &[Take<'_>]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, take) in takes.iter().enumerate() {
-        match groups
-            .iter_mut()
-            .find(|g| takes[g[0]].key.identity == take.key.identity)
-        {
-            Some(group) => group.push(i),
-            None => groups.push(vec![i]),
         }
     }
-    groups
+
+    /// Asks Redis for a caller whose refusal just lapsed: one request at a time per caller;
+    /// those that waited take the refusal the first one brought back, if it did.
+    async fn ask_in_turn(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        let Some(first) = takes.first() else {
+            return Ok(Assessments::new());
+        };
+        let turn = self.flights.turn(first.key.identity);
+        let Ok(_turn) = tokio::time::timeout(self.timeout, turn).await else {
+            self.metrics.count_error(LimiterError::Timeout.kind());
+            return Err(LimiterError::Timeout);
+        };
+        if let Lookup::Refused(refusal) = self.knowledge.lookup(takes, self.clock.now_us()) {
+            self.metrics.coalesced.inc();
+            return Ok(refusal);
+        }
+        self.ask(takes).await
+    }
 }
 
 #[async_trait]
 impl Limiter for RedisStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
-        if let Some(cache) = &self.deny_cache {
-            if let Some(refusal) = cache.lookup(takes, self.clock.now_us()) {
+        match self.knowledge.lookup(takes, self.clock.now_us()) {
+            Lookup::Refused(refusal) => {
                 self.metrics.deny_cache_hits.inc();
-                return Ok(refusal);
+                Ok(refusal)
             }
-        }
-        if self.breaker.is_open() {
-            return Err(self.failed(LimiterError::BreakerOpen));
-        }
-        // Redis evaluated the call at or after this instant, so a refusal remembered from
-        // here never outlasts the real one.
-        let asked_at = self.clock.now_us();
-        match self.call_per_slot(takes).await {
-            Ok(assessments) => {
-                self.breaker.record_success();
-                if let Some(cache) = &self.deny_cache {
-                    if !assessments.iter().all(|a| a.allowed) {
-                        cache.remember(takes, &assessments, asked_at);
-                    }
-                }
-                Ok(assessments)
-            }
-            Err(e) => Err(self.failed(e)),
+            Lookup::Lapsed => self.ask_in_turn(takes).await,
+            Lookup::Unknown => self.ask(takes).await,
         }
     }
 
     async fn health(&self) -> Health {
-        if self.breaker.is_open() {
-            return Health::Down("redis is not answering (circuit breaker open)".into());
-        }
-        match self
+        let ping = self
             .connection
             .ping(self.timeout.max(Duration::from_millis(250)))
-            .await
-        {
-            Ok(()) => Health::Ready,
-            Err(e) => Health::Down(format!("redis: {e}")),
+            .await;
+        match (ping, self.breaker.is_open()) {
+            (Ok(()), _) => Health::Ready,
+            (Err(_), true) => Health::Down("redis is not answering (circuit breaker open)".into()),
+            (Err(e), false) => Health::Down(format!("redis: {e}")),
         }
     }
 }

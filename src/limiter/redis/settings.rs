@@ -1,5 +1,6 @@
 //! `[store] kind = "redis"`: the Redis store's settings, as validated from the config.
 
+use super::breaker::BreakerSettings;
 use super::redact::redact_url;
 use crate::limiter::OnError;
 use std::fmt;
@@ -23,10 +24,12 @@ pub struct RedisSettings {
     pub timeout: Duration,
     /// What to do when Redis cannot decide.
     pub on_error: OnError,
-    /// Consecutive failures that open the circuit breaker.
-    pub breaker_failures: u32,
-    /// How often an open breaker probes Redis.
-    pub breaker_probe_interval: Duration,
+    /// When the circuit breaker opens and how it recovers.
+    pub breaker: BreakerSettings,
+    /// The number of instances the local fallback divides by; learned from Redis when `None`.
+    pub fleet_size: Option<u32>,
+    /// How long the proxy waits for Redis before it starts serving (then starts degraded).
+    pub startup_wait: Duration,
     /// Most identities remembered as refused (0 turns the deny cache off).
     pub deny_cache_entries: usize,
     /// Added to each key's expiry beyond its time to refill.

@@ -1,0 +1,88 @@
+//! The Redis store's life around the requests: ready before serving (Redis answers and holds
+//! the scripts, within `store.startup_wait`), and announced to the fleet every second so the
+//! local fallback knows this instance's share.
+
+use crate::limiter::redis::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
+use crate::limiter::{FleetSize, RedisStore};
+use async_trait::async_trait;
+use pingora::server::ShutdownWatch;
+use pingora::services::background::BackgroundService;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Blocks until Redis answers and holds the scripts, for at most `wait`, and learns the fleet's
+/// size. Returns false when the proxy starts degraded (Redis not reached).
+pub(super) fn prepare(store: &RedisStore, fleet: &FleetSize, id: &str, wait: Duration) -> bool {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            log::warn!("cannot check Redis before serving ({e}); starting without the check");
+            return false;
+        }
+    };
+    let ready = runtime.block_on(store.prepare(id, wait));
+    match ready {
+        Ok(alive) => {
+            fleet.learn(alive);
+            log::info!(
+                "redis store ready: scripts loaded, {} instance(s) in the fleet",
+                fleet.get()
+            );
+            true
+        }
+        Err(e) => {
+            log::warn!(
+                "redis store not ready after {wait:?} ({e}); serving degraded: on_error decides until it answers"
+            );
+            false
+        }
+    }
+}
+
+/// A name for this instance in the fleet: unique enough, not secret.
+pub(super) fn instance_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let salt = std::collections::hash_map::RandomState::new();
+    format!("{:016x}", salt.hash_one((std::process::id(), now)))
+}
+
+/// Announces this instance every [`ANNOUNCE_INTERVAL`] and learns how many are alive.
+pub(super) struct FleetAnnouncer {
+    store: Arc<RedisStore>,
+    fleet: Arc<FleetSize>,
+    id: String,
+}
+
+impl FleetAnnouncer {
+    /// An announcer of instance `id` in `store`, updating `fleet`.
+    pub(super) fn new(store: Arc<RedisStore>, fleet: Arc<FleetSize>, id: String) -> Self {
+        Self { store, fleet, id }
+    }
+}
+
+#[async_trait]
+impl BackgroundService for FleetAnnouncer {
+    async fn start(&self, mut shutdown: ShutdownWatch) {
+        let mut tick = tokio::time::interval(ANNOUNCE_INTERVAL);
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tick.tick() => {}
+            }
+            match self.store.announce(&self.id).await {
+                Ok(alive) => self.fleet.learn(alive),
+                // Keep the last count: a membership outlives a few missed announcements.
+                Err(e) => log::debug!(
+                    "fleet announcement failed ({e}); keeping {} for up to {MEMBERSHIP_LIFETIME:?}",
+                    self.fleet.get()
+                ),
+            }
+        }
+    }
+}

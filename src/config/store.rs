@@ -1,0 +1,151 @@
+//! `[store]` → where buckets live: the memory store, or Redis with its budget, breaker,
+//! fallback and fleet settings.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{OnErrorFile, StoreFile, StoreKind};
+use crate::limiter::redis::BreakerSettings;
+use crate::limiter::{OnError, RedisSettings, StoreSettings};
+use std::time::Duration;
+use toml::Spanned;
+
+const DEFAULT_MAX_ENTRIES: i64 = 1_000_000;
+
+/// The default budget of one store call. Chosen from measurements under contention (README,
+/// "Exact under load"): on a busy 2-core machine a healthy Redis answers within a few ms but
+/// can take tens of ms when it is starved of CPU; a call that misses the budget is decided by
+/// `on_error`, so the budget must cover a busy machine, not an idle one.
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
+
+pub(crate) fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigError> {
+    let max_entries = match &file.max_entries {
+        Some(n) => check.integer(n, "store.max_entries", 1..=1_000_000_000)?,
+        None => DEFAULT_MAX_ENTRIES,
+    } as usize;
+    match &file.kind {
+        Some(kind) if *kind.get_ref() == StoreKind::Redis => {
+            redis_store(check, kind, file, max_entries).map(StoreSettings::Redis)
+        }
+        _ => {
+            if let Some(url) = &file.url {
+                let message = "`store.url` needs `kind = \"redis\"`".to_owned();
+                return Err(check.error(url, message));
+            }
+            Ok(StoreSettings::Memory { max_entries })
+        }
+    }
+}
+
+fn redis_store(
+    check: &Checker<'_>,
+    kind: &Spanned<StoreKind>,
+    file: &StoreFile,
+    max_entries: usize,
+) -> Result<RedisSettings, ConfigError> {
+    // Parsed only: the store connects when the server is built.
+    let valid_url = |url: &Spanned<String>, key: &str| {
+        use redis::IntoConnectionInfo;
+        match url.get_ref().as_str().into_connection_info() {
+            Ok(_) => Ok(url.get_ref().clone()),
+            Err(_) => Err(check.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
+        }
+    };
+    let (url, nodes) = match (&file.url, &file.nodes) {
+        (Some(url), None) => (valid_url(url, "store.url")?, Vec::new()),
+        (None, Some(nodes)) if !nodes.get_ref().is_empty() => {
+            let nodes = nodes
+                .get_ref()
+                .iter()
+                .map(|n| valid_url(n, "store.nodes"))
+                .collect::<Result<_, _>>()?;
+            (String::new(), nodes)
+        }
+        (Some(url), Some(_)) => {
+            return Err(check.error(
+                url,
+                "give `store.url` (one server) or `store.nodes` (a cluster), not both".into(),
+            ));
+        }
+        _ => {
+            let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://) or `store.nodes` (cluster seeds)";
+            return Err(check.error(kind, message.to_owned()));
+        }
+    };
+    let prefix = file
+        .prefix
+        .as_ref()
+        .map_or("floodgate".to_owned(), |p| p.get_ref().clone());
+    if prefix.is_empty() || prefix.contains(['{', '}']) {
+        let at = file
+            .prefix
+            .as_ref()
+            .expect("only a given prefix can be invalid");
+        return Err(check.error(
+            at,
+            "`store.prefix` must be non-empty and hold no `{` or `}`".to_owned(),
+        ));
+    }
+    let ms = Duration::from_millis;
+    Ok(RedisSettings {
+        url,
+        nodes,
+        username: file.username.as_ref().map(|u| u.get_ref().clone()),
+        password: file.password.as_ref().map(|p| p.get_ref().clone()),
+        prefix,
+        timeout: check.duration(file.timeout.as_ref(), "store.timeout", DEFAULT_TIMEOUT)?,
+        on_error: match file.on_error {
+            OnErrorFile::Allow => OnError::Allow,
+            OnErrorFile::Deny => OnError::Deny,
+            OnErrorFile::Local => OnError::Local,
+        },
+        breaker: breaker(check, file)?,
+        fleet_size: match &file.fleet_size {
+            Some(n) => Some(check.integer(n, "store.fleet_size", 1..=10_000)? as u32),
+            None => None,
+        },
+        startup_wait: check.duration(
+            file.startup_wait.as_ref(),
+            "store.startup_wait",
+            Duration::from_secs(5),
+        )?,
+        deny_cache_entries: match &file.deny_cache_entries {
+            Some(n) => check.integer(n, "store.deny_cache_entries", 0..=100_000_000)? as usize,
+            None => 100_000,
+        },
+        ttl_margin: check.duration(file.ttl_margin.as_ref(), "store.ttl_margin", ms(1000))?,
+        fallback_max_entries: max_entries,
+    })
+}
+
+/// The breaker keys of `[store]`, each defaulting to [`BreakerSettings::default`].
+fn breaker(check: &Checker<'_>, file: &StoreFile) -> Result<BreakerSettings, ConfigError> {
+    let defaults = BreakerSettings::default();
+    let failure_ratio = match &file.breaker_failure_ratio {
+        Some(r) if *r.get_ref() > 0.0 && *r.get_ref() <= 1.0 => *r.get_ref(),
+        Some(r) => {
+            let message = format!(
+                "`store.breaker_failure_ratio` must be above 0 and at most 1, not {}",
+                r.get_ref()
+            );
+            return Err(check.error(r, message));
+        }
+        None => defaults.failure_ratio,
+    };
+    Ok(BreakerSettings {
+        window: check.duration(
+            file.breaker_window.as_ref(),
+            "store.breaker_window",
+            defaults.window,
+        )?,
+        min_calls: match &file.breaker_min_calls {
+            Some(n) => check.integer(n, "store.breaker_min_calls", 1..=1_000_000)? as u32,
+            None => defaults.min_calls,
+        },
+        failure_ratio,
+        cooldown: check.duration(
+            file.breaker_probe_interval.as_ref(),
+            "store.breaker_probe_interval",
+            defaults.cooldown,
+        )?,
+    })
+}

@@ -1,0 +1,91 @@
+//! What this instance knows from Redis's answers, on time or late: refusals still standing (the
+//! deny cache) and each caller's share of what was left (the local fallback's mirror).
+
+use super::deny_cache::{DenyCache, Lookup};
+use crate::identity::Identity;
+use crate::limiter::{Assessment, BucketKey, BucketSpec, LocalShare, Mode, PolicyKey, Take};
+use prometheus::IntCounter;
+use std::sync::Arc;
+
+/// Everything Redis's answers teach this instance.
+pub(super) struct Knowledge {
+    deny_cache: Option<DenyCache>,
+    mirror: Option<Arc<LocalShare>>,
+    late_replies: IntCounter,
+}
+
+impl Knowledge {
+    pub(super) fn new(
+        deny_cache: Option<DenyCache>,
+        mirror: Option<Arc<LocalShare>>,
+        late_replies: IntCounter,
+    ) -> Self {
+        Self {
+            deny_cache,
+            mirror,
+            late_replies,
+        }
+    }
+
+    /// What the deny cache says of `takes` at `now_us`.
+    pub(super) fn lookup(&self, takes: &[Take<'_>], now_us: u64) -> Lookup {
+        match &self.deny_cache {
+            Some(cache) => cache.lookup(takes, now_us),
+            None => Lookup::Unknown,
+        }
+    }
+
+    /// Learns Redis's `answers` for `takes`, asked at `asked_at` on the store's clock.
+    pub(super) fn learn(&self, takes: &[Take<'_>], answers: &[Assessment], asked_at: u64) {
+        if let Some(cache) = &self.deny_cache {
+            if answers.iter().any(|a| !a.allowed) {
+                cache.remember(takes, answers, asked_at);
+            }
+        }
+        if let Some(mirror) = &self.mirror {
+            mirror.mirror(takes, answers);
+        }
+    }
+
+    /// Learns the answers of a call that missed its budget.
+    pub(super) fn learn_late(&self, owned: &[OwnedTake], answers: &[Assessment], asked_at: u64) {
+        self.late_replies.inc();
+        let takes: Vec<Take<'_>> = owned.iter().map(OwnedTake::take).collect();
+        self.learn(&takes, answers, asked_at);
+    }
+}
+
+/// A take that outlives the request it came from (for a late reply).
+pub(super) struct OwnedTake {
+    policy: PolicyKey,
+    identity: Identity,
+    spec: BucketSpec,
+    cost: f64,
+    mode: Mode,
+}
+
+impl From<&Take<'_>> for OwnedTake {
+    fn from(take: &Take<'_>) -> Self {
+        Self {
+            policy: take.key.policy.clone(),
+            identity: take.key.identity,
+            spec: take.spec,
+            cost: take.cost,
+            mode: take.mode,
+        }
+    }
+}
+
+impl OwnedTake {
+    fn take(&self) -> Take<'_> {
+        Take {
+            key: BucketKey {
+                policy: &self.policy,
+                identity: self.identity,
+            },
+            spec: self.spec,
+            cost: self.cost,
+            mode: self.mode,
+        }
+    }
+}

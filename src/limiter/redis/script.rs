@@ -1,0 +1,36 @@
+//! The Lua scripts, compiled into the binary, with their SHA1 for EVALSHA.
+
+use redis::Cmd;
+
+/// `lua/take.lua`: the all-or-nothing take (its header is the contract).
+pub const TAKE_SCRIPT: &str = include_str!("../../../lua/take.lua");
+
+/// `lua/fleet.lua`: announce this instance and count the live ones.
+pub const FLEET_SCRIPT: &str = include_str!("../../../lua/fleet.lua");
+
+/// A script and its hash.
+pub(super) struct Script {
+    code: &'static str,
+    hash: String,
+}
+
+impl Script {
+    pub(super) fn new(code: &'static str) -> Self {
+        Self {
+            code,
+            hash: redis::Script::new(code).get_hash().to_owned(),
+        }
+    }
+
+    /// The SHA1 EVALSHA names the script by.
+    pub(super) fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// `SCRIPT LOAD` (sent to every master of a Cluster).
+    pub(super) fn load_command(&self) -> Cmd {
+        let mut cmd = redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(self.code);
+        cmd
+    }
+}

@@ -1,0 +1,75 @@
+//! This instance's share of the fleet's buckets, decided locally when the shared store cannot.
+//!
+//! With N instances, a caller's local bucket holds capacity ÷ N (at least one request's cost)
+//! and refills at rate ÷ N, so N instances deciding alone admit about one limit together. It
+//! does not start full: every answer the store gives about a caller (on time or late) is
+//! mirrored here as that caller's share of what the store said was left. A caller the store
+//! never answered about starts with a full share.
+
+use super::fleet::FleetSize;
+use super::{Assessment, Assessments, BucketSpec, MemoryStore, Take};
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+/// The local buckets of the `on_error = "local"` fallback.
+pub struct LocalShare {
+    buckets: MemoryStore,
+    fleet: Arc<FleetSize>,
+}
+
+impl LocalShare {
+    /// Local buckets (at most about `max_entries`) sized by `fleet`.
+    pub fn new(max_entries: usize, fleet: Arc<FleetSize>) -> Self {
+        Self {
+            buckets: MemoryStore::new(max_entries),
+            fleet,
+        }
+    }
+
+    /// The all-or-nothing take from this instance's share of each bucket, now.
+    pub fn acquire(&self, takes: &[Take<'_>]) -> Assessments {
+        let shares = self.shares(takes);
+        self.buckets.acquire_now(&shares)
+    }
+
+    /// Remembers what the store answered for `takes`: each bucket's share of what was left.
+    pub fn mirror(&self, takes: &[Take<'_>], answers: &[Assessment]) {
+        let n = f64::from(self.fleet.get());
+        for (share, answer) in self.shares(takes).iter().zip(answers) {
+            self.buckets.set_now(share, answer.remaining / n);
+        }
+    }
+
+    fn shares<'a>(&self, takes: &[Take<'a>]) -> SmallVec<[Take<'a>; 4]> {
+        let n = f64::from(self.fleet.get());
+        takes
+            .iter()
+            .map(|t| Take {
+                spec: share(t.spec, t.cost, n),
+                ..*t
+            })
+            .collect()
+    }
+}
+
+/// One instance's share of `spec` among `n`: capacity ÷ n (at least `cost`, so a request can
+/// still pass) refilled at rate ÷ n. A share the arithmetic cannot hold exactly is the whole.
+fn share(spec: BucketSpec, cost: f64, n: f64) -> BucketSpec {
+    let capacity = (spec.capacity() / n).max(cost).min(spec.capacity());
+    BucketSpec::new(capacity, spec.rate_per_second() / n).unwrap_or(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_is_a_part_of_the_bucket_but_never_below_one_request() {
+        let spec = BucketSpec::new(20.0, 50.0).unwrap();
+        let third = share(spec, 1.0, 3.0);
+        assert!((third.capacity() - 20.0 / 3.0).abs() < 1e-9);
+        assert!((third.rate_per_second() - 50.0 / 3.0).abs() < 1e-9);
+        let tiny = share(BucketSpec::new(1.0, 1.0 / 60.0).unwrap(), 1.0, 3.0);
+        assert_eq!(tiny.capacity(), 1.0, "one request can still pass");
+    }
+}
