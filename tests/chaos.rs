@@ -17,7 +17,7 @@ fn a_slowed_redis_costs_no_request_and_limiting_resumes() {
     let upstream = Upstream::start();
     let config = format!(
         "[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{}\"\ntimeout = \"20ms\"\non_error = \"local\"\n\
-         breaker_failures = 3\nbreaker_probe_interval = \"100ms\"\n\n\
+         breaker_min_calls = 3\nbreaker_probe_interval = \"100ms\"\n\n\
          [identity]\nsources = [\"header:x-api-key\"]\n\n[[policy]]\nname = \"p\"\ncapacity = 100000\nrate = \"100000/s\"\n",
         relay.port
     );

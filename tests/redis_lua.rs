@@ -6,6 +6,7 @@ mod common;
 
 use common::redis::RedisServer;
 use floodgate::identity::Identity;
+use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     Assessments, BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
     RedisStore, Take,
@@ -23,8 +24,9 @@ fn settings(url: String) -> RedisSettings {
         prefix: "difftest".into(),
         timeout: Duration::from_secs(2),
         on_error: OnError::Deny,
-        breaker_failures: 100,
-        breaker_probe_interval: Duration::from_millis(100),
+        breaker: BreakerSettings::default(),
+        fleet_size: None,
+        startup_wait: Duration::from_secs(1),
         deny_cache_entries: 0,
         ttl_margin: Duration::from_millis(500),
         fallback_max_entries: 1000,
@@ -64,7 +66,8 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'
 fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     let redis = RedisServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let store = RedisStore::new(&settings(redis.url()), Metrics::new().store.clone()).unwrap();
+    let store =
+        RedisStore::new(&settings(redis.url()), Metrics::new().store.clone(), None).unwrap();
     let spec_store = MemoryStore::new(1_000_000);
     let mut rng = Lcg(7);
     let (mut allowed, mut refused) = (0, 0);
@@ -112,6 +115,7 @@ fn keys_are_hash_tagged_by_a_digest_of_the_identity() {
     let store = RedisStore::new(
         &settings("redis://127.0.0.1:1".into()),
         Metrics::new().store.clone(),
+        None,
     )
     .unwrap();
     let t = take(0, "alice", 1.0, 1.0, 1.0);

@@ -58,9 +58,7 @@ fn three_instances_sharing_one_redis_admit_what_the_exact_bucket_allows() {
 fn outage(on_error: &str) -> (LoadReport, Duration, Proxy) {
     let mut redis = RedisServer::start();
     let upstream = Upstream::start();
-    let store = format!(
-        "timeout = \"50ms\"\non_error = \"{on_error}\"\nbreaker_failures = 3\nbreaker_probe_interval = \"100ms\""
-    );
+    let store = format!("on_error = \"{on_error}\"");
     let config = redis_store(&redis, &store) + &keyed_policy("roomy", 100_000, "100000/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let url = proxy.url("/");
@@ -80,7 +78,14 @@ fn outage(on_error: &str) -> (LoadReport, Duration, Proxy) {
         redis.restart();
         let back = Instant::now();
         let mut conn = redis.conn();
-        while redis::cmd("DBSIZE").query::<u64>(&mut conn).unwrap_or(0) == 0 {
+        let buckets = |conn: &mut redis::Connection| -> usize {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg("floodgate:{*")
+                .query(conn)
+                .unwrap_or_default();
+            keys.len()
+        };
+        while buckets(&mut conn) == 0 {
             assert!(
                 back.elapsed() < Duration::from_secs(10),
                 "limiting never resumed"
@@ -200,8 +205,9 @@ fn keys_expire_when_their_bucket_is_full_again() {
         + &keyed_policy("p", 3, "2/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let mut conn = redis.conn();
+    // Bucket keys only: the fleet's membership set lives beside them.
     let pttl = |conn: &mut redis::Connection| -> i64 {
-        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(conn).unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS").arg("floodgate:{*").query(conn).unwrap();
         assert_eq!(keys.len(), 1, "{keys:?}");
         assert!(
             keys[0].starts_with("floodgate:{") && keys[0].ends_with("}:p"),
@@ -223,7 +229,10 @@ fn keys_expire_when_their_bucket_is_full_again() {
         "an empty bucket refills in 1.5 s: {empty}"
     );
     std::thread::sleep(Duration::from_millis(1700));
-    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut conn).unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("floodgate:{*")
+        .query(&mut conn)
+        .unwrap();
     assert!(
         keys.is_empty(),
         "the key expired once the bucket was full: {keys:?}"
@@ -373,4 +382,25 @@ fn readyz_follows_redis_health_and_on_error() {
         200,
         "the process itself is fine"
     );
+}
+
+#[test]
+fn a_proxy_whose_redis_is_away_at_start_serves_degraded_and_says_so() {
+    let nobody = common::free_port();
+    let upstream = Upstream::start();
+    let local = format!(
+        "[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{nobody}\"\n\n{}",
+        keyed_policy("p", 2, "1/h", "")
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &local);
+    assert!(proxy.log().contains("serving degraded"), "{}", proxy.log());
+    let ready = proxy.admin("/readyz").unwrap();
+    assert_eq!(ready.status(), 200);
+    assert!(ready.text().unwrap().contains("degraded"));
+    // The local fallback decides: this instance's share of the bucket.
+    assert_eq!(proxy.get("/", &[("x-api-key", "a")]).status(), 200);
+    let deny = local.replace("[store]\n", "[store]\non_error = \"deny\"\n");
+    let refusing = Proxy::start(&[&upstream.addr], &deny);
+    assert_eq!(refusing.admin("/readyz").unwrap().status(), 503);
+    assert_eq!(refusing.get("/", &[("x-api-key", "a")]).status(), 503);
 }

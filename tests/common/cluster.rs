@@ -100,10 +100,13 @@ impl RedisCluster {
         }
     }
 
-    /// Keys held by node `i`.
-    pub fn dbsize(&self, i: usize) -> u64 {
-        redis::cmd("DBSIZE")
+    /// How many bucket keys (`floodgate:{…}:…`) node `i` holds: its keys, less the fleet's
+    /// membership set.
+    pub fn buckets(&self, i: usize) -> u64 {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg("floodgate:{*")
             .query(&mut self.nodes[i].conn())
-            .unwrap_or(0)
+            .unwrap_or_default();
+        keys.len() as u64
     }
 }

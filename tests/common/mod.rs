@@ -12,18 +12,29 @@ mod upstream;
 pub use upstream::Upstream;
 
 use reqwest::blocking::{Client, Response};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// A port nothing listens on right now (the OS picks it; it may be taken again later).
+/// A port nothing listens on right now (the OS picks it; it may be taken again later), never
+/// one this test process handed out before: listeners set SO_REUSEPORT, so two of ours given
+/// the same port would silently share its connections.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("the OS hands out a free port")
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("the OS hands out a free port");
+        let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.insert(port) {
+            return port;
+        }
+    }
 }
 
 /// The floodgate binary built for these tests.
