@@ -126,3 +126,31 @@ fn keys_are_hash_tagged_by_a_digest_of_the_identity() {
     );
     assert!(!key.contains("alice"));
 }
+
+#[test]
+fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
+    let redis = RedisServer::start();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = Metrics::new();
+    let store = RedisStore::new(&settings(redis.url()), metrics.store.clone(), None).unwrap();
+    // 400 decisions at once: 40 callers × 10 requests, each caller's bucket holds 7 tokens
+    // and (almost) never refills, so exactly 7 of each caller's 10 pass however they batch.
+    let takes: Vec<Take<'static>> = (0..400)
+        .map(|i| take(1, &format!("caller-{}", i % 40), 7.0, 1e-6, 1.0))
+        .collect();
+    let answers = runtime.block_on(futures::future::join_all(
+        takes.iter().map(|t| store.call(std::slice::from_ref(t))),
+    ));
+    let allowed = answers
+        .iter()
+        .filter(|a| a.as_ref().expect("answered").1[0].allowed)
+        .count();
+    assert_eq!(allowed, 40 * 7);
+    let calls = metrics.store.call_seconds.get_sample_count();
+    eprintln!("400 decisions in {calls} script calls");
+    assert!(calls < 400, "decisions arriving together share calls: {calls}");
+}

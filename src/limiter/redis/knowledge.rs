@@ -4,27 +4,18 @@
 use super::deny_cache::{DenyCache, Lookup};
 use crate::identity::Identity;
 use crate::limiter::{Assessment, BucketKey, BucketSpec, LocalShare, Mode, PolicyKey, Take};
-use prometheus::IntCounter;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Everything Redis's answers teach this instance.
 pub(super) struct Knowledge {
     deny_cache: Option<DenyCache>,
     mirror: Option<Arc<LocalShare>>,
-    late_replies: IntCounter,
 }
 
 impl Knowledge {
-    pub(super) fn new(
-        deny_cache: Option<DenyCache>,
-        mirror: Option<Arc<LocalShare>>,
-        late_replies: IntCounter,
-    ) -> Self {
-        Self {
-            deny_cache,
-            mirror,
-            late_replies,
-        }
+    pub(super) fn new(deny_cache: Option<DenyCache>, mirror: Option<Arc<LocalShare>>) -> Self {
+        Self { deny_cache, mirror }
     }
 
     /// What the deny cache says of `takes` at `now_us`.
@@ -36,7 +27,7 @@ impl Knowledge {
     }
 
     /// Learns Redis's `answers` for `takes`, asked at `asked_at` on the store's clock.
-    pub(super) fn learn(&self, takes: &[Take<'_>], answers: &[Assessment], asked_at: u64) {
+    fn learn(&self, takes: &[Take<'_>], answers: &[Assessment], asked_at: u64) {
         if let Some(cache) = &self.deny_cache {
             if answers.iter().any(|a| !a.allowed) {
                 cache.remember(takes, answers, asked_at);
@@ -47,15 +38,14 @@ impl Knowledge {
         }
     }
 
-    /// Learns the answers of a call that missed its budget.
-    pub(super) fn learn_late(&self, owned: &[OwnedTake], answers: &[Assessment], asked_at: u64) {
-        self.late_replies.inc();
-        let takes: Vec<Take<'_>> = owned.iter().map(OwnedTake::take).collect();
+    /// Learns Redis's `answers` for takes carried past their request.
+    pub(super) fn learn_owned(&self, owned: &[OwnedTake], answers: &[Assessment], asked_at: u64) {
+        let takes: SmallVec<[Take<'_>; 4]> = owned.iter().map(OwnedTake::take).collect();
         self.learn(&takes, answers, asked_at);
     }
 }
 
-/// A take that outlives the request it came from (for a late reply).
+/// A take that outlives the request it came from (queued for a call, or learned late).
 pub(super) struct OwnedTake {
     policy: PolicyKey,
     identity: Identity,
@@ -77,7 +67,13 @@ impl From<&Take<'_>> for OwnedTake {
 }
 
 impl OwnedTake {
-    fn take(&self) -> Take<'_> {
+    /// The caller's digest in hex: the hash tag of its keys.
+    pub(super) fn identity_hex(&self) -> String {
+        self.identity.hex()
+    }
+
+    /// The take, borrowing this.
+    pub(super) fn take(&self) -> Take<'_> {
         Take {
             key: BucketKey {
                 policy: &self.policy,

@@ -9,6 +9,7 @@
 //! again (`flight`). Instances announce themselves so the local fallback knows its share
 //! (`fleet`).
 
+mod batch;
 mod breaker;
 mod call;
 mod connection;
@@ -31,6 +32,7 @@ use super::{Assessments, Health, Limiter, LimiterError, LocalShare, Take};
 use crate::clock::MonotonicClock;
 use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
+use batch::Batcher;
 use connection::Connection;
 use flight::Flights;
 use knowledge::Knowledge;
@@ -41,10 +43,9 @@ use std::time::Duration;
 /// Token buckets in Redis.
 pub struct RedisStore {
     connection: Arc<Connection>,
-    script: Script,
+    batcher: Arc<Batcher>,
     prefix: String,
     timeout: Duration,
-    ttl_margin_ms: u64,
     breaker: Breaker,
     knowledge: Arc<Knowledge>,
     flights: Flights,
@@ -62,18 +63,23 @@ impl RedisStore {
     ) -> Result<Self, LimiterError> {
         let deny_cache =
             (settings.deny_cache_entries > 0).then(|| DenyCache::new(settings.deny_cache_entries));
+        let connection = Arc::new(Connection::new(settings)?);
+        let knowledge = Arc::new(Knowledge::new(deny_cache, mirror));
+        let batcher = Arc::new(Batcher::new(
+            connection.clone(),
+            Script::new(TAKE_SCRIPT),
+            settings.prefix.clone(),
+            settings.ttl_margin.as_millis() as u64,
+            knowledge.clone(),
+            metrics.clone(),
+        ));
         Ok(Self {
-            connection: Arc::new(Connection::new(settings)?),
-            script: Script::new(TAKE_SCRIPT),
+            connection,
+            batcher,
             prefix: settings.prefix.clone(),
             timeout: settings.timeout,
-            ttl_margin_ms: settings.ttl_margin.as_millis() as u64,
             breaker: Breaker::new(settings.breaker, metrics.breaker_open.clone()),
-            knowledge: Arc::new(Knowledge::new(
-                deny_cache,
-                mirror,
-                metrics.late_replies.clone(),
-            )),
+            knowledge,
             flights: Flights::new(),
             clock: MonotonicClock::new(),
             metrics,
@@ -84,15 +90,10 @@ impl RedisStore {
     /// buckets in one Cluster slot; the identity is a digest, so no client value can forge
     /// or collide with another caller's key.
     pub fn key(&self, take: &Take<'_>) -> String {
-        format!(
-            "{}:{{{}}}:{}",
-            self.prefix,
-            take.key.identity.hex(),
-            take.key.policy.name()
-        )
+        self.batcher.key(take)
     }
 
-    /// Asks Redis for `takes` unless the breaker says not to, and learns the answer.
+    /// Asks Redis for `takes` unless the breaker says not to (the batcher learns the answer).
     async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
         let asked_at = self.clock.now_us();
         let permission = self.breaker.permit(asked_at);
@@ -100,15 +101,12 @@ impl RedisStore {
             self.metrics.count_error(LimiterError::BreakerOpen.kind());
             return Err(LimiterError::BreakerOpen);
         }
-        let answer = self.call_per_slot(takes).await;
+        let answer = self.call_per_identity(takes).await;
         let opened = self
             .breaker
             .record(self.clock.now_us(), answer.is_ok(), permission);
         match answer {
-            Ok(assessments) => {
-                self.knowledge.learn(takes, &assessments, asked_at);
-                Ok(assessments)
-            }
+            Ok(assessments) => Ok(assessments),
             Err(e) => {
                 self.metrics.count_error(e.kind());
                 if opened {

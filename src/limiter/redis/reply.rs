@@ -1,11 +1,11 @@
 //! The script's reply, read into assessments: `{ now_us, (allowed, remaining, retry_after_us,
-//! full_in_us) × n }`.
+//! full_in_us) × n }`, `remaining` as an 8-byte little-endian double.
 
 use crate::limiter::{Assessment, Assessments, LimiterError};
 use redis::Value;
 
 /// The Redis time the script ran at, and one assessment per bucket.
-pub(super) fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
+fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
     let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
     if reply.len() != 1 + 4 * n {
         return Err(bad());
@@ -15,10 +15,9 @@ pub(super) fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), Lim
         _ => Err(bad()),
     };
     let float = |v: &Value| match v {
-        Value::BulkString(bytes) => std::str::from_utf8(bytes)
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .ok_or_else(bad),
+        Value::BulkString(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
+            .map(f64::from_le_bytes)
+            .map_err(|_| bad()),
         _ => Err(bad()),
     };
     let now = int(&reply[0])?;
@@ -36,6 +35,22 @@ pub(super) fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), Lim
     Ok((now, assessments))
 }
 
+/// The Redis time of a call holding groups of `lengths` takes, and its answers, one list per
+/// group.
+pub(super) fn parse_groups(
+    reply: &[Value],
+    lengths: &[usize],
+) -> Result<(u64, Vec<Assessments>), LimiterError> {
+    let (now, mut all) = parse(reply, lengths.iter().sum())?;
+    let mut groups = Vec::with_capacity(lengths.len());
+    for &n in lengths.iter().rev() {
+        let at = all.len() - n;
+        groups.push(all.drain(at..).collect());
+    }
+    groups.reverse();
+    Ok((now, groups))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,13 +60,17 @@ mod tests {
         let ok = [
             Value::Int(7),
             Value::Int(1),
-            Value::BulkString(b"2.5".to_vec()),
+            Value::BulkString(2.5f64.to_le_bytes().to_vec()),
             Value::Int(0),
             Value::Int(10),
         ];
         let (now, a) = parse(&ok, 1).unwrap();
         assert_eq!((now, a[0].allowed, a[0].remaining), (7, true, 2.5));
         assert!(parse(&ok[..4], 1).is_err());
+        let two = [ok.to_vec(), ok[1..].to_vec()].concat();
+        let (_, groups) = parse_groups(&two, &[1, 1]).unwrap();
+        assert_eq!(groups.len(), 2);
+        assert!(parse_groups(&two, &[2, 1]).is_err());
         assert!(parse(
             &[
                 Value::Int(-1),

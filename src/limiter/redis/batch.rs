@@ -1,0 +1,221 @@
+//! Coalescing without a timer: decisions that arrive while a call is in flight wait in a queue
+//! and go together, as one script call holding one group per decision, as soon as the previous
+//! call returns. Idle, a decision is sent at once; under load, batches grow to match. On a
+//! Cluster a call may touch one slot only, so each round sends one call per slot, at once.
+//!
+//! The round's task learns every answer (deny cache, local mirror), also those whose request
+//! stopped waiting because the budget ran out: a late reply is never thrown away.
+
+use super::connection::Connection;
+use super::knowledge::{Knowledge, OwnedTake};
+use super::reply;
+use super::script::Script;
+use crate::limiter::{Assessments, LimiterError, Mode, Take};
+use crate::telemetry::StoreMetrics;
+use parking_lot::Mutex;
+use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::oneshot;
+
+/// One decision waiting to be sent: its takes (one identity), when it was asked, and where its
+/// answer goes.
+struct Job {
+    takes: Vec<OwnedTake>,
+    asked_at: u64,
+    answer: oneshot::Sender<Result<Answer, LimiterError>>,
+}
+
+/// Redis's answers for one decision, and the Redis time (µs) they were decided at.
+pub(super) type Answer = (u64, Assessments);
+
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<Job>,
+    in_flight: bool,
+}
+
+/// Everything a round of calls needs, shared with the task that sends it.
+pub(super) struct Batcher {
+    queue: Mutex<Queue>,
+    connection: Arc<Connection>,
+    script: Script,
+    prefix: String,
+    ttl_margin_ms: u64,
+    knowledge: Arc<Knowledge>,
+    metrics: StoreMetrics,
+}
+
+impl Batcher {
+    pub(super) fn new(
+        connection: Arc<Connection>,
+        script: Script,
+        prefix: String,
+        ttl_margin_ms: u64,
+        knowledge: Arc<Knowledge>,
+        metrics: StoreMetrics,
+    ) -> Self {
+        Self {
+            queue: Mutex::default(),
+            connection,
+            script,
+            prefix,
+            ttl_margin_ms,
+            knowledge,
+            metrics,
+        }
+    }
+
+    /// The key of a bucket: `prefix:{identity}:policy`.
+    pub(super) fn key(&self, take: &Take<'_>) -> String {
+        format!(
+            "{}:{{{}}}:{}",
+            self.prefix,
+            take.key.identity.hex(),
+            take.key.policy.name()
+        )
+    }
+
+    /// Queues `takes` (all of one identity) for the next round, starting a round if none is
+    /// under way; the answer arrives on the returned receiver.
+    pub(super) fn submit(
+        self: &Arc<Self>,
+        takes: &[Take<'_>],
+        asked_at: u64,
+    ) -> oneshot::Receiver<Result<Answer, LimiterError>> {
+        let (answer, receiver) = oneshot::channel();
+        let job = Job {
+            takes: takes.iter().map(OwnedTake::from).collect(),
+            asked_at,
+            answer,
+        };
+        let start = {
+            let mut queue = self.queue.lock();
+            queue.waiting.push(job);
+            !std::mem::replace(&mut queue.in_flight, true)
+        };
+        if start {
+            tokio::spawn(self.clone().rounds());
+        }
+        receiver
+    }
+
+    /// Sends rounds until the queue is empty.
+    async fn rounds(self: Arc<Self>) {
+        loop {
+            let jobs = {
+                let mut queue = self.queue.lock();
+                if queue.waiting.is_empty() {
+                    queue.in_flight = false;
+                    return;
+                }
+                std::mem::take(&mut queue.waiting)
+            };
+            let calls = by_slot(jobs, self.connection.is_cluster())
+                .into_values()
+                .map(|jobs| self.round(jobs));
+            futures::future::join_all(calls).await;
+        }
+    }
+
+    /// One script call for `jobs` (all in one slot); every answer is learned and delivered.
+    async fn round(&self, jobs: Vec<Job>) {
+        let started = Instant::now();
+        let reply = self.send(&jobs).await;
+        let answers = reply.and_then(|r| {
+            let lengths: Vec<usize> = jobs.iter().map(|j| j.takes.len()).collect();
+            reply::parse_groups(&r, &lengths)
+        });
+        match answers {
+            Ok((now_us, answers)) => {
+                self.metrics
+                    .call_seconds
+                    .observe(started.elapsed().as_secs_f64());
+                for (job, answer) in jobs.into_iter().zip(answers) {
+                    self.knowledge
+                        .learn_owned(&job.takes, &answer, job.asked_at);
+                    if job.answer.send(Ok((now_us, answer))).is_err() {
+                        self.metrics.late_replies.inc();
+                    }
+                }
+            }
+            Err(e) => {
+                for job in jobs {
+                    let _ = job.answer.send(Err(LimiterError::Store(e.to_string())));
+                }
+            }
+        }
+    }
+
+    /// The EVALSHA of `jobs`, reloading the script if Redis lost it.
+    async fn send(&self, jobs: &[Job]) -> Result<Vec<Value>, LimiterError> {
+        let mut conn = self.connection.get().await?;
+        let evalsha = self.evalsha(jobs);
+        let store_error = |e: redis::RedisError| LimiterError::Store(e.to_string());
+        match evalsha.query_async::<Vec<Value>>(&mut conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                let load = self.script.load_command();
+                load.query_async::<String>(&mut conn)
+                    .await
+                    .map_err(store_error)?;
+                evalsha.query_async(&mut conn).await.map_err(store_error)
+            }
+            reply => reply.map_err(store_error),
+        }
+    }
+
+    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode)…)…` (lua/take.lua).
+    fn evalsha(&self, jobs: &[Job]) -> Cmd {
+        let keys: usize = jobs.iter().map(|j| j.takes.len()).sum();
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(self.script.hash()).arg(keys);
+        for take in jobs.iter().flat_map(|j| &j.takes) {
+            cmd.arg(self.key(&take.take()));
+        }
+        cmd.arg(self.ttl_margin_ms).arg(jobs.len());
+        for job in jobs {
+            cmd.arg(job.takes.len());
+            for take in job.takes.iter().map(OwnedTake::take) {
+                cmd.arg(take.spec.capacity())
+                    .arg(take.spec.rate_per_second())
+                    .arg(take.cost)
+                    .arg(u8::from(take.mode == Mode::Shadow));
+            }
+        }
+        cmd
+    }
+}
+
+/// `jobs` grouped by Cluster slot (their identity's hash tag); one group without a Cluster.
+fn by_slot(jobs: Vec<Job>, cluster: bool) -> BTreeMap<u16, Vec<Job>> {
+    let mut slots: BTreeMap<u16, Vec<Job>> = BTreeMap::new();
+    for job in jobs {
+        let slot = match (cluster, job.takes.first()) {
+            (true, Some(take)) => slot_of(take.identity_hex().as_bytes()),
+            _ => 0,
+        };
+        slots.entry(slot).or_default().push(job);
+    }
+    slots
+}
+
+/// The Redis Cluster slot of hash tag `tag` (CRC16/XMODEM mod 16384).
+fn slot_of(tag: &[u8]) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(tag) % 16384
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_follow_the_cluster_spec() {
+        // The example of the Redis Cluster specification.
+        assert_eq!(
+            crc16::State::<crc16::XMODEM>::calculate(b"123456789"),
+            0x31C3
+        );
+        assert_eq!(slot_of(b"user1000"), 3443);
+    }
+}
