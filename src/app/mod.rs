@@ -57,7 +57,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
 
     let metrics = Arc::new(Metrics::new());
     let stores = Stores::new(&config.store, metrics.clone())?;
-    let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config)?));
+    let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config, None)?));
 
     let admin_settings = &config.admin;
     // Enough counters per window that the listed top is exact for any realistic flood.

@@ -9,6 +9,7 @@ mod file;
 mod identity;
 mod policies;
 mod runtime;
+mod upstream;
 mod validate;
 
 pub use error::ConfigError;
