@@ -1,9 +1,12 @@
 //! The application: builds the pingora server from a validated config (the proxy, the admin
-//! listener and the config reloader) and keeps the stores that outlive reloads.
+//! listener, the config reloader and the backends' health checks) and keeps the stores that
+//! outlive reloads.
 
+mod health;
 mod reload;
 mod stores;
 
+pub use health::HealthChecks;
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
@@ -77,17 +80,26 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     }
 
     let ready_needs_store = stores.fallback.needs_store();
+    let live = snapshot.clone();
+    let pools_down = Arc::new(move || {
+        let snapshot = live.load();
+        let down = snapshot.upstream.pools_down();
+        down.into_iter().map(str::to_owned).collect()
+    });
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics, stores.limiter.clone(), ready_needs_store)
-            .with_offenders(offenders, admin_settings.offenders_top),
+        AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
+            .with_offenders(offenders, admin_settings.offenders_top)
+            .with_pools(pools_down),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
+    let health = HealthChecks::new(snapshot.clone(), metrics);
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone());
     server.add_service(proxy);
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
+    server.add_service(background_service("health checks", health));
     Ok(server)
 }
