@@ -9,12 +9,16 @@ use pingora::apps::http_app::ServeHttp;
 use pingora::protocols::http::ServerSession;
 use std::sync::Arc;
 
+/// Names the pools none of whose backends is up.
+pub type PoolsDown = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
+
 /// Answers the admin endpoints.
 pub struct AdminApp {
     metrics: Arc<Metrics>,
     store: Arc<dyn Limiter>,
     ready_needs_store: bool,
     offenders: Option<(Arc<Offenders>, usize)>,
+    pools_down: Option<PoolsDown>,
 }
 
 impl AdminApp {
@@ -26,7 +30,14 @@ impl AdminApp {
             store,
             ready_needs_store,
             offenders: None,
+            pools_down: None,
         }
+    }
+
+    /// The same app, whose `/readyz` fails while a pool has no backend up.
+    pub fn with_pools(mut self, pools_down: PoolsDown) -> Self {
+        self.pools_down = Some(pools_down);
+        self
     }
 
     /// The same app, also serving the `top` entries of `offenders` at `/offenders`.
@@ -73,8 +84,14 @@ impl AdminApp {
         )
     }
 
-    /// `/readyz`: the store answers, or the proxy is failing over as configured.
+    /// `/readyz`: every pool has a backend up, and the store answers or the proxy is failing
+    /// over as configured.
     async fn readiness(&self) -> (StatusCode, Vec<u8>) {
+        let down = self.pools_down.as_ref().map(|f| f()).unwrap_or_default();
+        if !down.is_empty() {
+            let message = format!("not ready: no backend up in pool {}\n", down.join(", "));
+            return (StatusCode::SERVICE_UNAVAILABLE, message.into_bytes());
+        }
         match self.store.health().await {
             Health::Ready => (StatusCode::OK, b"ready\n".to_vec()),
             Health::Down(why) if self.ready_needs_store => (

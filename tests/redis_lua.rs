@@ -152,5 +152,8 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
     assert_eq!(allowed, 40 * 7);
     let calls = metrics.store.call_seconds.get_sample_count();
     eprintln!("400 decisions in {calls} script calls");
-    assert!(calls < 400, "decisions arriving together share calls: {calls}");
+    assert!(
+        calls < 400,
+        "decisions arriving together share calls: {calls}"
+    );
 }

@@ -1,10 +1,13 @@
 //! The application: builds the pingora server from a validated config (the proxy, the admin
-//! listener and the config reloader) and keeps the stores that outlive reloads.
+//! listener, the config reloader and the backends' health checks) and keeps the stores that
+//! outlive reloads.
 
 mod fleet;
+mod health;
 mod reload;
 mod stores;
 
+pub use health::HealthChecks;
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
@@ -67,7 +70,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
             server.add_service(background_service("redis fleet", announcer));
         }
     }
-    let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config)?));
+    let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config, None)?));
 
     let admin_settings = &config.admin;
     // Enough counters per window that the listed top is exact for any realistic flood.
@@ -87,17 +90,26 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     }
 
     let ready_needs_store = stores.fallback.needs_store();
+    let live = snapshot.clone();
+    let pools_down = Arc::new(move || {
+        let snapshot = live.load();
+        let down = snapshot.upstream.pools_down();
+        down.into_iter().map(str::to_owned).collect()
+    });
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics, stores.limiter.clone(), ready_needs_store)
-            .with_offenders(offenders, admin_settings.offenders_top),
+        AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
+            .with_offenders(offenders, admin_settings.offenders_top)
+            .with_pools(pools_down),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
+    let health = HealthChecks::new(snapshot.clone(), metrics);
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone());
     server.add_service(proxy);
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
+    server.add_service(background_service("health checks", health));
     Ok(server)
 }

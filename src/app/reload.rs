@@ -48,7 +48,11 @@ impl Reloader {
     /// restart, or why the file was refused.
     pub fn reload(&self) -> Result<Vec<&'static str>, String> {
         let new = config::load(&self.path).map_err(|e| e.to_string())?;
-        let snapshot = self.stores.snapshot(&new).map_err(|e| e.to_string())?;
+        let previous = self.snapshot.load_full();
+        let snapshot = self
+            .stores
+            .snapshot(&new, Some(&previous))
+            .map_err(|e| e.to_string())?;
         let mut running = self.running.lock();
         let restart = needs_restart(&running, &new);
         self.snapshot.store(Arc::new(snapshot));

@@ -6,16 +6,16 @@ use crate::gate::Gate;
 use crate::limiter::{
     Fallback, FleetSize, Limiter, LimiterError, MemoryStore, RedisStore, StoreSettings,
 };
-use crate::proxy::{Callers, Snapshot, Upstream};
+use crate::proxy::{Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
 /// Why the proxy's parts could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// A backend address could not be resolved.
-    #[error("cannot resolve the backends: {0}")]
-    Backends(#[from] std::io::Error),
+    /// A pool could not be built (a name that does not resolve, an unusable CA bundle).
+    #[error("{0}")]
+    Backends(#[from] UpstreamError),
     /// The store could not be set up.
     #[error("cannot set up the store: {0}")]
     Store(#[from] LimiterError),
@@ -72,8 +72,13 @@ impl Stores {
         })
     }
 
-    /// The snapshot `config` describes, drawing on these stores. Backends are resolved here.
-    pub fn snapshot(&self, config: &Config) -> Result<Snapshot, BuildError> {
+    /// The snapshot `config` describes, drawing on these stores. Backends are resolved here;
+    /// the pools of `previous` that are unchanged are kept, with their health.
+    pub fn snapshot(
+        &self,
+        config: &Config,
+        previous: Option<&Snapshot>,
+    ) -> Result<Snapshot, BuildError> {
         let gate = Gate::new(
             config.access.clone(),
             &config.policies,
@@ -89,7 +94,7 @@ impl Stores {
         Ok(Snapshot::new(
             callers,
             gate,
-            Upstream::resolve(&config.upstream)?,
+            Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?,
             config.response.throttle_status,
             config.server.access_log,
         ))

@@ -70,6 +70,22 @@ impl Checker<'_> {
         })
     }
 
+    /// A file path that can be read, relative to the working directory.
+    pub(crate) fn readable(
+        &self,
+        path: &Spanned<String>,
+        key: &str,
+    ) -> Result<String, ConfigError> {
+        std::fs::metadata(path.get_ref())
+            .map(|_| path.get_ref().clone())
+            .map_err(|e| {
+                self.error(
+                    path,
+                    format!("`{key}`: cannot read `{}`: {e}", path.get_ref()),
+                )
+            })
+    }
+
     /// A source spec (`header:x+ip`), refusing `jwt:` sources when no JWT keys are configured.
     pub(crate) fn source_spec(
         &self,

@@ -2,7 +2,42 @@
 
 use super::runtime::Config;
 use crate::limiter::StoreSettings;
+use crate::proxy::PoolSettings;
 use std::fmt;
+
+/// One pool on one line: backends, balance, Host, health.
+fn describe_pool(pool: &PoolSettings) -> String {
+    let backends: Vec<String> = pool
+        .backends
+        .iter()
+        .map(|b| {
+            let weight = match b.weight {
+                1 => String::new(),
+                w => format!(" weight {w}"),
+            };
+            match &b.tls_name {
+                Some(name) => format!("https://{} (verified as {name}){weight}", b.address),
+                None => format!("{}{weight}", b.address),
+            }
+        })
+        .collect();
+    let mut line = format!("{} ({}", backends.join(", "), pool.balance.as_str());
+    if let Some(host) = &pool.host {
+        line.push_str(&format!("; Host {host}"));
+    }
+    let h = &pool.health;
+    if let Some(c) = &h.active {
+        line.push_str(&format!(
+            "; GET {} every {:?} (timeout {:?}), out after {}, back after {}",
+            c.path, c.interval, c.timeout, c.unhealthy_after, c.healthy_after
+        ));
+    }
+    match h.eject_after {
+        0 => line.push_str("; no ejection)"),
+        n => line.push_str(&format!("; ejected {:?} after {n} failures)", h.eject_for)),
+    }
+    line
+}
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -20,15 +55,13 @@ impl fmt::Display for Config {
             "admin listener  {} (top {} offenders over {:?})",
             self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
         )?;
-        let backends: Vec<String> = u
-            .backends
-            .iter()
-            .map(|b| match &b.tls_name {
-                Some(name) => format!("https://{} (verified as {name})", b.address),
-                None => b.address.clone(),
-            })
-            .collect();
-        writeln!(f, "backends        {} (round robin)", backends.join(", "))?;
+        for pool in &u.pools {
+            writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
+        }
+        for route in &u.routes {
+            let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());
+            writeln!(f, "route           {} → pool {pool}", route.route)?;
+        }
         if let Some(tls) = &s.tls {
             writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
         }

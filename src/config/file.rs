@@ -22,6 +22,8 @@ pub(crate) struct FileConfig {
     pub(crate) response: ResponseFile,
     #[serde(default)]
     pub(crate) access: AccessFile,
+    #[serde(default, rename = "route")]
+    pub(crate) routes: Vec<RouteFile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,6 +62,53 @@ pub(crate) struct UpstreamFile {
     pub(crate) read_timeout: Option<Spanned<String>>,
     pub(crate) write_timeout: Option<Spanned<String>>,
     pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) balance: Option<BalanceFile>,
+    pub(crate) host: Option<Spanned<String>>,
+    pub(crate) health: Option<HealthFile>,
+    #[serde(default)]
+    pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
+}
+
+/// `[upstream.pools.NAME]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PoolFile {
+    pub(crate) backends: Spanned<Vec<Spanned<String>>>,
+    pub(crate) balance: Option<BalanceFile>,
+    pub(crate) host: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) health: Option<HealthFile>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum BalanceFile {
+    #[default]
+    RoundRobin,
+    Hash,
+}
+
+/// `[upstream.health]` or a pool's `health` table; a pool's keys override the upstream's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HealthFile {
+    pub(crate) active: Option<bool>,
+    pub(crate) path: Option<Spanned<String>>,
+    pub(crate) interval: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) unhealthy_after: Option<Spanned<i64>>,
+    pub(crate) healthy_after: Option<Spanned<i64>>,
+    pub(crate) eject_after: Option<Spanned<i64>>,
+    pub(crate) eject_for: Option<Spanned<String>>,
+}
+
+/// `[[route]]`: requests its `match` fits go to `pool`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RouteFile {
+    #[serde(rename = "match")]
+    pub(crate) route: Option<MatchFile>,
+    pub(crate) pool: Spanned<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

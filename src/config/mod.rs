@@ -10,6 +10,7 @@ mod identity;
 mod policies;
 mod runtime;
 mod store;
+mod upstream;
 mod validate;
 
 pub use error::ConfigError;

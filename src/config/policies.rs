@@ -73,7 +73,7 @@ fn policy(
         cost,
         shadow: file.shadow,
         route: match &file.route {
-            Some(m) => route(check, m)?,
+            Some(m) => route(check, m, "policy.match")?,
             None => Route::default(),
         },
         sources: match &file.sources {
@@ -122,11 +122,16 @@ fn own_chain(
     })
 }
 
-fn route(check: &Checker<'_>, file: &MatchFile) -> Result<Route, ConfigError> {
+/// A `match` table (of a policy or a `[[route]]`, named by `key` in errors) as a [`Route`].
+pub(crate) fn route(
+    check: &Checker<'_>,
+    file: &MatchFile,
+    key: &str,
+) -> Result<Route, ConfigError> {
     let path_regex = match &file.path_regex {
         Some(r) => Some(
             regex::Regex::new(r.get_ref())
-                .map_err(|e| check.error(r, format!("`policy.match.path_regex`: {e}")))?,
+                .map_err(|e| check.error(r, format!("`{key}.path_regex`: {e}")))?,
         ),
         None => None,
     };
@@ -139,7 +144,7 @@ fn route(check: &Checker<'_>, file: &MatchFile) -> Result<Route, ConfigError> {
             http::Method::from_bytes(text.as_bytes()).map_err(|_| {
                 check.error(
                     m,
-                    format!("`policy.match.methods`: `{}` is not a method", m.get_ref()),
+                    format!("`{key}.methods`: `{}` is not a method", m.get_ref()),
                 )
             })
         })

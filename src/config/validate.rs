@@ -2,15 +2,14 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{FileConfig, ServerFile, UpstreamFile};
+use super::file::{FileConfig, ServerFile};
 use super::identity::{self, IdentityParts};
 use super::policies;
 use super::runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
 use super::store::store;
-use crate::proxy::{Backend, UpstreamSettings};
+use super::upstream;
 use std::path::Path;
 use std::time::Duration;
-use toml::Spanned;
 
 const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9090";
 
@@ -48,7 +47,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 None => 20,
             },
         },
-        upstream: upstream(&check, &file.upstream)?,
+        upstream: upstream::upstream(&check, &file.upstream, &file.routes)?,
         store: store(&check, &file.store)?,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
         identity: chain,
@@ -97,84 +96,6 @@ fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, Conf
     })
 }
 
-fn upstream(check: &Checker<'_>, file: &UpstreamFile) -> Result<UpstreamSettings, ConfigError> {
-    if file.backends.get_ref().is_empty() {
-        return Err(check.error(
-            &file.backends,
-            "`upstream.backends` needs at least one backend".into(),
-        ));
-    }
-    let mut backends = Vec::new();
-    for backend in file.backends.get_ref() {
-        let text = backend.get_ref();
-        let (address, tls) = match text.split_once("://") {
-            Some(("https", rest)) => (rest, true),
-            Some(("http", rest)) => (rest, false),
-            Some(_) => {
-                let message = format!("`upstream.backends`: `{text}` must be host:port, http://host:port or https://host:port");
-                return Err(check.error(backend, message));
-            }
-            None => (text.as_str(), false),
-        };
-        let Some(host) = backend_host(address) else {
-            let message = format!("`upstream.backends`: `{text}` is not a host:port");
-            return Err(check.error(backend, message));
-        };
-        let tls_name = tls.then(|| {
-            host.trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned()
-        });
-        backends.push(Backend {
-            address: address.to_owned(),
-            tls_name,
-        });
-    }
-    Ok(UpstreamSettings {
-        backends,
-        ca_file: file
-            .ca_file
-            .as_ref()
-            .map(|c| readable(check, c, "upstream.ca_file"))
-            .transpose()?,
-        connect_timeout: check.duration(
-            file.connect_timeout.as_ref(),
-            "upstream.connect_timeout",
-            Duration::from_secs(5),
-        )?,
-        read_timeout: check.duration(
-            file.read_timeout.as_ref(),
-            "upstream.read_timeout",
-            Duration::from_secs(60),
-        )?,
-        write_timeout: check.duration(
-            file.write_timeout.as_ref(),
-            "upstream.write_timeout",
-            Duration::from_secs(60),
-        )?,
-    })
-}
-
-/// The host of a `host:port` backend address, if it is one (checked by form only: names are
-/// resolved when the server is built).
-fn backend_host(address: &str) -> Option<&str> {
-    let (host, port) = address.rsplit_once(':')?;
-    let valid_host = !host.is_empty() && !host.contains(['/', ' ', '@']);
-    (valid_host && port.parse::<u16>().is_ok_and(|p| p > 0)).then_some(host)
-}
-
-/// A file path that can be read, relative to the working directory.
-fn readable(check: &Checker<'_>, path: &Spanned<String>, key: &str) -> Result<String, ConfigError> {
-    std::fs::metadata(path.get_ref())
-        .map(|_| path.get_ref().clone())
-        .map_err(|e| {
-            check.error(
-                path,
-                format!("`{key}`: cannot read `{}`: {e}", path.get_ref()),
-            )
-        })
-}
-
 fn tls_listener(
     check: &Checker<'_>,
     file: &ServerFile,
@@ -183,8 +104,8 @@ fn tls_listener(
         (None, None, None) => Ok(None),
         (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
             listen: check.address(listen, "server.tls_listen")?,
-            cert_file: readable(check, cert, "server.tls_cert_file")?,
-            key_file: readable(check, key, "server.tls_key_file")?,
+            cert_file: check.readable(cert, "server.tls_cert_file")?,
+            key_file: check.readable(key, "server.tls_key_file")?,
         })),
         _ => Err(check.error(
             &file.listen,

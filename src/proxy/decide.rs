@@ -4,6 +4,7 @@ use super::Snapshot;
 use crate::gate::Outcome;
 use crate::identity::Request;
 use crate::policy::{request_host, RouteFacts};
+use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use std::net::IpAddr;
 
@@ -23,14 +24,24 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Out
         client_ip,
         callers.jwt.as_deref(),
     );
-    let host = match snapshot.gate.needs_host() {
+    let host = host(req, snapshot.gate.needs_host());
+    let route = route_facts(req, host.as_deref());
+    snapshot.gate.decide(&request, &route).await
+}
+
+/// The request's host, when something `needed` it (working it out costs an allocation).
+pub(super) fn host(req: &RequestHeader, needed: bool) -> Option<String> {
+    match needed {
         true => request_host(&req.uri, req.headers.get(http::header::HOST)),
         false => None,
-    };
-    let route = RouteFacts {
+    }
+}
+
+/// What routes match on: the same facts for policies and for `[[route]]` tables.
+pub(super) fn route_facts<'r>(req: &'r RequestHeader, host: Option<&'r str>) -> RouteFacts<'r> {
+    RouteFacts {
         method: &req.method,
-        host: host.as_deref(),
+        host,
         path: req.uri.path(),
-    };
-    snapshot.gate.decide(&request, &route).await
+    }
 }

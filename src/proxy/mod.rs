@@ -1,16 +1,20 @@
 //! `impl ProxyHttp`: read the request's facts, let the gate decide, render its outcome,
-//! forward round robin to the backends of the snapshot that was live when the request
-//! arrived, and report.
+//! forward to a backend of the pool the request's route names (in the snapshot that was live
+//! when the request arrived), tell the pool how its backend did, and report.
 
 mod decide;
 mod failure;
+mod pick;
 mod render;
 mod snapshot;
 mod upstream;
 
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
 pub use snapshot::{Callers, Snapshot};
-pub use upstream::{Backend, Upstream, UpstreamSettings};
+pub use upstream::{
+    ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
+    Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
+};
 
 use crate::gate::{Decided, Outcome, OutcomeKind, Ticket};
 use crate::telemetry::{Metrics, Offenders};
@@ -37,7 +41,7 @@ pub struct RequestCtx {
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
     ticket: Option<Ticket>,
-    connect_attempts: usize,
+    upstream: Attempts,
     started: Instant,
     upstream_started: Option<Instant>,
 }
@@ -91,7 +95,7 @@ impl ProxyHttp for Floodgate {
             ratelimit: None,
             outcome: None,
             ticket: None,
-            connect_attempts: 0,
+            upstream: Attempts::default(),
             started: Instant::now(),
             upstream_started: None,
         }
@@ -119,12 +123,12 @@ impl ProxyHttp for Floodgate {
 
     async fn upstream_peer(
         &self,
-        _session: &mut Session,
+        session: &mut Session,
         ctx: &mut Self::CTX,
     ) -> Result<Box<HttpPeer>> {
-        ctx.connect_attempts += 1;
         ctx.upstream_started.get_or_insert_with(Instant::now);
-        ctx.snapshot()?.upstream.peer()
+        let snapshot = ctx.snapshot()?.clone();
+        pick::peer(&snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)
     }
 
     fn fail_to_connect(
@@ -134,10 +138,13 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
         mut e: Box<Error>,
     ) -> Box<Error> {
-        // Nothing was sent yet, so trying the next backend is safe; each is tried once.
-        let backends = ctx.snapshot().map_or(1, |s| s.upstream.backend_count());
-        if ctx.connect_attempts < backends {
-            e.set_retry(true);
+        // Nothing was sent yet, so trying the next backend of the pool is safe; each is
+        // tried once.
+        if let Some(snapshot) = &ctx.snapshot {
+            snapshot.upstream.failed(&mut ctx.upstream);
+            if snapshot.upstream.may_retry(&ctx.upstream) {
+                e.set_retry(true);
+            }
         }
         e
     }
@@ -146,9 +153,16 @@ impl ProxyHttp for Floodgate {
         &self,
         session: &mut Session,
         upstream_request: &mut RequestHeader,
-        _ctx: &mut Self::CTX,
+        ctx: &mut Self::CTX,
     ) -> Result<()> {
         use std::io::Write;
+        if let Some(host) = ctx
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.upstream.host(&ctx.upstream))
+        {
+            upstream_request.insert_header(http::header::HOST, host)?;
+        }
         if let Some(ip) = decide::peer_ip(session) {
             let mut forwarded = Vec::with_capacity(64);
             if let Some(prior) = upstream_request.headers.get("x-forwarded-for") {
@@ -174,8 +188,11 @@ impl ProxyHttp for Floodgate {
             self.metrics
                 .upstream_seconds
                 .observe(started.elapsed().as_secs_f64());
-            self.metrics
-                .count_upstream_response(upstream_response.status.as_u16());
+            let status = upstream_response.status.as_u16();
+            self.metrics.count_upstream_response(status);
+            if let Some(snapshot) = &ctx.snapshot {
+                snapshot.upstream.answered(&mut ctx.upstream, status);
+            }
         }
         if let Some(headers) = ctx.ratelimit.take() {
             upstream_response.insert_header("ratelimit-policy", headers.policy)?;
@@ -188,11 +205,14 @@ impl ProxyHttp for Floodgate {
         &self,
         session: &mut Session,
         e: &Error,
-        _ctx: &mut Self::CTX,
+        ctx: &mut Self::CTX,
     ) -> FailToProxy {
         let failure = failure::classify(e);
         if let Some(kind) = failure.upstream {
             self.metrics.upstream_errors.inc(kind);
+            if let Some(snapshot) = &ctx.snapshot {
+                snapshot.upstream.failed(&mut ctx.upstream);
+            }
         }
         if let Some(status) = failure.status {
             if let Err(e) = failure::write_problem(session, status, failure).await {

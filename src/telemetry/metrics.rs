@@ -4,6 +4,7 @@
 //! an identity. Every handle is resolved once, so the request path increments an atomic and
 //! takes no lock.
 
+use super::backends::BackendGauge;
 use super::counters::ByLabel;
 use super::store::StoreMetrics;
 use super::vocab::{AccessList, Decision, ReloadResult, UpstreamErrorKind};
@@ -48,6 +49,8 @@ pub struct Metrics {
     pub reloads: ByLabel<ReloadResult>,
     /// The shared store's series.
     pub store: StoreMetrics,
+    /// Whether each configured backend is up.
+    pub backends: BackendGauge,
 }
 
 /// A latency histogram from 10 µs to 10 s.
@@ -123,6 +126,7 @@ impl Metrics {
                 "result",
             ),
             store: StoreMetrics::new(),
+            backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend([
@@ -134,6 +138,7 @@ impl Metrics {
             metrics.reloads.collector(),
             Box::new(metrics.requests.clone()),
             metrics.upstream_errors.collector(),
+            metrics.backends.collector(),
             Box::new(build_info),
         ]);
         for collector in collectors {

@@ -1,11 +1,13 @@
 //! What Floodgate reports: Prometheus series with bounded labels, and the top offenders.
 
+mod backends;
 mod counters;
 mod metrics;
 mod offenders;
 mod store;
 mod vocab;
 
+pub use backends::BackendGauge;
 pub use counters::ByLabel;
 pub use metrics::{Metrics, PolicyCounters};
 pub use offenders::{Offender, Offenders};

@@ -9,7 +9,7 @@ pub mod relay;
 mod upstream;
 
 #[allow(unused_imports)]
-pub use upstream::Upstream;
+pub use upstream::{Health, Upstream};
 
 use reqwest::blocking::{Client, Response};
 use std::collections::BTreeSet;

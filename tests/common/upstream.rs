@@ -1,18 +1,41 @@
 //! A real HTTP/1.1 upstream (hyper on its own tokio runtime) that answers 200 to everything
-//! (after `ms` milliseconds for `?ms=N`) and counts what it serves. Stopped, with its connections, when dropped.
+//! (after `ms` milliseconds for `?ms=N`) and counts what it serves. Each answer names the
+//! upstream (`x-served-by`) and the `Host` it was sent (`x-seen-host`). `/healthz` is its
+//! health endpoint, counted apart, which can be made to fail or hang; the whole upstream can
+//! be made to hang. Stopped, with its connections, when dropped.
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// How `/healthz` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// 200.
+    Ok = 0,
+    /// 500.
+    Fail = 1,
+    /// Never.
+    Hang = 2,
+}
+
+/// What the connections share.
+#[derive(Default)]
+struct State {
+    served: AtomicUsize,
+    probes: AtomicUsize,
+    health: AtomicU8,
+    hang: AtomicBool,
+}
+
 pub struct Upstream {
     pub addr: String,
-    served: Arc<AtomicUsize>,
+    state: Arc<State>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -22,60 +45,107 @@ impl Upstream {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind upstream");
         listener.set_nonblocking(true).expect("non-blocking");
         let addr = listener.local_addr().expect("address").to_string();
-        let served = Arc::new(AtomicUsize::new(0));
+        let state = Arc::new(State::default());
         let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-        let counter = served.clone();
+        let (shared, name) = (state.clone(), addr.clone());
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
                 .expect("upstream runtime");
-            runtime.block_on(serve(listener, counter, stop));
+            runtime.block_on(serve(listener, shared, name, stop));
         });
         Self {
             addr,
-            served,
+            state,
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
     }
 
+    /// Requests served, health checks apart.
     pub fn served(&self) -> usize {
-        self.served.load(Ordering::SeqCst)
+        self.state.served.load(Ordering::SeqCst)
     }
+
+    /// Health checks received.
+    pub fn probes(&self) -> usize {
+        self.state.probes.load(Ordering::SeqCst)
+    }
+
+    /// How `/healthz` answers from now on.
+    pub fn set_health(&self, health: Health) {
+        self.state.health.store(health as u8, Ordering::SeqCst);
+    }
+
+    /// Whether every request but `/healthz` is left unanswered from now on.
+    pub fn set_hang(&self, hang: bool) {
+        self.state.hang.store(hang, Ordering::SeqCst);
+    }
+}
+
+type Answer = hyper::Response<Full<Bytes>>;
+
+/// The answer to `req`, or `Err` to drop the connection.
+async fn answer(
+    req: hyper::Request<hyper::body::Incoming>,
+    state: Arc<State>,
+    name: Arc<str>,
+) -> Result<Answer, &'static str> {
+    let path = req.uri().path();
+    // `/reset` drops the connection without an answer.
+    if path == "/reset" {
+        return Err("reset");
+    }
+    let mut status = 200;
+    if path == "/healthz" {
+        state.probes.fetch_add(1, Ordering::SeqCst);
+        match state.health.load(Ordering::SeqCst) {
+            0 => {}
+            1 => status = 500,
+            _ => std::future::pending::<()>().await,
+        }
+    } else {
+        if state.hang.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        state.served.fetch_add(1, Ordering::SeqCst);
+        // `/slow?ms=N` answers after N milliseconds.
+        let delay = req.uri().query().and_then(|q| q.strip_prefix("ms="));
+        if let Some(ms) = delay.and_then(|ms| ms.parse().ok()) {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+    }
+    let host = req.headers().get("host").cloned();
+    let mut resp = hyper::Response::new(Full::new(Bytes::from_static(b"ok")));
+    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
+    let headers = resp.headers_mut();
+    if let Ok(value) = hyper::header::HeaderValue::from_str(&name) {
+        headers.insert("x-served-by", value);
+    }
+    if let Some(host) = host {
+        headers.insert("x-seen-host", host);
+    }
+    Ok(resp)
 }
 
 async fn serve(
     listener: std::net::TcpListener,
-    served: Arc<AtomicUsize>,
+    state: Arc<State>,
+    name: String,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+    let name: Arc<str> = name.into();
     loop {
         tokio::select! {
             _ = &mut stop => return,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let served = served.clone();
+                let (state, name) = (state.clone(), name.clone());
                 tokio::spawn(async move {
-                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        // `/reset` drops the connection without an answer.
-                        let reset = req.uri().path() == "/reset";
-                        // `/slow?ms=N` answers after N milliseconds.
-                        let delay = req.uri().query().and_then(|q| q.strip_prefix("ms=")).and_then(|ms| ms.parse().ok());
-                        let served = served.clone();
-                        async move {
-                            if reset {
-                                return Err("reset");
-                            }
-                            served.fetch_add(1, Ordering::SeqCst);
-                            if let Some(ms) = delay {
-                                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                            }
-                            Ok(hyper::Response::new(Full::new(Bytes::from_static(b"ok"))))
-                        }
-                    });
+                    let service = service_fn(move |req| answer(req, state.clone(), name.clone()));
                     let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }

@@ -1,0 +1,235 @@
+//! `[upstream]` with its `[upstream.health]` and `[upstream.pools.NAME]` tables, and the
+//! `[[route]]` tables → the upstream settings: the pools (the default one, `upstream.backends`,
+//! first) and the routes to them.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{BalanceFile, PoolFile, RouteFile, UpstreamFile};
+use super::policies;
+use crate::policy::Route;
+use crate::proxy::{Backend, Balance, PoolRoute, PoolSettings, UpstreamSettings, DEFAULT_POOL};
+use health::health;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The largest backend weight.
+const MAX_WEIGHT: i64 = 100;
+
+/// The upstream settings of `file` and the `routes` to its pools.
+pub(crate) fn upstream(
+    check: &Checker<'_>,
+    file: &UpstreamFile,
+    routes: &[RouteFile],
+) -> Result<UpstreamSettings, ConfigError> {
+    let ca_file = file
+        .ca_file
+        .as_ref()
+        .map(|c| check.readable(c, "upstream.ca_file"))
+        .transpose()?;
+    let mut pools = vec![PoolSettings {
+        name: DEFAULT_POOL.to_owned(),
+        backends: backends(check, &file.backends, "upstream.backends")?,
+        balance: balance(file.balance),
+        host: host(check, file.host.as_ref(), "upstream.host")?,
+        ca_file: ca_file.clone(),
+        health: health(check, file.health.as_ref(), None, "upstream.health")?,
+    }];
+    for (name, pool) in &file.pools {
+        pools.push(named_pool(check, name, pool, file, &ca_file)?);
+    }
+    Ok(UpstreamSettings {
+        routes: pool_routes(check, routes, &pools)?,
+        pools,
+        ca_file,
+        connect_timeout: check.duration(
+            file.connect_timeout.as_ref(),
+            "upstream.connect_timeout",
+            Duration::from_secs(5),
+        )?,
+        read_timeout: check.duration(
+            file.read_timeout.as_ref(),
+            "upstream.read_timeout",
+            Duration::from_secs(60),
+        )?,
+        write_timeout: check.duration(
+            file.write_timeout.as_ref(),
+            "upstream.write_timeout",
+            Duration::from_secs(60),
+        )?,
+    })
+}
+
+/// `[upstream.pools.NAME]`: its own keys, with `upstream.health` keys and `upstream.ca_file`
+/// where it sets none.
+fn named_pool(
+    check: &Checker<'_>,
+    name: &Spanned<String>,
+    file: &PoolFile,
+    upstream: &UpstreamFile,
+    ca_file: &Option<String>,
+) -> Result<PoolSettings, ConfigError> {
+    let text = name.get_ref();
+    let valid = !text.is_empty()
+        && text.len() <= 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if text == DEFAULT_POOL {
+        let message = format!("`upstream.pools`: `{DEFAULT_POOL}` is the pool of `upstream.backends`; give this pool another name");
+        return Err(check.error(name, message));
+    }
+    if !valid {
+        let message = format!("`upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, not `{text}`");
+        return Err(check.error(name, message));
+    }
+    let key = format!("upstream.pools.{text}");
+    Ok(PoolSettings {
+        name: text.clone(),
+        backends: backends(check, &file.backends, &format!("{key}.backends"))?,
+        balance: balance(file.balance),
+        host: host(check, file.host.as_ref(), &format!("{key}.host"))?,
+        ca_file: match &file.ca_file {
+            Some(own) => Some(check.readable(own, &format!("{key}.ca_file"))?),
+            None => ca_file.clone(),
+        },
+        health: health(
+            check,
+            file.health.as_ref(),
+            upstream.health.as_ref(),
+            &format!("{key}.health"),
+        )?,
+    })
+}
+
+fn balance(file: Option<BalanceFile>) -> Balance {
+    match file.unwrap_or_default() {
+        BalanceFile::RoundRobin => Balance::RoundRobin,
+        BalanceFile::Hash => Balance::Hash,
+    }
+}
+
+/// A pool's `host`: a name (or `name:port`) for the `Host` header and the TLS name.
+fn host(
+    check: &Checker<'_>,
+    host: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Option<String>, ConfigError> {
+    let Some(host) = host else { return Ok(None) };
+    let text = host.get_ref();
+    let valid = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_graphic())
+        && !text.contains(['/', '@', '?', '#']);
+    if !valid {
+        let message =
+            format!("`{key}` must be a host name like api.internal (or name:port), not `{text}`");
+        return Err(check.error(host, message));
+    }
+    Ok(Some(text.clone()))
+}
+
+fn backends(
+    check: &Checker<'_>,
+    list: &Spanned<Vec<Spanned<String>>>,
+    key: &str,
+) -> Result<Vec<Backend>, ConfigError> {
+    if list.get_ref().is_empty() {
+        return Err(check.error(list, format!("`{key}` needs at least one backend")));
+    }
+    list.get_ref()
+        .iter()
+        .map(|b| backend(check, b, key))
+        .collect()
+}
+
+/// `host:port`, `http://host:port` or `https://host:port`, optionally followed by
+/// ` weight=N`.
+fn backend(
+    check: &Checker<'_>,
+    entry: &Spanned<String>,
+    key: &str,
+) -> Result<Backend, ConfigError> {
+    let text = entry.get_ref();
+    let mut words = text.split_whitespace();
+    let target = words.next().unwrap_or_default();
+    let weight = match (words.next(), words.next()) {
+        (None, _) => 1,
+        (Some(w), None) => {
+            match w.strip_prefix("weight=").map(str::parse::<i64>) {
+                Some(Ok(n)) if (1..=MAX_WEIGHT).contains(&n) => n as usize,
+                _ => {
+                    let message = format!("`{key}`: `{text}`: a weight is written `weight=N`, N from 1 to {MAX_WEIGHT}");
+                    return Err(check.error(entry, message));
+                }
+            }
+        }
+        _ => {
+            let message =
+                format!("`{key}`: `{text}` must be an address, optionally followed by weight=N");
+            return Err(check.error(entry, message));
+        }
+    };
+    let (address, tls) = match target.split_once("://") {
+        Some(("https", rest)) => (rest, true),
+        Some(("http", rest)) => (rest, false),
+        Some(_) => {
+            let message = format!(
+                "`{key}`: `{text}` must be host:port, http://host:port or https://host:port"
+            );
+            return Err(check.error(entry, message));
+        }
+        None => (target, false),
+    };
+    let Some(host) = backend_host(address) else {
+        let message = format!("`{key}`: `{text}` is not a host:port");
+        return Err(check.error(entry, message));
+    };
+    let tls_name = tls.then(|| {
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned()
+    });
+    Ok(Backend {
+        address: address.to_owned(),
+        tls_name,
+        weight,
+    })
+}
+
+/// The host of a `host:port` backend address, if it is one (checked by form only: names are
+/// resolved when the server is built).
+fn backend_host(address: &str) -> Option<&str> {
+    let (host, port) = address.rsplit_once(':')?;
+    let valid_host = !host.is_empty() && !host.contains(['/', ' ', '@']);
+    (valid_host && port.parse::<u16>().is_ok_and(|p| p > 0)).then_some(host)
+}
+
+/// `[[route]]` tables, each naming a pool of `pools`.
+fn pool_routes(
+    check: &Checker<'_>,
+    routes: &[RouteFile],
+    pools: &[PoolSettings],
+) -> Result<Vec<PoolRoute>, ConfigError> {
+    routes
+        .iter()
+        .map(|file| {
+            let name = file.pool.get_ref();
+            let Some(pool) = pools.iter().position(|p| p.name == *name) else {
+                let known: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+                let message = format!(
+                    "`route.pool`: no pool named `{name}` (pools: {})",
+                    known.join(", ")
+                );
+                return Err(check.error(&file.pool, message));
+            };
+            let route = match &file.route {
+                Some(m) => policies::route(check, m, "route.match")?,
+                None => Route::default(),
+            };
+            Ok(PoolRoute { route, pool })
+        })
+        .collect()
+}
+
+mod health;
+#[cfg(test)]
+mod tests;

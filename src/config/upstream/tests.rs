@@ -1,0 +1,124 @@
+//! Tests of the `[upstream]`, pool, health and `[[route]]` parsing.
+
+use crate::config::{parse, Config, ConfigError};
+use crate::proxy::{Balance, DEFAULT_POOL};
+use std::path::Path;
+use std::time::Duration;
+
+const BASE: &str =
+    "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
+
+fn load(extra: &str) -> Result<Config, ConfigError> {
+    parse(&format!("{BASE}{extra}"), Path::new("f.toml"))
+}
+
+fn error_of(extra: &str) -> String {
+    load(extra).expect_err("the config is refused").to_string()
+}
+
+#[test]
+fn without_health_tables_only_passive_ejection_runs() {
+    let config = load("").unwrap();
+    let pool = &config.upstream.pools[0];
+    assert_eq!(pool.name, DEFAULT_POOL);
+    assert_eq!(pool.balance, Balance::RoundRobin);
+    assert!(pool.health.active.is_none());
+    assert_eq!(pool.health.eject_after, 5);
+    assert_eq!(pool.health.eject_for, Duration::from_secs(10));
+}
+
+#[test]
+fn health_defaults_and_pool_overrides() {
+    let config = load(
+        "[upstream.health]\ninterval = \"2s\"\n\n\
+         [upstream.pools.api]\nbackends = [\"10.0.0.1:80 weight=3\", \"https://api.internal:443\"]\n\
+         balance = \"hash\"\nhost = \"api.internal\"\nhealth = { path = \"/healthz\", unhealthy_after = 5 }\n",
+    )
+    .unwrap();
+    let default = config.upstream.pools[0].health.active.clone().unwrap();
+    assert_eq!(default.path, "/");
+    assert_eq!(default.interval, Duration::from_secs(2));
+    assert_eq!(default.timeout, Duration::from_secs(1));
+    assert_eq!((default.unhealthy_after, default.healthy_after), (3, 2));
+    let api = &config.upstream.pools[1];
+    assert_eq!(api.balance, Balance::Hash);
+    assert_eq!(api.host.as_deref(), Some("api.internal"));
+    assert_eq!(api.backends[0].weight, 3);
+    assert_eq!(api.backends[1].tls_name.as_deref(), Some("api.internal"));
+    let check = api.health.active.clone().unwrap();
+    assert_eq!(check.path, "/healthz");
+    assert_eq!(check.interval, Duration::from_secs(2), "inherited");
+    assert_eq!(check.unhealthy_after, 5, "its own");
+}
+
+#[test]
+fn active_false_keeps_only_passive_ejection() {
+    let config = load("[upstream.health]\nactive = false\neject_after = 2\n").unwrap();
+    let health = &config.upstream.pools[0].health;
+    assert!(health.active.is_none());
+    assert_eq!(health.eject_after, 2);
+}
+
+#[test]
+fn routes_name_pools_first_match_first() {
+    let config = load(
+        "[upstream.pools.api]\nbackends = [\"127.0.0.1:8001\"]\n\n\
+         [[route]]\nmatch = { path_prefix = \"/api/\" }\npool = \"api\"\n\n\
+         [[route]]\nmatch = { host = \"Static.Example.com\" }\npool = \"default\"\n",
+    )
+    .unwrap();
+    let routes = &config.upstream.routes;
+    assert_eq!(routes.len(), 2);
+    assert_eq!((routes[0].pool, routes[1].pool), (1, 0));
+    assert_eq!(routes[1].route.host.as_deref(), Some("static.example.com"));
+}
+
+#[test]
+fn an_unknown_pool_is_located() {
+    let message = error_of("\n[[route]]\nmatch = { path_prefix = \"/api/\" }\npool = \"apj\"\n");
+    assert!(
+        message.starts_with("f.toml:9:8: `route.pool`: no pool named `apj` (pools: default)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_values_are_located() {
+    let cases = [
+        (
+            "[upstream.health]\ninterval = \"0s\"\n",
+            "f.toml:7:12: `upstream.health.interval` must be above zero",
+        ),
+        (
+            "[upstream.health]\npath = \"healthz\"\n",
+            "f.toml:7:8: `upstream.health.path` must be a path",
+        ),
+        (
+            "[upstream.pools.default]\nbackends = [\"127.0.0.1:1\"]\n",
+            "f.toml:6:17: `upstream.pools`: `default` is the pool of `upstream.backends`",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1 weight=0\"]\n",
+            "f.toml:7:13: `upstream.pools.x.backends`: `127.0.0.1:1 weight=0`: a weight",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nbalance = \"random\"\n",
+            "f.toml:8:11: unknown variant `random`",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhealth = { unhealthy_after = 0 }\n",
+            "f.toml:8:30: `upstream.pools.x.health.unhealthy_after` must be between 1 and 1000",
+        ),
+        (
+            "[[route]]\nmatch = { methods = [\"G T\"] }\npool = \"default\"\n",
+            "f.toml:7:22: `route.match.methods`: `G T` is not a method",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let message = error_of(extra);
+        assert!(
+            message.starts_with(expected),
+            "{message}\nwanted: {expected}"
+        );
+    }
+}

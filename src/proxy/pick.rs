@@ -1,0 +1,59 @@
+//! Which backend an allowed request goes to: the pool its route names (routes see the same
+//! facts as the policies), then the backend that pool's balance picks. A `hash` pool hashes
+//! the caller: the identity of the deciding policy's bucket, or, when no policy decided, the
+//! client address (found as the `ip` source finds it).
+
+use super::decide;
+use super::upstream::{Attempts, Balance};
+use super::Snapshot;
+use crate::gate::Ticket;
+use pingora::prelude::HttpPeer;
+use pingora::proxy::Session;
+use pingora::Result;
+use smallvec::SmallVec;
+use std::net::IpAddr;
+
+/// A hash key: 8 bytes of identity digest or an IPv4/IPv6 address.
+type Key = SmallVec<[u8; 16]>;
+
+/// The peer of the next attempt of the request in `session`.
+pub(super) fn peer(
+    snapshot: &Snapshot,
+    session: &Session,
+    ticket: Option<&Ticket>,
+    attempts: &mut Attempts,
+) -> Result<Box<HttpPeer>> {
+    let upstream = &snapshot.upstream;
+    let pool = match attempts.pool() {
+        Some(pool) => pool,
+        None if upstream.has_routes() => {
+            let req = session.req_header();
+            let host = decide::host(req, upstream.needs_host());
+            upstream.route(&decide::route_facts(req, host.as_deref()))
+        }
+        None => 0,
+    };
+    let key = match upstream.balance(pool) {
+        Balance::Hash => caller_key(snapshot, session, ticket),
+        Balance::RoundRobin => Key::new(),
+    };
+    upstream.peer(attempts, pool, &key)
+}
+
+/// What a hash pool hashes for this request.
+fn caller_key(snapshot: &Snapshot, session: &Session, ticket: Option<&Ticket>) -> Key {
+    if let Some(ticket) = ticket {
+        return Key::from_slice(&ticket.identity.prefix_u64().to_le_bytes());
+    }
+    let headers = &session.req_header().headers;
+    let client = snapshot
+        .callers
+        .client_ip
+        .resolve(decide::peer_ip(session), headers);
+    match client {
+        Some(IpAddr::V4(ip)) => Key::from_slice(&ip.octets()),
+        Some(IpAddr::V6(ip)) => Key::from_slice(&ip.octets()),
+        // No address (not a TCP client): every such request hashes alike.
+        None => Key::new(),
+    }
+}
