@@ -12,7 +12,11 @@ operation, so both give the same answers for the same times and costs):
   ARGV[2]      the number of groups
   then, for each group: the number of its buckets, and for each bucket four values:
                capacity (tokens > 0), refill rate (tokens per second > 0, may be fractional),
-               cost (tokens > 0), mode (0 enforcing, 1 shadow)
+               cost (tokens; > 0 but for a settlement), mode (0 enforcing, 1 shadow, 2 settle)
+
+  A settlement changes its bucket by `cost` (negative: a refund) and is never refused: a
+  charge may leave the bucket in debt, below zero, which refill and later requests pay off; a
+  refund never fills it past capacity.
 
   Returns { now_us, then for each bucket in KEYS order: allowed (1 or 0), remaining (an
   8-byte little-endian IEEE double, so no fraction of a token is lost in transit),
@@ -76,17 +80,27 @@ for _ = 1, tonumber(ARGV[2]) do
     local capacity = tonumber(ARGV[arg_at])
     local rate = tonumber(ARGV[arg_at + 1])
     local cost = tonumber(ARGV[arg_at + 2])
-    local shadow = ARGV[arg_at + 3] == '1'
+    local mode = ARGV[arg_at + 3]
     arg_at = arg_at + 4
     local tokens, ts = level(key, capacity, rate)
-    takes[j] = { key, capacity, rate, cost, shadow, tokens, ts }
-    if tokens + EPSILON < cost and not shadow then
+    takes[j] = { key, capacity, rate, cost, mode, tokens, ts }
+    if tokens + EPSILON < cost and mode == '0' then
       enforced = false
     end
   end
   for j = 1, count do
-    local key, capacity, rate, cost, shadow, tokens, ts = unpack(takes[j])
-    if tokens + EPSILON >= cost then
+    local key, capacity, rate, cost, mode, tokens, ts = unpack(takes[j])
+    local shadow = mode == '1'
+    if mode == '2' then
+      local settled = math.min(tokens - cost, capacity)
+      local full_in = micros_to_gain(capacity - settled, rate)
+      stored[key] = { settled, ts }
+      written[key] = full_in
+      table.insert(reply, 1)
+      table.insert(reply, struct.pack('<d', settled))
+      table.insert(reply, 0)
+      table.insert(reply, full_in)
+    elseif tokens + EPSILON >= cost then
       local remaining = math.max(tokens - cost, 0)
       local full_in = micros_to_gain(capacity - remaining, rate)
       if enforced or shadow then

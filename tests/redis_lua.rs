@@ -86,6 +86,14 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
                 ..shadow
             });
         }
+        // Now and then a settlement charges (into debt) or refunds the fast bucket instead.
+        if rng.next(5) == 0 {
+            let delta = rng.next(9) as f64 - 3.5;
+            takes = vec![Take {
+                mode: Mode::Settle,
+                ..take(1, who, 5.0, 1733.0, delta)
+            }];
+        }
         let (now_us, from_lua) = runtime
             .block_on(store.call(&takes))
             .expect("script answers");

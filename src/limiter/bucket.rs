@@ -137,6 +137,27 @@ impl BucketSpec {
         }
     }
 
+    /// A settlement of `delta` tokens at `level` (positive charges, negative refunds): never
+    /// refused. A charge may leave the bucket in debt, below zero, which refill and later
+    /// requests pay off; a refund never fills it past capacity.
+    pub fn settle(&self, level: BucketState, delta: f64) -> Assessment {
+        let tokens = (level.tokens - delta).min(self.capacity);
+        Assessment {
+            allowed: true,
+            remaining: tokens,
+            retry_after_us: 0,
+            full_in_us: self.micros_to_gain(self.capacity - tokens),
+        }
+    }
+
+    /// The state to store after settling `delta` at `level`.
+    pub fn after_settle(&self, level: BucketState, delta: f64) -> BucketState {
+        BucketState {
+            tokens: (level.tokens - delta).min(self.capacity),
+            updated_us: level.updated_us,
+        }
+    }
+
     /// Microseconds needed to gain `tokens`, rounded up.
     pub fn micros_to_gain(&self, tokens: f64) -> u64 {
         if tokens <= 0.0 {
@@ -308,6 +329,36 @@ mod tests {
         assert!(BucketSpec::new(1.0, 1.0 / (365.0 * 86_400.0)).is_ok());
         let slowest = BucketSpec::new(MAX_CAPACITY, 1e9).unwrap();
         assert!(slowest.micros_to_gain(MAX_CAPACITY) < u64::MAX / 1000);
+    }
+
+    #[test]
+    fn a_charge_past_the_level_leaves_debt_that_refill_pays_off() {
+        let s = spec(100.0, 10.0);
+        let mut state = Some(BucketState {
+            tokens: 50.0,
+            updated_us: 0,
+        });
+        let level = s.refill(state, 0);
+        let charged = s.settle(level, 80.0);
+        assert!(charged.allowed);
+        assert_eq!(charged.remaining, -30.0);
+        state = Some(s.after_settle(level, 80.0));
+        // In debt, even a cost of one waits for the debt to be paid off.
+        let refused = take(&s, &mut state, 1.0, 0);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after_us, 3_100_000);
+        assert!(take(&s, &mut state, 1.0, 3_100_000).allowed);
+    }
+
+    #[test]
+    fn a_refund_never_fills_past_capacity() {
+        let s = spec(10.0, 1.0);
+        let level = BucketState {
+            tokens: 8.0,
+            updated_us: 0,
+        };
+        assert_eq!(s.settle(level, -5.0).remaining, 10.0);
+        assert_eq!(s.after_settle(level, -1.5).tokens, 9.5);
     }
 
     #[test]

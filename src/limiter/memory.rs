@@ -7,7 +7,7 @@
 //! configured cap, the sampled bucket nearest to full is evicted, losing the least.
 
 use super::bucket::BucketState;
-use super::{paying, Assessments, Limiter, LimiterError, Take};
+use super::{paying, Assessments, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
 use crate::identity::Identity;
 use async_trait::async_trait;
@@ -167,12 +167,19 @@ impl MemoryStore {
         let assessments: Assessments = takes
             .iter()
             .zip(&levels)
-            .map(|(t, level)| t.spec.assess(*level, t.cost))
+            .map(|(t, level)| match t.mode {
+                Mode::Settle => t.spec.settle(*level, t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost),
+            })
             .collect();
         for i in paying(takes, &assessments) {
             let (t, k) = (&takes[i], slots[i]);
+            let state = match t.mode {
+                Mode::Settle => t.spec.after_settle(levels[i], t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.after_take(levels[i], t.cost),
+            };
             let entry = Entry {
-                state: t.spec.after_take(levels[i], t.cost),
+                state,
                 full_at_us: now_us.saturating_add(assessments[i].full_in_us),
             };
             guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);

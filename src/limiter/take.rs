@@ -7,13 +7,27 @@ use smallvec::SmallVec;
 /// One assessment per take, in order; a few are kept inline, without allocating.
 pub type Assessments = SmallVec<[Assessment; 4]>;
 
-/// Whether a take's bucket can refuse the request.
+/// What a take does to its bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Part of the request's all-or-nothing set: if any enforcing bucket is short, none pays.
     Enforce,
     /// Decided on its own, never refuses: pays when it can, reports when it cannot.
     Shadow,
+    /// Changes the bucket by `cost` tokens, which may be negative (a refund): never refused;
+    /// a charge may leave the bucket in debt (see `BucketSpec::settle`).
+    Settle,
+}
+
+impl Mode {
+    /// The mode's number in the Redis script's arguments.
+    pub fn wire(self) -> u8 {
+        match self {
+            Mode::Enforce => 0,
+            Mode::Shadow => 1,
+            Mode::Settle => 2,
+        }
+    }
 }
 
 /// One bucket a request takes from: which, what shape, how much, and how it counts.
@@ -37,7 +51,8 @@ impl Take<'_> {
 }
 
 /// Which takes pay, given each bucket's assessment: every enforcing take when all enforcing
-/// takes are allowed (else none), and each shadow take that is allowed on its own.
+/// takes are allowed (else none), each shadow take that is allowed on its own, and every
+/// settlement.
 pub fn paying<'t>(
     takes: &'t [Take<'_>],
     assessments: &'t [Assessment],

@@ -10,7 +10,7 @@ use super::connection::Connection;
 use super::knowledge::{Knowledge, OwnedTake};
 use super::reply;
 use super::script::Script;
-use crate::limiter::{Assessments, LimiterError, Mode, Take};
+use crate::limiter::{Assessments, LimiterError, Take};
 use crate::telemetry::StoreMetrics;
 use parking_lot::Mutex;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
@@ -180,7 +180,7 @@ impl Batcher {
                 cmd.arg(take.spec.capacity())
                     .arg(take.spec.rate_per_second())
                     .arg(take.cost)
-                    .arg(u8::from(take.mode == Mode::Shadow));
+                    .arg(take.mode.wire());
             }
         }
         cmd
