@@ -6,9 +6,11 @@
 use floodgate::identity::Identity;
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings, RedisStore, Take,
+    BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
+    RedisStore, Take,
 };
 use floodgate::telemetry::Metrics;
+use std::sync::Arc;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -72,12 +74,15 @@ fn main() {
         breaker: BreakerSettings::default(),
         fleet_size: Some(1),
         startup_wait: Duration::from_secs(5),
+        lease_for: Duration::ZERO,
         deny_cache_entries: 0,
         ttl_margin: Duration::from_secs(1),
         fallback_max_entries: 1,
     };
+    let metrics = Metrics::new();
+    let fleet = Arc::new(FleetSize::new(Some(1), metrics.store.fleet_size.clone()));
     let redis =
-        RedisStore::new(&settings, Metrics::new().store.clone(), None).expect("redis store");
+        RedisStore::new(&settings, metrics.store.clone(), None, fleet).expect("redis store");
     let keys = n / 10;
     let used = |rt: &tokio::runtime::Runtime| -> f64 {
         let client = redis::Client::open(settings.url.as_str()).expect("client");

@@ -266,3 +266,45 @@ fn redis_killed_for_2s_with_deny_refuses_with_503_and_admits_no_more_than_exact(
     let r = ratio("killed for 2 s, on_error=deny", &report, exact);
     assert!(r <= 1.2, "admitted {r:.3} × exact");
 }
+
+#[test]
+fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_cap() {
+    // Capacity 600 at 300/s: each of three instances sees ~100 allowed requests a second, hot
+    // enough for leases of up to 600 × 5 % ÷ 3 = 10 tokens (the default 100 ms lease).
+    let redis = RedisServer::start();
+    let upstream = Upstream::start();
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n\n\
+         [identity]\nsources = [\"header:x-api-key\"]\n\n\
+         [[policy]]\nname = \"hot\"\ncapacity = 600\nrate = \"300/s\"\n",
+        redis.url()
+    );
+    let (report, elapsed, proxies) = flood(&upstream, &config, Duration::from_secs(3), || {});
+    assert_none_failed(&report);
+    let exact = 600.0 + 300.0 * elapsed;
+    let r = ratio("hot caller with leases, capacity 600 at 300/s", &report, exact);
+    let leases: f64 = proxies
+        .iter()
+        .map(|p| p.metric("floodgate_store_leases_total"))
+        .sum();
+    let hits: f64 = proxies
+        .iter()
+        .map(|p| p.metric("floodgate_store_lease_hits_total"))
+        .sum();
+    // At most three leases of 10 tokens are out of reach at any time.
+    let bound = 3.0 * 10.0;
+    eprintln!(
+        "exact-under-load leases: {leases} granted, {hits} requests decided from them; \
+         under-admission bound {bound} tokens ({:.3} of exact)",
+        bound / exact
+    );
+    assert!(leases > 0.0 && hits > 0.0, "leases were used");
+    let admitted = report.count(200) as f64;
+    let tolerance = (0.01 * exact).max(2.0) + 300.0 * 0.02;
+    assert!(admitted <= exact + tolerance, "over-admitted {admitted} > {exact:.1}");
+    assert!(
+        admitted >= exact - bound - tolerance - 300.0 * 0.1,
+        "under-admitted past the bound: {admitted} < {exact:.1} − {bound}"
+    );
+    assert!(r <= 1.0 + tolerance / exact);
+}

@@ -8,8 +8,8 @@ use common::redis::RedisServer;
 use floodgate::identity::Identity;
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    Assessments, BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
-    RedisStore, Take,
+    Assessments, BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey,
+    RedisSettings, RedisStore, Take,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::LazyLock;
@@ -27,10 +27,17 @@ fn settings(url: String) -> RedisSettings {
         breaker: BreakerSettings::default(),
         fleet_size: None,
         startup_wait: Duration::from_secs(1),
+        lease_for: Duration::ZERO,
         deny_cache_entries: 0,
         ttl_margin: Duration::from_millis(500),
         fallback_max_entries: 1000,
     }
+}
+
+/// A fleet of one.
+fn fleet() -> std::sync::Arc<FleetSize> {
+    let gauge = prometheus::IntGauge::new("fleet", "fleet").unwrap();
+    std::sync::Arc::new(FleetSize::new(Some(1), gauge))
 }
 
 /// A small deterministic generator (no dependency needed for a test sequence).
@@ -66,8 +73,13 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'
 fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     let redis = RedisServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let store =
-        RedisStore::new(&settings(redis.url()), Metrics::new().store.clone(), None).unwrap();
+    let store = RedisStore::new(
+        &settings(redis.url()),
+        Metrics::new().store.clone(),
+        None,
+        fleet(),
+    )
+    .unwrap();
     let spec_store = MemoryStore::new(1_000_000);
     let mut rng = Lcg(7);
     let (mut allowed, mut refused) = (0, 0);
@@ -124,6 +136,7 @@ fn keys_are_hash_tagged_by_a_digest_of_the_identity() {
         &settings("redis://127.0.0.1:1".into()),
         Metrics::new().store.clone(),
         None,
+        fleet(),
     )
     .unwrap();
     let t = take(0, "alice", 1.0, 1.0, 1.0);
@@ -144,7 +157,8 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
         .build()
         .unwrap();
     let metrics = Metrics::new();
-    let store = RedisStore::new(&settings(redis.url()), metrics.store.clone(), None).unwrap();
+    let store =
+        RedisStore::new(&settings(redis.url()), metrics.store.clone(), None, fleet()).unwrap();
     // 400 decisions at once: 40 callers × 10 requests, each caller's bucket holds 7 tokens
     // and (almost) never refills, so exactly 7 of each caller's 10 pass however they batch.
     let takes: Vec<Take<'static>> = (0..400)

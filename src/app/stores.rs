@@ -60,7 +60,12 @@ impl Stores {
                     fleet.clone(),
                 );
                 let mirror = fallback.mirror();
-                let store = Arc::new(RedisStore::new(settings, metrics.store.clone(), mirror)?);
+                let store = Arc::new(RedisStore::new(
+                    settings,
+                    metrics.store.clone(),
+                    mirror,
+                    fleet.clone(),
+                )?);
                 Stores {
                     limiter: store.clone(),
                     redis: Some(store),

@@ -146,6 +146,7 @@ pub(crate) struct StoreFile {
     pub(crate) breaker_probe_interval: Option<Spanned<String>>,
     pub(crate) fleet_size: Option<Spanned<i64>>,
     pub(crate) startup_wait: Option<Spanned<String>>,
+    pub(crate) lease_for: Option<Spanned<String>>,
     pub(crate) deny_cache_entries: Option<Spanned<i64>>,
     pub(crate) ttl_margin: Option<Spanned<String>>,
 }

@@ -108,6 +108,7 @@ fn redis_store(
             "store.startup_wait",
             Duration::from_secs(5),
         )?,
+        lease_for: lease_for(check, file)?,
         deny_cache_entries: match &file.deny_cache_entries {
             Some(n) => check.integer(n, "store.deny_cache_entries", 0..=100_000_000)? as usize,
             None => 100_000,
@@ -148,4 +149,17 @@ fn breaker(check: &Checker<'_>, file: &StoreFile) -> Result<BreakerSettings, Con
             defaults.cooldown,
         )?,
     })
+}
+
+/// `store.lease_for`: how long a hot caller's lease lasts, at most 10 s (0 turns leasing off).
+fn lease_for(check: &Checker<'_>, file: &StoreFile) -> Result<Duration, ConfigError> {
+    let lease = check.duration(
+        file.lease_for.as_ref(),
+        "store.lease_for",
+        Duration::from_millis(100),
+    )?;
+    match (lease <= Duration::from_secs(10), &file.lease_for) {
+        (true, _) | (false, None) => Ok(lease),
+        (false, Some(at)) => Err(check.error(at, "`store.lease_for` must be at most 10s".into())),
+    }
 }

@@ -23,6 +23,12 @@ pub struct StoreMetrics {
     pub coalesced: IntCounter,
     /// The number of instances the local fallback divides by.
     pub fleet_size: IntGauge,
+    /// Requests decided from a hot caller's lease, without a Redis call.
+    pub lease_hits: IntCounter,
+    /// Leases granted to hot callers.
+    pub leases: IntCounter,
+    /// Lapsed leases whose unspent tokens were given back.
+    pub lease_refunds: IntCounter,
 }
 
 impl StoreMetrics {
@@ -67,6 +73,21 @@ impl StoreMetrics {
                 "Requests of a just-refused caller answered by another request's store call.",
             )
             .expect("static metric definition"),
+            lease_hits: IntCounter::new(
+                "floodgate_store_lease_hits_total",
+                "Requests decided from a hot caller's lease of tokens, without a Redis call.",
+            )
+            .expect("static metric definition"),
+            leases: IntCounter::new(
+                "floodgate_store_leases_total",
+                "Leases of tokens granted to hot callers (taken from their Redis buckets first).",
+            )
+            .expect("static metric definition"),
+            lease_refunds: IntCounter::new(
+                "floodgate_store_lease_refunds_total",
+                "Lapsed leases whose unspent tokens were given back to Redis.",
+            )
+            .expect("static metric definition"),
             fleet_size: IntGauge::new(
                 "floodgate_store_fleet_size",
                 "Instances sharing the store, as the local fallback divides by (pinned or learned).",
@@ -90,6 +111,9 @@ impl StoreMetrics {
             Box::new(self.late_replies.clone()),
             Box::new(self.coalesced.clone()),
             Box::new(self.fleet_size.clone()),
+            Box::new(self.lease_hits.clone()),
+            Box::new(self.leases.clone()),
+            Box::new(self.lease_refunds.clone()),
         ]
     }
 }

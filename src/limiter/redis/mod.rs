@@ -17,6 +17,8 @@ mod deny_cache;
 mod fleet;
 mod flight;
 mod knowledge;
+mod lease;
+mod leasing;
 mod redact;
 mod reply;
 mod script;
@@ -28,7 +30,7 @@ pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 pub use script::{FLEET_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 
-use super::{Assessments, Health, Limiter, LimiterError, LocalShare, Take};
+use super::{Assessments, FleetSize, Health, Limiter, LimiterError, LocalShare, Take};
 use crate::clock::MonotonicClock;
 use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
@@ -36,7 +38,9 @@ use batch::Batcher;
 use connection::Connection;
 use flight::Flights;
 use knowledge::Knowledge;
+use lease::Leases;
 use script::Script;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,17 +53,22 @@ pub struct RedisStore {
     breaker: Breaker,
     knowledge: Arc<Knowledge>,
     flights: Flights,
+    leases: Arc<Leases>,
+    sweeping: AtomicBool,
+    fleet: Arc<FleetSize>,
     clock: MonotonicClock,
     metrics: StoreMetrics,
 }
 
 impl RedisStore {
     /// A store for `settings`; nothing is connected until the first call (or [`Self::prepare`]).
-    /// Its answers are mirrored into `mirror`, the local fallback's buckets, when there is one.
+    /// Its answers are mirrored into `mirror`, the local fallback's buckets, when there is one;
+    /// leases are sized by `fleet`.
     pub fn new(
         settings: &RedisSettings,
         metrics: StoreMetrics,
         mirror: Option<Arc<LocalShare>>,
+        fleet: Arc<FleetSize>,
     ) -> Result<Self, LimiterError> {
         let deny_cache =
             (settings.deny_cache_entries > 0).then(|| DenyCache::new(settings.deny_cache_entries));
@@ -81,6 +90,9 @@ impl RedisStore {
             breaker: Breaker::new(settings.breaker, metrics.breaker_open.clone()),
             knowledge,
             flights: Flights::new(),
+            leases: Arc::new(Leases::new(settings.lease_for.as_micros() as u64)),
+            sweeping: AtomicBool::new(false),
+            fleet,
             clock: MonotonicClock::new(),
             metrics,
         })
@@ -106,7 +118,12 @@ impl RedisStore {
             .breaker
             .record(self.clock.now_us(), answer.is_ok(), permission);
         match answer {
-            Ok(assessments) => Ok(assessments),
+            Ok(assessments) => {
+                if assessments.iter().all(|a| a.allowed) {
+                    self.after_allowed(takes);
+                }
+                Ok(assessments)
+            }
             Err(e) => {
                 self.metrics.count_error(e.kind());
                 if opened {
@@ -139,6 +156,9 @@ impl RedisStore {
 #[async_trait]
 impl Limiter for RedisStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        if let Some(answer) = self.answer_from_lease(takes) {
+            return Ok(answer);
+        }
         match self.knowledge.lookup(takes, self.clock.now_us()) {
             Lookup::Refused(refusal) => {
                 self.metrics.deny_cache_hits.inc();

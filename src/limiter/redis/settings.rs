@@ -30,6 +30,8 @@ pub struct RedisSettings {
     pub fleet_size: Option<u32>,
     /// How long the proxy waits for Redis before it starts serving (then starts degraded).
     pub startup_wait: Duration,
+    /// How long a hot caller's lease of tokens lasts (zero turns leasing off).
+    pub lease_for: Duration,
     /// Most identities remembered as refused (0 turns the deny cache off).
     pub deny_cache_entries: usize,
     /// Added to each key's expiry beyond its time to refill.

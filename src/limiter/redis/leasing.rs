@@ -1,0 +1,107 @@
+//! How the store uses leases (`lease`): answering from a live lease, asking for one beside a
+//! hot caller's decisions, and giving back what lapsed leases left unspent.
+
+use super::knowledge::OwnedTake;
+use super::lease::Refund;
+use super::RedisStore;
+use crate::limiter::{Assessments, BucketKey, Mode, Take};
+use smallvec::smallvec;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+impl RedisStore {
+    /// The answer from the caller's live lease, for a request of one enforcing take.
+    pub(super) fn answer_from_lease(&self, takes: &[Take<'_>]) -> Option<Assessments> {
+        let [take] = takes else { return None };
+        if !take.enforces() {
+            return None;
+        }
+        let key = (take.key.policy.id(), take.key.identity);
+        let answer = self
+            .leases
+            .spend(key, take.spec, take.cost, self.clock.now_us())?;
+        self.metrics.lease_hits.inc();
+        Some(smallvec![answer])
+    }
+
+    /// After Redis allowed `takes`: if the caller is hot, asks for a lease in the next round.
+    pub(super) fn after_allowed(&self, takes: &[Take<'_>]) {
+        let [take] = takes else { return };
+        if !take.enforces() {
+            return;
+        }
+        let key = (take.key.policy.id(), take.key.identity);
+        let now = self.clock.now_us();
+        let Some(size) = self
+            .leases
+            .heat(key, take.spec, take.cost, self.fleet.get(), now)
+        else {
+            return;
+        };
+        // The lease is a shadow take: it pays if the bucket holds it, and never refuses.
+        let lease = Take {
+            cost: size,
+            mode: Mode::Shadow,
+            ..*take
+        };
+        let answer = self.batcher.submit(std::slice::from_ref(&lease), now);
+        let owned = OwnedTake::from(take);
+        let (leases, batcher, clock) = (self.leases.clone(), self.batcher.clone(), self.clock);
+        let granted = self.metrics.leases.clone();
+        tokio::spawn(async move {
+            let take = owned.take();
+            match answer.await {
+                Ok(Ok((_, answers))) if answers.first().is_some_and(|a| a.allowed) => {
+                    granted.inc();
+                    let remaining = answers[0].remaining;
+                    let BucketKey { policy, identity } = take.key;
+                    let now = clock.now_us();
+                    let earlier = leases.grant(policy, identity, take.spec, size, remaining, now);
+                    if let Some(refund) = earlier {
+                        batcher.refund(&refund, now);
+                    }
+                }
+                _ => leases.abandon(key),
+            }
+        });
+        self.start_sweeping();
+    }
+
+    /// Starts (once) the task that gives back what lapsed leases left unspent.
+    fn start_sweeping(&self) {
+        if self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (leases, batcher, clock) = (self.leases.clone(), self.batcher.clone(), self.clock);
+        let period = Duration::from_micros(leases.period_us().max(1));
+        let refunds = self.metrics.lease_refunds.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tick.tick().await;
+                let now = clock.now_us();
+                for refund in leases.lapsed(now) {
+                    refunds.inc();
+                    batcher.refund(&refund, now);
+                }
+            }
+        });
+    }
+}
+
+impl super::batch::Batcher {
+    /// Gives `refund`'s tokens back to its Redis bucket (a settlement of minus the tokens),
+    /// in the next round; nobody waits for the answer.
+    pub(super) fn refund(self: &std::sync::Arc<Self>, refund: &Refund, now_us: u64) {
+        let take = Take {
+            key: BucketKey {
+                policy: &refund.policy,
+                identity: refund.identity,
+            },
+            spec: refund.spec,
+            cost: -refund.tokens,
+            mode: Mode::Settle,
+        };
+        drop(self.submit(std::slice::from_ref(&take), now_us));
+    }
+}
