@@ -1,10 +1,11 @@
 //! Hardening findings, end to end, each test named after the finding it pins: bearer tokens
-//! that leave out a configured `iss` / `aud`, cookie spellings that earned fresh buckets, and
-//! Redis secrets printed by `--test`.
+//! that leave out a configured `iss` / `aud`, cookie spellings that earned fresh buckets, Redis
+//! secrets printed by `--test`, path spellings that slipped past routes, forwarding headers,
+//! requests without `Host`, connection limits, eviction and identity digests.
 
 mod common;
 
-use common::{Proxy, Upstream};
+use common::{raw, Proxy, Upstream};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
 use std::process::Command;
@@ -115,4 +116,85 @@ fn redis_url_secrets_are_never_printed() {
             "{url} printed:\n{stdout}{stderr}"
         );
     }
+}
+
+#[test]
+fn route_policies_cannot_be_bypassed_by_spelling_the_path_differently() {
+    let upstream = Upstream::start();
+    let config = "[[policy]]\nname = \"captcha\"\ncapacity = 1\nrate = \"1/h\"\n\
+                  match = { path_prefix = \"/sendCaptcha\" }\n\n\
+                  [[policy]]\nname = \"login\"\ncapacity = 1\nrate = \"1/h\"\n\
+                  match = { path_regex = \"^/login$\" }\n";
+    let proxy = Proxy::start(&[&upstream.addr], config);
+    assert_eq!(raw::get(proxy.port, "/sendCaptcha?to=1", ""), 200);
+    for path in [
+        "//sendCaptcha",
+        "/%73endCaptcha",
+        "/./sendCaptcha",
+        "/a/../sendCaptcha",
+        "/%2e/sendCaptcha?to=2",
+    ] {
+        assert_eq!(raw::get(proxy.port, path, ""), 429, "{path}");
+    }
+    assert_eq!(raw::get(proxy.port, "/login", ""), 200);
+    assert_eq!(raw::get(proxy.port, "//login", ""), 429);
+    assert_eq!(
+        raw::get(proxy.port, "/x/..//login/.", ""),
+        200,
+        "/login/ is not ^/login$"
+    );
+    assert_eq!(
+        upstream.served(),
+        3,
+        "no respelled request reached the backend"
+    );
+    // What the backend serves is the path the policies saw, with the query as sent.
+    assert_eq!(raw::get(proxy.port, "/a//b/./../%63?q=%2F", ""), 200);
+    assert_eq!(upstream.last_target().as_deref(), Some("/a/c?q=%2F"));
+    // A path with no normal form is refused, with a problem body.
+    let refused = raw::exchange(
+        proxy.port,
+        "GET /a%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(raw::status(&refused), 400, "{refused}");
+    assert!(refused.contains("application/problem+json"), "{refused}");
+    assert_eq!(upstream.served(), 4);
+}
+
+#[test]
+fn http11_without_host_gets_400() {
+    let upstream = Upstream::start();
+    let config = "[[policy]]\nname = \"api\"\ncapacity = 1\nrate = \"1/h\"\n\
+                  match = { host = \"api.example.com\" }\n";
+    let proxy = Proxy::start(&[&upstream.addr], config);
+    let response = raw::exchange(proxy.port, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(raw::status(&response), 400, "{response}");
+    assert!(response.contains("Host header"), "{response}");
+    assert_eq!(upstream.served(), 0);
+    // HTTP/1.0 may leave it out.
+    let response = raw::exchange(proxy.port, "GET / HTTP/1.0\r\n\r\n");
+    assert_eq!(raw::status(&response), 200, "{response}");
+    assert!(
+        !proxy.log().contains("ERROR"),
+        "a client error is not a proxy error"
+    );
+}
+
+#[test]
+fn two_x_forwarded_for_lines_reach_the_upstream_merged() {
+    let upstream = Upstream::start();
+    let config = "[identity.ip]\ntrusted_proxies = [\"127.0.0.1/32\"]\n\n\
+                  [[policy]]\nname = \"per-ip\"\ncapacity = 1\nrate = \"1/h\"\n";
+    let proxy = Proxy::start(&[&upstream.addr], config);
+    let lines = "X-Forwarded-For: 203.0.113.1\r\nX-Forwarded-For: 198.51.100.2, 192.0.2.3\r\n";
+    assert_eq!(raw::get(proxy.port, "/", lines), 200);
+    assert_eq!(
+        upstream.last_header("x-forwarded-for"),
+        vec!["203.0.113.1, 198.51.100.2, 192.0.2.3, 127.0.0.1".to_owned()]
+    );
+    // The limiter read the same list: its nearest untrusted hop is the caller.
+    assert_eq!(
+        raw::get(proxy.port, "/", "X-Forwarded-For: 192.0.2.3\r\n"),
+        429
+    );
 }

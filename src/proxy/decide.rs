@@ -30,6 +30,8 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Out
     let route = RouteFacts {
         method: &req.method,
         host: host.as_deref(),
+        // Already the normal path: `early_request_filter` rewrote the target (hygiene.rs), so
+        // policies match what the backend will serve.
         path: req.uri.path(),
     };
     snapshot.gate.decide(&request, &route).await

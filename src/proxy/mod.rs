@@ -4,6 +4,7 @@
 
 mod decide;
 mod failure;
+mod hygiene;
 mod render;
 mod snapshot;
 mod upstream;
@@ -97,6 +98,16 @@ impl ProxyHttp for Floodgate {
         }
     }
 
+    async fn early_request_filter(
+        &self,
+        session: &mut Session,
+        _ctx: &mut Self::CTX,
+    ) -> Result<()> {
+        let req = session.req_header_mut();
+        hygiene::require_host(req)?;
+        hygiene::normalize_target(req)
+    }
+
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
         let snapshot = self.snapshot.load_full();
         let action = {
@@ -150,10 +161,14 @@ impl ProxyHttp for Floodgate {
     ) -> Result<()> {
         use std::io::Write;
         if let Some(ip) = decide::peer_ip(session) {
+            // Every incoming line, in order, then the peer: one list, as the limiter read it.
             let mut forwarded = Vec::with_capacity(64);
-            if let Some(prior) = upstream_request.headers.get("x-forwarded-for") {
-                forwarded.extend_from_slice(prior.as_bytes());
-                forwarded.extend_from_slice(b", ");
+            for prior in upstream_request.headers.get_all("x-forwarded-for") {
+                let prior = prior.as_bytes().trim_ascii();
+                if !prior.is_empty() {
+                    forwarded.extend_from_slice(prior);
+                    forwarded.extend_from_slice(b", ");
+                }
             }
             // Writing to a Vec cannot fail.
             let _ = write!(forwarded, "{ip}");
@@ -195,7 +210,7 @@ impl ProxyHttp for Floodgate {
             self.metrics.upstream_errors.inc(kind);
         }
         if let Some(status) = failure.status {
-            if let Err(e) = failure::write_problem(session, status, failure).await {
+            if let Err(e) = failure::write_problem(session, status, failure, e).await {
                 log::debug!("could not send the error response: {e}");
             }
         }
@@ -203,6 +218,10 @@ impl ProxyHttp for Floodgate {
             error_code: failure.status.unwrap_or(0),
             can_reuse_downstream: false,
         }
+    }
+
+    fn suppress_error_log(&self, _session: &Session, _ctx: &Self::CTX, e: &Error) -> bool {
+        failure::is_client_error(e)
     }
 
     async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {
