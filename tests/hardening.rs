@@ -198,3 +198,38 @@ fn two_x_forwarded_for_lines_reach_the_upstream_merged() {
         429
     );
 }
+
+#[test]
+fn a_clients_forwarded_header_does_not_beat_the_load_balancers_x_forwarded_for() {
+    let upstream = Upstream::start();
+    // The test client plays the load balancer: trusted, it appends the client's address to
+    // X-Forwarded-For and passes the client's own `Forwarded` through untouched.
+    let config = "[identity.ip]\ntrusted_proxies = [\"127.0.0.1/32\"]\n\n\
+                  [[policy]]\nname = \"per-ip\"\ncapacity = 2\nrate = \"1/h\"\n";
+    let proxy = Proxy::start(&[&upstream.addr], config);
+    let attacker = "203.0.113.5";
+    let statuses: Vec<u16> = (0..6)
+        .map(|i| {
+            let forwarded = format!("for=198.51.100.{i}");
+            let headers = [("x-forwarded-for", attacker), ("forwarded", &forwarded)];
+            proxy.get("/", &headers).status().as_u16()
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [200, 200, 429, 429, 429, 429],
+        "no fresh bucket per Forwarded"
+    );
+    // `Forwarded: for=<victim>` drained the attacker's own bucket, not the victim's.
+    for _ in 0..3 {
+        let headers = [
+            ("x-forwarded-for", attacker),
+            ("forwarded", "for=192.0.2.77"),
+        ];
+        assert_eq!(proxy.get("/", &headers).status(), 429);
+    }
+    let victim = [("x-forwarded-for", "192.0.2.77")];
+    assert_eq!(proxy.get("/", &victim).status(), 200);
+    assert_eq!(proxy.get("/", &victim).status(), 200);
+    assert_eq!(proxy.get("/", &victim).status(), 429);
+}

@@ -4,8 +4,8 @@
 //! with fresh seeds.
 
 use floodgate::identity::{
-    forwarded_hops, ClientIpResolver, Identity, IdentityChain, JwtSettings, JwtVerifier, KeySource,
-    Request,
+    forwarded_hops, ClientIpResolver, ForwardingHeader, Identity, IdentityChain, JwtSettings,
+    JwtVerifier, KeySource, Request,
 };
 use floodgate::policy::normalize_path;
 use floodgate::policy::Rate;
@@ -30,11 +30,13 @@ fn hop() -> impl Strategy<Value = String> {
     ]
 }
 
+fn resolver_of(header: &ForwardingHeader) -> ClientIpResolver {
+    let trusted = vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
+    ClientIpResolver::new(trusted, header.clone())
+}
+
 fn resolver() -> ClientIpResolver {
-    ClientIpResolver::new(vec![
-        "10.0.0.0/8".parse().unwrap(),
-        "fd00::/8".parse().unwrap(),
-    ])
+    resolver_of(&ForwardingHeader::default())
 }
 
 /// RFC 6265 `cookie-octet`: printable ASCII but space, `"`, `,`, `;` and `\`.
@@ -108,12 +110,14 @@ proptest! {
         let mut headers = HeaderMap::new();
         if let Some(v) = header_value(&xff) { headers.insert("x-forwarded-for", v); }
         if let Some(v) = header_value(&fwd) { headers.insert("forwarded", v); }
-        let hops = forwarded_hops(&headers);
         let peer = IpAddr::from(peer);
-        let client = resolver().resolve(Some(peer), &headers).unwrap();
-        prop_assert!(client == peer || hops.contains(&Some(client)));
-        if !peer.to_string().starts_with("10.") {
-            prop_assert_eq!(client, peer, "an untrusted peer is the client");
+        for header in [ForwardingHeader::default(), ForwardingHeader::Forwarded] {
+            let hops = forwarded_hops(&headers, &header);
+            let client = resolver_of(&header).resolve(Some(peer), &headers).unwrap();
+            prop_assert!(client == peer || hops.contains(&Some(client)));
+            if !peer.to_string().starts_with("10.") {
+                prop_assert_eq!(client, peer, "an untrusted peer is the client");
+            }
         }
     }
 

@@ -76,7 +76,8 @@ impl fmt::Display for Config {
             true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
             false => writeln!(
                 f,
-                "client address  forwarded headers from {}",
+                "client address  `{}` (and no other forwarding header) from {}",
+                self.client_ip.header(),
                 trusted.join(", ")
             )?,
         }

@@ -126,6 +126,7 @@ pub(crate) struct IpFile {
     pub(crate) ipv6_prefix: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) trusted_proxies: Vec<Spanned<String>>,
+    pub(crate) header: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -281,3 +281,20 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
         "{printed}"
     );
 }
+
+#[test]
+fn the_forwarding_header_is_named_or_refused_where_it_stands() {
+    let config = parse(
+        &format!("{BASE}\n[identity.ip]\nheader = \"Forwarded\"\n"),
+        Path::new("f.toml"),
+    )
+    .unwrap();
+    assert_eq!(config.client_ip.header().to_string(), "forwarded");
+    let message = error_of(&format!(
+        "{BASE}\n[identity.ip]\nheader = \"x forwarded\"\n"
+    ));
+    assert!(
+        message.starts_with("f.toml:10:10: `identity.ip.header`"),
+        "{message}"
+    );
+}

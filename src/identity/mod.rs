@@ -12,7 +12,7 @@ mod jwt;
 mod source;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
-pub use client_ip::{forwarded_hops, ClientIpResolver};
+pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
 
