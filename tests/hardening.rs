@@ -233,3 +233,96 @@ fn a_clients_forwarded_header_does_not_beat_the_load_balancers_x_forwarded_for()
     assert_eq!(proxy.get("/", &victim).status(), 200);
     assert_eq!(proxy.get("/", &victim).status(), 429);
 }
+
+/// The digest prefix `/offenders` lists first, after `bot` was throttled twice.
+fn offender_digest(proxy: &Proxy) -> String {
+    for _ in 0..3 {
+        proxy.get("/", &[("x-api-key", "bot")]);
+    }
+    let json: serde_json::Value = proxy.admin("/offenders").unwrap().json().unwrap();
+    json["offenders"][0]["identity"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no offender in {json}"))
+        .to_owned()
+}
+
+#[test]
+fn offenders_and_log_prefixes_cannot_be_reversed_by_enumeration() {
+    use floodgate::identity::{Identity, IdentityKey};
+    let upstream = Upstream::start();
+    let policy = "[[policy]]\nname = \"p\"\ncapacity = 1\nrate = \"1/h\"\n";
+    let unkeyed = |key: &IdentityKey| Identity::of(key, "header:x-api-key", b"bot").hex();
+    // Memory store, nothing configured: each process has a random key of its own.
+    let memory = format!("[identity]\nsources = [\"header:x-api-key\"]\n\n{policy}");
+    let (a, b) = (
+        Proxy::start(&[&upstream.addr], &memory),
+        Proxy::start(&[&upstream.addr], &memory),
+    );
+    let (digest_a, digest_b) = (offender_digest(&a), offender_digest(&b));
+    assert_ne!(digest_a, digest_b, "per-process keys");
+    assert!(!unkeyed(&IdentityKey::from_bytes([0; 32])).starts_with(&digest_a));
+    // A configured key: stable across processes, and computable by whoever holds it.
+    let secret = "a configured identity hash key of 32+ bytes";
+    let configured = memory.replace(
+        "[identity]\n",
+        &format!("[identity]\nhash_key = \"{secret}\"\n"),
+    );
+    let (c, d) = (
+        Proxy::start(&[&upstream.addr], &configured),
+        Proxy::start(&[&upstream.addr], &configured),
+    );
+    let expected = unkeyed(&IdentityKey::from_secret(secret).unwrap());
+    assert_eq!(offender_digest(&c), expected[..16]);
+    assert_eq!(offender_digest(&d), expected[..16]);
+    // Redis, nothing configured: the fleet agrees on the key the first instance stored.
+    let redis = common::redis::RedisServer::start();
+    let shared = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\ntimeout = \"1s\"\n\n{memory}",
+        redis.url()
+    );
+    let (e, f) = (
+        Proxy::start(&[&upstream.addr], &shared),
+        Proxy::start(&[&upstream.addr], &shared),
+    );
+    assert_eq!(e.get("/", &[("x-api-key", "bot")]).status(), 200);
+    assert_eq!(
+        f.get("/", &[("x-api-key", "bot")]).status(),
+        429,
+        "one bucket"
+    );
+    let mut conn = redis.conn();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("floodgate:{*")
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let stored: String = redis::cmd("GET")
+        .arg("floodgate:hash_key")
+        .query(&mut conn)
+        .unwrap();
+    let fleet = unkeyed(&IdentityKey::from_secret(&stored).unwrap());
+    assert_eq!(keys[0], format!("floodgate:{{{fleet}}}:p"));
+    assert_eq!(offender_digest(&e), offender_digest(&f));
+}
+
+#[test]
+fn without_redis_at_start_an_instance_warns_and_keys_digests_on_its_own() {
+    let upstream = Upstream::start();
+    let port = common::free_port();
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{port}\"\non_error = \"local\"\n\n\
+         [identity]\nsources = [\"header:x-api-key\"]\n\n\
+         [[policy]]\nname = \"p\"\ncapacity = 1\nrate = \"1/h\"\n"
+    );
+    let started = std::time::Instant::now();
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    assert!(started.elapsed() < floodgate::app::FLEET_KEY_WAIT * 5);
+    assert!(
+        proxy.log().contains("uses a random key of its own"),
+        "{}",
+        proxy.log()
+    );
+    // It still limits (on its local fallback here).
+    assert_eq!(proxy.get("/", &[("x-api-key", "k")]).status(), 200);
+    assert_eq!(proxy.get("/", &[("x-api-key", "k")]).status(), 429);
+}

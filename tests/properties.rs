@@ -4,8 +4,8 @@
 //! with fresh seeds.
 
 use floodgate::identity::{
-    forwarded_hops, ClientIpResolver, ForwardingHeader, Identity, IdentityChain, JwtSettings,
-    JwtVerifier, KeySource, Request,
+    forwarded_hops, ClientIpResolver, ForwardingHeader, Identity, IdentityChain, IdentityKey,
+    JwtSettings, JwtVerifier, KeySource, Request,
 };
 use floodgate::policy::normalize_path;
 use floodgate::policy::Rate;
@@ -14,6 +14,9 @@ use proptest::prelude::*;
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
+
+/// The key of the identity digests these properties compare.
+const KEY: IdentityKey = IdentityKey::from_bytes([3; 32]);
 
 fn header_value(bytes: &[u8]) -> Option<HeaderValue> {
     HeaderValue::from_bytes(bytes).ok()
@@ -48,7 +51,7 @@ fn cookie_identity(cookie: &str) -> Option<Identity> {
     let mut headers = HeaderMap::new();
     headers.insert(http::header::COOKIE, header_value(cookie.as_bytes())?);
     chain
-        .identify(&Request::new(&headers, None, None, None))
+        .identify(&Request::new(&headers, None, None, None), &KEY)
         .ok()
 }
 
@@ -155,8 +158,8 @@ proptest! {
         if let Some(v) = header_value(&cookie) { headers.insert(http::header::COOKIE, v); }
         if let Some(v) = header_value(auth.as_bytes()) { headers.insert(http::header::AUTHORIZATION, v); }
         let ip = Some("192.0.2.1".parse().unwrap());
-        let first = chain.identify(&Request::new(&headers, Some(&query), ip, None));
-        let second = chain.identify(&Request::new(&headers, Some(&query), ip, None));
+        let first = chain.identify(&Request::new(&headers, Some(&query), ip, None), &KEY);
+        let second = chain.identify(&Request::new(&headers, Some(&query), ip, None), &KEY);
         prop_assert_eq!(first, second);
     }
 
@@ -198,7 +201,7 @@ proptest! {
     #[test]
     fn cookie_spellings_are_one_identity(value in COOKIE_VALUE) {
         let plain = cookie_identity(&format!("sid={value}"));
-        prop_assert_eq!(plain, Some(Identity::of("cookie:sid", value.as_bytes())));
+        prop_assert_eq!(plain, Some(Identity::of(&KEY, "cookie:sid", value.as_bytes())));
         for spelling in [
             format!("sid= {value} "),
             format!("sid=\"{value}\""),

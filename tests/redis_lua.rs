@@ -5,7 +5,7 @@
 mod common;
 
 use common::redis::RedisServer;
-use floodgate::identity::Identity;
+use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::{
     Assessments, BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
     RedisStore, Take,
@@ -52,7 +52,7 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'
     Take {
         key: BucketKey {
             policy: &POLICIES[policy],
-            identity: Identity::of("test", who.as_bytes()),
+            identity: Identity::of(&IdentityKey::from_bytes([0; 32]), "test", who.as_bytes()),
         },
         spec: BucketSpec::new(capacity, rate).unwrap(),
         cost,

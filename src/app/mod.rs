@@ -1,9 +1,11 @@
 //! The application: builds the pingora server from a validated config (the proxy, the admin
 //! listener and the config reloader) and keeps the stores that outlive reloads.
 
+mod digest_key;
 mod reload;
 mod stores;
 
+pub use digest_key::FLEET_KEY_WAIT;
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
@@ -56,7 +58,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
-    let stores = Stores::new(&config.store, metrics.clone())?;
+    let stores = Stores::new(&config.store, config.hash_key.as_ref(), metrics.clone())?;
     let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config)?));
 
     let admin_settings = &config.admin;

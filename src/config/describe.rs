@@ -66,6 +66,12 @@ impl fmt::Display for Config {
             "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
             id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
         )?;
+        let keyed_by = match (&self.hash_key, &self.store) {
+            (Some(_), _) => "identity.hash_key (hidden)",
+            (None, StoreSettings::Memory { .. }) => "a random key of this process",
+            (None, StoreSettings::Redis(_)) => "the fleet's key in Redis (`prefix:hash_key`)",
+        };
+        writeln!(f, "digests         keyed BLAKE3, keyed by {keyed_by}")?;
         let trusted: Vec<String> = self
             .client_ip
             .trusted()

@@ -117,6 +117,7 @@ pub(crate) struct IdentityFile {
     #[serde(default)]
     pub(crate) ip: IpFile,
     pub(crate) jwt: Option<JwtFile>,
+    pub(crate) hash_key: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,6 +1,6 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
-use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, JwtVerifier};
+use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
 use crate::proxy::UpstreamSettings;
@@ -24,6 +24,9 @@ pub struct Config {
     pub store: StoreSettings,
     /// How callers are identified (policies without sources of their own).
     pub identity: IdentityChain,
+    /// The key of identity digests, when `identity.hash_key` is configured (else the stores
+    /// choose one when the server is built).
+    pub hash_key: Option<IdentityKey>,
     /// How the client address is found behind trusted proxies.
     pub client_ip: ClientIpResolver,
     /// Verifies bearer tokens, when `[identity.jwt]` is configured.

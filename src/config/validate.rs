@@ -34,7 +34,11 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             .expect("the default admin address is valid"),
     };
     let server = server(&check, &file.server)?;
-    let IdentityParts { chain, client_ip } = identity::identity(&check, &file.identity)?;
+    let IdentityParts {
+        chain,
+        client_ip,
+        hash_key,
+    } = identity::identity(&check, &file.identity)?;
     Ok(Config {
         path: path.to_owned(),
         admin: AdminSettings {
@@ -53,6 +57,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         store: store(&check, &file.store)?,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
         identity: chain,
+        hash_key,
         client_ip,
         jwt,
         access: identity::access(&check, &file.access)?,

@@ -210,7 +210,11 @@ mod tests {
         Take {
             key: BucketKey {
                 policy: &POLICIES[policy],
-                identity: Identity::of("test", who.as_bytes()),
+                identity: Identity::of(
+                    &crate::identity::IdentityKey::from_bytes([0; 32]),
+                    "test",
+                    who.as_bytes(),
+                ),
             },
             spec: BucketSpec::new(capacity, rate).unwrap(),
             cost: 1.0,

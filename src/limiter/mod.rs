@@ -15,7 +15,7 @@ pub use bucket::{Assessment, BucketSpec, BucketState, SpecError};
 pub use fallback::{Fallback, OnError, Undecided};
 pub use key::{BucketKey, PolicyKey};
 pub use memory::MemoryStore;
-pub use redis::{RedisSettings, RedisStore};
+pub use redis::{fleet_hash_key, RedisSettings, RedisStore};
 pub use settings::StoreSettings;
 pub use take::{paying, Assessments, Mode, Take};
 

@@ -9,12 +9,14 @@
 mod breaker;
 mod connection;
 mod deny_cache;
+mod hash_key;
 mod redact;
 mod reply;
 mod settings;
 
 pub use breaker::Breaker;
 pub use deny_cache::DenyCache;
+pub use hash_key::{fleet_hash_key, hash_key_name};
 pub use settings::RedisSettings;
 
 use super::{Assessment, Assessments, Health, Limiter, LimiterError, Mode, Take};
