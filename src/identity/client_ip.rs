@@ -112,11 +112,9 @@ impl ClientIpResolver {
 /// The hops `header` lists in `headers`, nearest last; every line of it, in order. `None`
 /// marks a hop that is not an address (`unknown`, `_hidden`, junk).
 pub fn forwarded_hops(headers: &HeaderMap, header: &ForwardingHeader) -> Vec<Option<IpAddr>> {
-    let (name, element): (&HeaderName, fn(&[u8]) -> Option<IpAddr>) = match header {
+    let (name, element): (&HeaderName, HopReader) = match header {
         ForwardingHeader::Forwarded => (&http::header::FORWARDED, forwarded_for),
-        ForwardingHeader::List(name) => (name, |hop| {
-            std::str::from_utf8(hop).ok().and_then(parse_node)
-        }),
+        ForwardingHeader::List(name) => (name, listed_node),
     };
     headers
         .get_all(name)
@@ -124,6 +122,14 @@ pub fn forwarded_hops(headers: &HeaderMap, header: &ForwardingHeader) -> Vec<Opt
         .flat_map(|v| v.as_bytes().split(|&b| b == b','))
         .map(element)
         .collect()
+}
+
+/// Reads the address of one comma-separated entry of a forwarding header.
+type HopReader = fn(&[u8]) -> Option<IpAddr>;
+
+/// One entry of an address list (`X-Forwarded-For`, `X-Real-IP`, …).
+fn listed_node(entry: &[u8]) -> Option<IpAddr> {
+    std::str::from_utf8(entry).ok().and_then(parse_node)
 }
 
 /// The `for=` node of one `Forwarded` element.

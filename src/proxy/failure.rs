@@ -37,7 +37,7 @@ pub(super) fn classify(e: &Error) -> Failure {
 /// What the client is told about `e`, a failure of kind `upstream`: the explanation of a
 /// status Floodgate chose itself (`HTTPStatus` errors carry one written for the client), else
 /// a fixed sentence.
-fn detail<'e>(e: &'e Error, upstream: Option<UpstreamErrorKind>) -> &'e str {
+fn detail(e: &Error, upstream: Option<UpstreamErrorKind>) -> &str {
     match (e.etype(), upstream, e.context.as_ref()) {
         (HTTPStatus(_), _, Some(why)) => why.as_str(),
         (_, Some(UpstreamErrorKind::Timeout), _) => "The backend did not answer in time.",
