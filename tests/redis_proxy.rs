@@ -201,7 +201,8 @@ fn keys_expire_when_their_bucket_is_full_again() {
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let mut conn = redis.conn();
     let pttl = |conn: &mut redis::Connection| -> i64 {
-        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(conn).unwrap();
+        // Bucket keys only (`floodgate:hash_key` is the fleet's identity hash key).
+        let keys: Vec<String> = redis::cmd("KEYS").arg("floodgate:{*").query(conn).unwrap();
         assert_eq!(keys.len(), 1, "{keys:?}");
         assert!(
             keys[0].starts_with("floodgate:{") && keys[0].ends_with("}:p"),
@@ -223,7 +224,10 @@ fn keys_expire_when_their_bucket_is_full_again() {
         "an empty bucket refills in 1.5 s: {empty}"
     );
     std::thread::sleep(Duration::from_millis(1700));
-    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut conn).unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("floodgate:{*")
+        .query(&mut conn)
+        .unwrap();
     assert!(
         keys.is_empty(),
         "the key expired once the bucket was full: {keys:?}"
