@@ -326,3 +326,157 @@ fn without_redis_at_start_an_instance_warns_and_keys_digests_on_its_own() {
     assert_eq!(proxy.get("/", &[("x-api-key", "k")]).status(), 200);
     assert_eq!(proxy.get("/", &[("x-api-key", "k")]).status(), 429);
 }
+
+/// Reads from `stream` until the proxy closes it (or 10 s pass): what it sent, and when.
+fn until_closed(stream: &mut std::net::TcpStream) -> (String, std::time::Duration) {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+        }
+    }
+    (
+        String::from_utf8_lossy(&out).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[test]
+fn slowloris_heads_are_closed_after_header_timeout() {
+    use std::io::Write;
+    use std::time::Duration;
+    let upstream = Upstream::start();
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "header_timeout = \"1s\"", "");
+    // A head sent a byte every 100 ms never completes in time.
+    let mut slow = raw::connect(proxy.port);
+    let writer = {
+        let mut slow = slow.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+            for byte in head {
+                if slow.write_all(&[*byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let (answer, after) = until_closed(&mut slow);
+    assert!(answer.is_empty(), "{answer}");
+    assert!(
+        after >= Duration::from_millis(900) && after < Duration::from_secs(3),
+        "{after:?}"
+    );
+    writer.join().unwrap();
+    // A connection that says nothing is closed too.
+    let (_, after) = until_closed(&mut raw::connect(proxy.port));
+    assert!(after < Duration::from_secs(3), "{after:?}");
+    // A whole head in time is served.
+    assert_eq!(raw::get(proxy.port, "/", ""), 200);
+    assert_eq!(upstream.served(), 1);
+}
+
+#[test]
+fn idle_keepalive_connections_are_closed_after_keepalive_timeout() {
+    use std::io::Write;
+    use std::time::Duration;
+    let upstream = Upstream::start();
+    let server = "header_timeout = \"1s\"\nkeepalive_timeout = \"2s\"";
+    let proxy = Proxy::start_with_server(&[&upstream.addr], server, "");
+    let mut conn = raw::connect(proxy.port);
+    let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    for _ in 0..2 {
+        conn.write_all(request).unwrap();
+        assert_eq!(raw::status(&raw::read_response(&mut conn)), 200);
+        // Idling past header_timeout between requests is fine: the next head's clock starts
+        // at its first byte.
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    conn.write_all(request).unwrap();
+    assert_eq!(raw::status(&raw::read_response(&mut conn)), 200);
+    let (rest, after) = until_closed(&mut conn);
+    assert!(rest.is_empty(), "{rest}");
+    assert!(
+        after >= Duration::from_millis(1500) && after < Duration::from_secs(4),
+        "{after:?}"
+    );
+    assert_eq!(upstream.served(), 3);
+}
+
+#[test]
+fn a_100_kb_header_gets_431() {
+    let upstream = Upstream::start();
+    let proxy = Proxy::start(&[&upstream.addr], "");
+    let big = "a".repeat(100 * 1024);
+    let head = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {big}\r\n\r\n");
+    let response = raw::exchange(proxy.port, &head);
+    assert_eq!(
+        raw::status(&response),
+        431,
+        "{}",
+        &response[..response.len().min(300)]
+    );
+    assert!(response.contains("application/problem+json"));
+    // Just under the limit is served.
+    let fits = "a".repeat(60 * 1024);
+    assert_eq!(
+        raw::get(proxy.port, "/", &format!("X-Big: {fits}\r\n")),
+        200
+    );
+    assert_eq!(upstream.served(), 1);
+}
+
+#[test]
+fn past_max_connections_new_connections_are_refused_while_existing_ones_work() {
+    use std::io::Write;
+    use std::time::Duration;
+    let upstream = Upstream::start();
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "max_connections = 3", "");
+    std::thread::sleep(Duration::from_millis(300)); // the harness's readiness probe closes
+    let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut open: Vec<std::net::TcpStream> = (0..3).map(|_| raw::connect(proxy.port)).collect();
+    for conn in &mut open {
+        conn.write_all(request).unwrap();
+        assert_eq!(raw::status(&raw::read_response(conn)), 200);
+    }
+    let mut refused = raw::connect(proxy.port);
+    let _ = refused.write_all(request);
+    let (answer, _) = until_closed(&mut refused);
+    assert!(answer.is_empty(), "refused without an answer: {answer}");
+    for conn in &mut open {
+        conn.write_all(request).unwrap();
+        assert_eq!(raw::status(&raw::read_response(conn)), 200, "still served");
+    }
+    assert_eq!(
+        proxy.metric("floodgate_connections_refused_total{reason=\"total\"}"),
+        1.0
+    );
+    assert_eq!(proxy.metric("floodgate_connections_open"), 3.0);
+    drop(open.pop());
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(raw::get(proxy.port, "/", ""), 200, "a slot came free");
+
+    // Per client address.
+    let proxy = Proxy::start_with_server(
+        &[&upstream.addr],
+        "max_connections = 100\nmax_connections_per_ip = 2",
+        "",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let mut mine: Vec<std::net::TcpStream> = (0..2).map(|_| raw::connect(proxy.port)).collect();
+    for conn in &mut mine {
+        conn.write_all(request).unwrap();
+        assert_eq!(raw::status(&raw::read_response(conn)), 200);
+    }
+    let mut third = raw::connect(proxy.port);
+    let _ = third.write_all(request);
+    assert!(until_closed(&mut third).0.is_empty());
+    assert_eq!(
+        proxy.metric("floodgate_connections_refused_total{reason=\"per_ip\"}"),
+        1.0
+    );
+}

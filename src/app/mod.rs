@@ -2,6 +2,7 @@
 //! listener and the config reloader) and keeps the stores that outlive reloads.
 
 mod digest_key;
+mod listener;
 mod reload;
 mod stores;
 
@@ -65,11 +66,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     // Enough counters per window that the listed top is exact for any realistic flood.
     let capacity = (admin_settings.offenders_top * 50).max(1000);
     let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
-    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone());
-    let mut proxy = pingora::proxy::http_proxy_service_with_name(
-        &server.configuration,
-        floodgate,
-        "floodgate proxy",
+    let limits = &config.server.limits;
+    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
+    let http = pingora::proxy::http_proxy(&server.configuration, floodgate);
+    let mut proxy = Service::new(
+        "floodgate proxy".to_owned(),
+        listener::Listener::new(http, limits, &metrics),
     );
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {

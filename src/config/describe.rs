@@ -29,6 +29,15 @@ impl fmt::Display for Config {
             })
             .collect();
         writeln!(f, "backends        {} (round robin)", backends.join(", "))?;
+        let l = &s.limits;
+        let per_ip = l
+            .max_connections_per_ip
+            .map_or(String::new(), |n| format!(", {n} per client address"));
+        writeln!(
+            f,
+            "connections     at most {}{per_ip}; a request head within {:?} and {} bytes; idle {:?} between requests",
+            l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
+        )?;
         if let Some(tls) = &s.tls {
             writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
         }

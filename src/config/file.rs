@@ -42,6 +42,11 @@ pub(crate) struct ServerFile {
     pub(crate) tls_listen: Option<Spanned<String>>,
     pub(crate) tls_cert_file: Option<Spanned<String>>,
     pub(crate) tls_key_file: Option<Spanned<String>>,
+    pub(crate) header_timeout: Option<Spanned<String>>,
+    pub(crate) keepalive_timeout: Option<Spanned<String>>,
+    pub(crate) max_header_bytes: Option<Spanned<i64>>,
+    pub(crate) max_connections: Option<Spanned<i64>>,
+    pub(crate) max_connections_per_ip: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

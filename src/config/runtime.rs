@@ -3,7 +3,7 @@
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
-use crate::proxy::UpstreamSettings;
+use crate::proxy::{ConnectionLimits, UpstreamSettings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,6 +62,8 @@ pub struct ServerSettings {
     pub upgrade_sock: String,
     /// A TLS listener, besides the plain one.
     pub tls: Option<TlsListener>,
+    /// Deadlines and caps of downstream connections.
+    pub limits: ConnectionLimits,
 }
 
 /// `server.tls_listen` with its certificate chain and key (PEM files).

@@ -33,6 +33,10 @@ fn a_minimal_config_gets_the_documented_defaults() {
         }
     );
     assert!(config.policies.is_empty());
+    assert_eq!(
+        config.server.limits,
+        crate::proxy::ConnectionLimits::default()
+    );
 }
 
 #[test]

@@ -2,10 +2,11 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{FileConfig, OnErrorFile, ServerFile, StoreFile, StoreKind, UpstreamFile};
+use super::file::{FileConfig, OnErrorFile, StoreFile, StoreKind, UpstreamFile};
 use super::identity::{self, IdentityParts};
 use super::policies;
-use super::runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
+use super::runtime::{AdminSettings, Config, ResponseSettings};
+use super::server::server;
 use crate::limiter::{OnError, RedisSettings, StoreSettings};
 use crate::proxy::{Backend, UpstreamSettings};
 use std::path::Path;
@@ -68,38 +69,6 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 None => 429,
             },
         },
-    })
-}
-
-fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, ConfigError> {
-    Ok(ServerSettings {
-        listen: check.address(&file.listen, "server.listen")?,
-        threads: match &file.threads {
-            Some(threads) => check.integer(threads, "server.threads", 1..=1024)? as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        grace_period: check.duration(
-            file.grace_period.as_ref(),
-            "server.grace_period",
-            Duration::from_secs(5),
-        )?,
-        shutdown_timeout: check.duration(
-            file.shutdown_timeout.as_ref(),
-            "server.shutdown_timeout",
-            Duration::from_secs(5),
-        )?,
-        shadow: file.shadow,
-        access_log: file.access_log,
-        watch_config: file.watch_config,
-        pid_file: file
-            .pid_file
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate.pid".to_owned()),
-        upgrade_sock: file
-            .upgrade_sock
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
-        tls: tls_listener(check, file)?,
     })
 }
 
@@ -170,7 +139,11 @@ fn backend_host(address: &str) -> Option<&str> {
 }
 
 /// A file path that can be read, relative to the working directory.
-fn readable(check: &Checker<'_>, path: &Spanned<String>, key: &str) -> Result<String, ConfigError> {
+pub(super) fn readable(
+    check: &Checker<'_>,
+    path: &Spanned<String>,
+    key: &str,
+) -> Result<String, ConfigError> {
     std::fs::metadata(path.get_ref())
         .map(|_| path.get_ref().clone())
         .map_err(|e| {
@@ -179,24 +152,6 @@ fn readable(check: &Checker<'_>, path: &Spanned<String>, key: &str) -> Result<St
                 format!("`{key}`: cannot read `{}`: {e}", path.get_ref()),
             )
         })
-}
-
-fn tls_listener(
-    check: &Checker<'_>,
-    file: &ServerFile,
-) -> Result<Option<TlsListener>, ConfigError> {
-    match (&file.tls_listen, &file.tls_cert_file, &file.tls_key_file) {
-        (None, None, None) => Ok(None),
-        (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
-            listen: check.address(listen, "server.tls_listen")?,
-            cert_file: readable(check, cert, "server.tls_cert_file")?,
-            key_file: readable(check, key, "server.tls_key_file")?,
-        })),
-        _ => Err(check.error(
-            &file.listen,
-            "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
-        )),
-    }
 }
 
 fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigError> {

@@ -2,16 +2,20 @@
 //! forward round robin to the backends of the snapshot that was live when the request
 //! arrived, and report.
 
+mod connection;
 mod decide;
 mod failure;
 mod hygiene;
 mod render;
 mod snapshot;
 mod upstream;
+mod watched;
 
+pub use connection::{ConnectionLimits, HeadWatch};
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{Backend, Upstream, UpstreamSettings};
+pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::{Decided, Outcome, OutcomeKind, Ticket};
 use crate::telemetry::{Metrics, Offenders};
@@ -29,6 +33,8 @@ pub struct Floodgate {
     snapshot: Arc<ArcSwap<Snapshot>>,
     metrics: Arc<Metrics>,
     offenders: Arc<Offenders>,
+    /// Idle seconds allowed between requests on a connection; `None` closes after a response.
+    keepalive: Option<u64>,
 }
 
 /// Per-request state carried between pingora's phases.
@@ -45,16 +51,18 @@ pub struct RequestCtx {
 
 impl Floodgate {
     /// The proxy serving whatever `snapshot` holds (a reload swaps it), counting throttled
-    /// callers in `offenders`.
+    /// callers in `offenders`, keeping connections alive as `limits` say.
     pub fn new(
         snapshot: Arc<ArcSwap<Snapshot>>,
         metrics: Arc<Metrics>,
         offenders: Arc<Offenders>,
+        limits: &ConnectionLimits,
     ) -> Self {
         Self {
             snapshot,
             metrics,
             offenders,
+            keepalive: limits.keepalive_seconds(),
         }
     }
 
@@ -103,6 +111,12 @@ impl ProxyHttp for Floodgate {
         session: &mut Session,
         _ctx: &mut Self::CTX,
     ) -> Result<()> {
+        connection::head_complete(session);
+        // Pingora keeps HTTP/1.1 connections open with no idle limit: set ours, unless this
+        // request already closes its connection.
+        if session.get_keepalive().is_some() {
+            session.set_keepalive(self.keepalive);
+        }
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
