@@ -436,7 +436,7 @@ fn past_max_connections_new_connections_are_refused_while_existing_ones_work() {
     use std::time::Duration;
     let upstream = Upstream::start();
     let proxy = Proxy::start_with_server(&[&upstream.addr], "max_connections = 3", "");
-    std::thread::sleep(Duration::from_millis(300)); // the harness's readiness probe closes
+    std::thread::sleep(Duration::from_millis(500)); // the harness's readiness probe closes
     let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let mut open: Vec<std::net::TcpStream> = (0..3).map(|_| raw::connect(proxy.port)).collect();
     for conn in &mut open {
@@ -466,7 +466,7 @@ fn past_max_connections_new_connections_are_refused_while_existing_ones_work() {
         "max_connections = 100\nmax_connections_per_ip = 2",
         "",
     );
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(500));
     let mut mine: Vec<std::net::TcpStream> = (0..2).map(|_| raw::connect(proxy.port)).collect();
     for conn in &mut mine {
         conn.write_all(request).unwrap();
