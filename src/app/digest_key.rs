@@ -39,19 +39,24 @@ pub(super) fn digest_key(
     }
 }
 
-/// The fleet's key from Redis, waiting at most [`FLEET_KEY_WAIT`], on a runtime of its own
-/// (the server's runtimes do not exist yet).
+/// The fleet's key from Redis, waiting at most [`FLEET_KEY_WAIT`], on a runtime of its own in
+/// a thread of its own (the server's runtimes do not exist yet, and a caller inside some other
+/// runtime must not block it).
 fn fleet_key(redis: &RedisSettings) -> Result<IdentityKey, String> {
     let candidate = IdentityKey::random_secret().map_err(|e| e.to_string())?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let secret = runtime
-        .block_on(async {
-            tokio::time::timeout(FLEET_KEY_WAIT, fleet_hash_key(redis, &candidate)).await
-        })
-        .map_err(|_| format!("no answer within {FLEET_KEY_WAIT:?}"))?
-        .map_err(|e| e.to_string())?;
+    let ask = || -> Result<String, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime
+            .block_on(async {
+                tokio::time::timeout(FLEET_KEY_WAIT, fleet_hash_key(redis, &candidate)).await
+            })
+            .map_err(|_| format!("no answer within {FLEET_KEY_WAIT:?}"))?
+            .map_err(|e| e.to_string())
+    };
+    let secret = std::thread::scope(|scope| scope.spawn(ask).join())
+        .map_err(|_| "the thread asking redis panicked".to_owned())??;
     IdentityKey::from_secret(&secret).map_err(|e| e.to_string())
 }
