@@ -3,7 +3,7 @@
 //! N/10 buckets through the Lua script and reports Redis's memory per key.
 //! usage: footprint [N] [redis://HOST:PORT]
 
-use floodgate::identity::Identity;
+use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 static POLICY: LazyLock<PolicyKey> = LazyLock::new(|| PolicyKey::new("per-user"));
+const KEY: IdentityKey = IdentityKey::from_bytes([1; 32]);
 
 fn rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -30,7 +31,7 @@ fn take(i: u64) -> Take<'static> {
     Take {
         key: BucketKey {
             policy: &POLICY,
-            identity: Identity::of("header:x-api-key", &i.to_le_bytes()),
+            identity: Identity::of(&KEY, "header:x-api-key", &i.to_le_bytes()),
         },
         spec: BucketSpec::new(10.0, 0.001).expect("a valid bucket"),
         cost: 1.0,

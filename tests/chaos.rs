@@ -144,7 +144,9 @@ fn hostile_traffic_never_panics_never_spoofs_and_stays_within_the_memory_cap() {
          [identity.jwt]\nalgorithms = [\"HS256\"]\nsecret = \"{secret}\"\n\n\
          [[policy]]\nname = \"p\"\ncapacity = 3\nrate = \"1/h\"\n"
     );
-    let proxy = Proxy::start(&[&upstream.addr], &config);
+    // Heads past the default 64 KiB get 431: let the 64 KiB values reach the identity chain.
+    let server = "max_header_bytes = 262144";
+    let proxy = Proxy::start_with_server(&[&upstream.addr], server, &config);
     let rss_start = rss_mib(proxy.pid());
     let client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(10))

@@ -79,3 +79,25 @@ fn the_grafana_dashboard_queries_only_exported_series() {
         }
     }
 }
+
+#[test]
+fn absurd_rates_are_refused_with_a_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absurd.toml");
+    for (rate, why) in [("1e-300/s", "ten years"), ("1e300/s", "at most 1e9")] {
+        std::fs::write(
+            &path,
+            format!(
+                "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+                 [[policy]]\nname = \"p\"\ncapacity = 10\nrate = \"{rate}\"\n"
+            ),
+        )
+        .unwrap();
+        let out = check(&path);
+        assert!(!out.status.success(), "{rate} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!("{}:10:8: ", path.display());
+        assert!(stderr.starts_with(&expected), "{rate}: {stderr}");
+        assert!(stderr.contains(why), "{rate}: {stderr}");
+    }
+}

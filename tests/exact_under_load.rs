@@ -282,7 +282,11 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
     let (report, elapsed, proxies) = flood(&upstream, &config, Duration::from_secs(3), || {});
     assert_none_failed(&report);
     let exact = 600.0 + 300.0 * elapsed;
-    let r = ratio("hot caller with leases, capacity 600 at 300/s", &report, exact);
+    let r = ratio(
+        "hot caller with leases, capacity 600 at 300/s",
+        &report,
+        exact,
+    );
     let leases: f64 = proxies
         .iter()
         .map(|p| p.metric("floodgate_store_leases_total"))
@@ -301,7 +305,10 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
     assert!(leases > 0.0 && hits > 0.0, "leases were used");
     let admitted = report.count(200) as f64;
     let tolerance = (0.01 * exact).max(2.0) + 300.0 * 0.02;
-    assert!(admitted <= exact + tolerance, "over-admitted {admitted} > {exact:.1}");
+    assert!(
+        admitted <= exact + tolerance,
+        "over-admitted {admitted} > {exact:.1}"
+    );
     assert!(
         admitted >= exact - bound - tolerance - 300.0 * 0.1,
         "under-admitted past the bound: {admitted} < {exact:.1} − {bound}"

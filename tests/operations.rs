@@ -255,14 +255,22 @@ fn a_real_prometheus_scrapes_the_admin_listener_and_sees_throttling_rise() {
 #[test]
 fn the_top_offenders_view_lists_a_flooding_identity_first() {
     let upstream = Upstream::start();
-    let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &policy(1));
+    // A configured hash key, so the test can work out the bot's digest as an operator would.
+    let secret = "an operator's identity hash key, 32+ bytes";
+    let config = policy(1).replace(
+        "[identity]\n",
+        &format!("[identity]\nhash_key = \"{secret}\"\n"),
+    );
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &config);
     for round in 0..40 {
         proxy.get("/", &[("x-api-key", "the-bot")]);
         proxy.get("/", &[("x-api-key", &format!("visitor-{}", round % 8))]);
     }
     let json: serde_json::Value = proxy.admin("/offenders").unwrap().json().unwrap();
     let first = &json["offenders"][0];
-    let bot = floodgate::identity::Identity::of("header:x-api-key", b"the-bot").hex();
+    use floodgate::identity::{Identity, IdentityKey};
+    let key = IdentityKey::from_secret(secret).unwrap();
+    let bot = Identity::of(&key, "header:x-api-key", b"the-bot").hex();
     assert_eq!(first["identity"], bot[..16], "{json}");
     assert_eq!(first["throttled"], 39);
     assert_eq!(first["policy"], "p");

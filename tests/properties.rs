@@ -4,8 +4,8 @@
 //! with fresh seeds.
 
 use floodgate::identity::{
-    forwarded_hops, ClientIpResolver, Identity, IdentityChain, JwtSettings, JwtVerifier, KeySource,
-    Request,
+    forwarded_hops, ClientIpResolver, ForwardingHeader, Identity, IdentityChain, IdentityKey,
+    JwtSettings, JwtVerifier, KeySource, Request,
 };
 use floodgate::policy::normalize_path;
 use floodgate::policy::Rate;
@@ -14,6 +14,9 @@ use proptest::prelude::*;
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
+
+/// The key of the identity digests these properties compare.
+const KEY: IdentityKey = IdentityKey::from_bytes([3; 32]);
 
 fn header_value(bytes: &[u8]) -> Option<HeaderValue> {
     HeaderValue::from_bytes(bytes).ok()
@@ -30,11 +33,13 @@ fn hop() -> impl Strategy<Value = String> {
     ]
 }
 
+fn resolver_of(header: &ForwardingHeader) -> ClientIpResolver {
+    let trusted = vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
+    ClientIpResolver::new(trusted, header.clone())
+}
+
 fn resolver() -> ClientIpResolver {
-    ClientIpResolver::new(vec![
-        "10.0.0.0/8".parse().unwrap(),
-        "fd00::/8".parse().unwrap(),
-    ])
+    resolver_of(&ForwardingHeader::default())
 }
 
 /// RFC 6265 `cookie-octet`: printable ASCII but space, `"`, `,`, `;` and `\`.
@@ -46,7 +51,7 @@ fn cookie_identity(cookie: &str) -> Option<Identity> {
     let mut headers = HeaderMap::new();
     headers.insert(http::header::COOKIE, header_value(cookie.as_bytes())?);
     chain
-        .identify(&Request::new(&headers, None, None, None))
+        .identify(&Request::new(&headers, None, None, None), &KEY)
         .ok()
 }
 
@@ -108,12 +113,14 @@ proptest! {
         let mut headers = HeaderMap::new();
         if let Some(v) = header_value(&xff) { headers.insert("x-forwarded-for", v); }
         if let Some(v) = header_value(&fwd) { headers.insert("forwarded", v); }
-        let hops = forwarded_hops(&headers);
         let peer = IpAddr::from(peer);
-        let client = resolver().resolve(Some(peer), &headers).unwrap();
-        prop_assert!(client == peer || hops.contains(&Some(client)));
-        if !peer.to_string().starts_with("10.") {
-            prop_assert_eq!(client, peer, "an untrusted peer is the client");
+        for header in [ForwardingHeader::default(), ForwardingHeader::Forwarded] {
+            let hops = forwarded_hops(&headers, &header);
+            let client = resolver_of(&header).resolve(Some(peer), &headers).unwrap();
+            prop_assert!(client == peer || hops.contains(&Some(client)));
+            if !peer.to_string().starts_with("10.") {
+                prop_assert_eq!(client, peer, "an untrusted peer is the client");
+            }
         }
     }
 
@@ -151,8 +158,8 @@ proptest! {
         if let Some(v) = header_value(&cookie) { headers.insert(http::header::COOKIE, v); }
         if let Some(v) = header_value(auth.as_bytes()) { headers.insert(http::header::AUTHORIZATION, v); }
         let ip = Some("192.0.2.1".parse().unwrap());
-        let first = chain.identify(&Request::new(&headers, Some(&query), ip, None));
-        let second = chain.identify(&Request::new(&headers, Some(&query), ip, None));
+        let first = chain.identify(&Request::new(&headers, Some(&query), ip, None), &KEY);
+        let second = chain.identify(&Request::new(&headers, Some(&query), ip, None), &KEY);
         prop_assert_eq!(first, second);
     }
 
@@ -194,7 +201,7 @@ proptest! {
     #[test]
     fn cookie_spellings_are_one_identity(value in COOKIE_VALUE) {
         let plain = cookie_identity(&format!("sid={value}"));
-        prop_assert_eq!(plain, Some(Identity::of("cookie:sid", value.as_bytes())));
+        prop_assert_eq!(plain, Some(Identity::of(&KEY, "cookie:sid", value.as_bytes())));
         for spelling in [
             format!("sid= {value} "),
             format!("sid=\"{value}\""),

@@ -73,7 +73,7 @@ fn identities_spread_over_every_master() {
     let sizes: Vec<u64> = masters.iter().map(|&m| cluster.buckets(m)).collect();
     eprintln!("keys per master: {sizes:?}");
     assert!(sizes.iter().all(|&n| n > 0), "{sizes:?}");
-    assert_eq!(sizes.iter().sum::<u64>(), 60);
+    assert_eq!(sizes.iter().sum::<u64>(), 60, "one bucket per caller");
     assert_eq!(
         proxy.metric("floodgate_store_errors_total{kind=\"unavailable\"}"),
         0.0

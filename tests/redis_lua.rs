@@ -5,7 +5,7 @@
 mod common;
 
 use common::redis::RedisServer;
-use floodgate::identity::Identity;
+use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     Assessments, BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey,
@@ -61,7 +61,7 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'
     Take {
         key: BucketKey {
             policy: &POLICIES[policy],
-            identity: Identity::of("test", who.as_bytes()),
+            identity: Identity::of(&IdentityKey::from_bytes([0; 32]), "test", who.as_bytes()),
         },
         spec: BucketSpec::new(capacity, rate).unwrap(),
         cost,

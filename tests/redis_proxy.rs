@@ -205,7 +205,7 @@ fn keys_expire_when_their_bucket_is_full_again() {
         + &keyed_policy("p", 3, "2/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let mut conn = redis.conn();
-    // Bucket keys only: the fleet's membership set lives beside them.
+    // Bucket keys only: the fleet's membership set and hash key live beside them.
     let pttl = |conn: &mut redis::Connection| -> i64 {
         let keys: Vec<String> = redis::cmd("KEYS").arg("floodgate:{*").query(conn).unwrap();
         assert_eq!(keys.len(), 1, "{keys:?}");

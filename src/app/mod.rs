@@ -2,11 +2,14 @@
 //! listener, the config reloader and the backends' health checks) and keeps the stores that
 //! outlive reloads.
 
+mod digest_key;
 mod fleet;
 mod health;
+mod listener;
 mod reload;
 mod stores;
 
+pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
@@ -61,7 +64,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
-    let stores = Stores::new(&config.store, metrics.clone())?;
+    let stores = Stores::new(&config.store, config.hash_key.as_ref(), metrics.clone())?;
     if let (Some(redis), StoreSettings::Redis(settings)) = (&stores.redis, &config.store) {
         let id = fleet::instance_id();
         fleet::prepare(redis, &stores.fleet, &id, settings.startup_wait);
@@ -76,11 +79,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     // Enough counters per window that the listed top is exact for any realistic flood.
     let capacity = (admin_settings.offenders_top * 50).max(1000);
     let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
-    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone());
-    let mut proxy = pingora::proxy::http_proxy_service_with_name(
-        &server.configuration,
-        floodgate,
-        "floodgate proxy",
+    let limits = &config.server.limits;
+    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
+    let http = pingora::proxy::http_proxy(&server.configuration, floodgate);
+    let mut proxy = Service::new(
+        "floodgate proxy".to_owned(),
+        listener::Listener::new(http, limits, &metrics),
     );
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {

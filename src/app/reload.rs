@@ -102,10 +102,31 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.upgrade_sock", o.upgrade_sock != n.upgrade_sock),
         ("server.tls_listen", o.tls != n.tls),
         (
+            "server.header_timeout",
+            o.limits.header_timeout != n.limits.header_timeout,
+        ),
+        (
+            "server.keepalive_timeout",
+            o.limits.keepalive_timeout != n.limits.keepalive_timeout,
+        ),
+        (
+            "server.max_header_bytes",
+            o.limits.max_header_bytes != n.limits.max_header_bytes,
+        ),
+        (
+            "server.max_connections",
+            o.limits.max_connections != n.limits.max_connections,
+        ),
+        (
+            "server.max_connections_per_ip",
+            o.limits.max_connections_per_ip != n.limits.max_connections_per_ip,
+        ),
+        (
             "upstream.ca_file",
             old.upstream.ca_file != new.upstream.ca_file,
         ),
         ("admin.listen", old.admin.listen != new.admin.listen),
+        ("identity.hash_key", old.hash_key != new.hash_key),
         ("store", old.store != new.store),
     ]
     .into_iter()

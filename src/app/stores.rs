@@ -1,8 +1,10 @@
 //! What lives as long as the process, across reloads: the bucket stores, the fallback's local
 //! buckets and the metrics; and how a config plus those becomes a [`Snapshot`].
 
+use super::digest_key::digest_key;
 use crate::config::Config;
 use crate::gate::Gate;
+use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
     Fallback, FleetSize, Limiter, LimiterError, MemoryStore, RedisStore, StoreSettings,
 };
@@ -22,6 +24,9 @@ pub enum BuildError {
     /// The TLS listener's certificate or key could not be loaded.
     #[error("cannot set up the TLS listener: {0}")]
     Tls(String),
+    /// No key for identity digests.
+    #[error("{0}")]
+    DigestKey(#[from] IdentityKeyError),
 }
 
 /// The parts that live as long as the process.
@@ -37,11 +42,20 @@ pub struct Stores {
     pub fallback: Fallback,
     /// Every series.
     pub metrics: Arc<Metrics>,
+    /// The key of identity digests, chosen when the server is built (a reload keeps it: a new
+    /// key would be new buckets for everyone).
+    pub digest_key: IdentityKey,
 }
 
 impl Stores {
-    /// The stores `settings` ask for, reporting into `metrics`.
-    pub fn new(settings: &StoreSettings, metrics: Arc<Metrics>) -> Result<Self, BuildError> {
+    /// The stores `settings` ask for, reporting into `metrics`, with identity digests keyed
+    /// by `hash_key` when one is configured (else by a key chosen here: see `digest_key.rs`).
+    pub fn new(
+        settings: &StoreSettings,
+        hash_key: Option<&IdentityKey>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, BuildError> {
+        let digest_key = digest_key(hash_key, settings)?;
         let gauge = metrics.store.fleet_size.clone();
         Ok(match settings {
             StoreSettings::Memory { max_entries } => Stores {
@@ -51,6 +65,7 @@ impl Stores {
                 // The memory store always decides; its fallback is never asked.
                 fallback: Fallback::Allow,
                 metrics,
+                digest_key,
             },
             StoreSettings::Redis(settings) => {
                 let fleet = Arc::new(FleetSize::new(settings.fleet_size, gauge));
@@ -72,6 +87,7 @@ impl Stores {
                     fleet,
                     fallback,
                     metrics,
+                    digest_key,
                 }
             }
         })
@@ -88,6 +104,7 @@ impl Stores {
             config.access.clone(),
             &config.policies,
             config.identity.clone(),
+            self.digest_key.clone(),
             self.limiter.clone(),
             self.fallback.clone(),
             &self.metrics,

@@ -62,6 +62,15 @@ impl fmt::Display for Config {
             let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());
             writeln!(f, "route           {} → pool {pool}", route.route)?;
         }
+        let l = &s.limits;
+        let per_ip = l
+            .max_connections_per_ip
+            .map_or(String::new(), |n| format!(", {n} per client address"));
+        writeln!(
+            f,
+            "connections     at most {}{per_ip}; a request head within {:?} and {} bytes; idle {:?} between requests",
+            l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
+        )?;
         if let Some(tls) = &s.tls {
             writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
         }
@@ -104,6 +113,12 @@ impl fmt::Display for Config {
             "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
             id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
         )?;
+        let keyed_by = match (&self.hash_key, &self.store) {
+            (Some(_), _) => "identity.hash_key (hidden)",
+            (None, StoreSettings::Memory { .. }) => "a random key of this process",
+            (None, StoreSettings::Redis(_)) => "the fleet's key in Redis (`prefix:hash_key`)",
+        };
+        writeln!(f, "digests         keyed BLAKE3, keyed by {keyed_by}")?;
         let trusted: Vec<String> = self
             .client_ip
             .trusted()
@@ -114,7 +129,8 @@ impl fmt::Display for Config {
             true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
             false => writeln!(
                 f,
-                "client address  forwarded headers from {}",
+                "client address  `{}` (and no other forwarding header) from {}",
+                self.client_ip.header(),
                 trusted.join(", ")
             )?,
         }

@@ -44,6 +44,11 @@ pub(crate) struct ServerFile {
     pub(crate) tls_listen: Option<Spanned<String>>,
     pub(crate) tls_cert_file: Option<Spanned<String>>,
     pub(crate) tls_key_file: Option<Spanned<String>>,
+    pub(crate) header_timeout: Option<Spanned<String>>,
+    pub(crate) keepalive_timeout: Option<Spanned<String>>,
+    pub(crate) max_header_bytes: Option<Spanned<i64>>,
+    pub(crate) max_connections: Option<Spanned<i64>>,
+    pub(crate) max_connections_per_ip: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -171,6 +176,7 @@ pub(crate) struct IdentityFile {
     #[serde(default)]
     pub(crate) ip: IpFile,
     pub(crate) jwt: Option<JwtFile>,
+    pub(crate) hash_key: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -180,6 +186,7 @@ pub(crate) struct IpFile {
     pub(crate) ipv6_prefix: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) trusted_proxies: Vec<Spanned<String>>,
+    pub(crate) header: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

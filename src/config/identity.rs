@@ -5,8 +5,8 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{AccessFile, IdentityFile, JwtFile, OnInvalidTokenFile};
 use crate::identity::{
-    parse_network, AccessRules, ClientIpResolver, IdentityChain, IpFolding, JwtSettings,
-    JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
+    parse_network, AccessRules, ClientIpResolver, ForwardingHeader, IdentityChain, IdentityKey,
+    IpFolding, JwtSettings, JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -18,6 +18,7 @@ use toml::Spanned;
 pub(crate) struct IdentityParts {
     pub(crate) chain: IdentityChain,
     pub(crate) client_ip: ClientIpResolver,
+    pub(crate) hash_key: Option<IdentityKey>,
 }
 
 pub(crate) fn identity(
@@ -59,6 +60,15 @@ pub(crate) fn identity(
             })
         })
         .collect::<Result<_, _>>()?;
+    let header = match &file.ip.header {
+        Some(name) => name.get_ref().parse().map_err(|e| {
+            check.error(
+                name,
+                format!("`identity.ip.header`: {e}; use x-forwarded-for, forwarded, x-real-ip or another header name"),
+            )
+        })?,
+        None => ForwardingHeader::default(),
+    };
     let on_invalid_token = match file.on_invalid_token {
         OnInvalidTokenFile::Reject => OnInvalidToken::Reject,
         OnInvalidTokenFile::Next => OnInvalidToken::Next,
@@ -69,7 +79,15 @@ pub(crate) fn identity(
             ip,
             on_invalid_token,
         },
-        client_ip: ClientIpResolver::new(trusted),
+        client_ip: ClientIpResolver::new(trusted, header),
+        hash_key: file
+            .hash_key
+            .as_ref()
+            .map(|text| {
+                IdentityKey::from_secret(text.get_ref())
+                    .map_err(|e| check.error(text, format!("`identity.hash_key`: {e}")))
+            })
+            .transpose()?,
     })
 }
 

@@ -9,6 +9,7 @@ mod file;
 mod identity;
 mod policies;
 mod runtime;
+mod server;
 mod store;
 mod upstream;
 mod validate;

@@ -1,9 +1,9 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
-use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, JwtVerifier};
+use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
-use crate::proxy::UpstreamSettings;
+use crate::proxy::{ConnectionLimits, UpstreamSettings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +24,9 @@ pub struct Config {
     pub store: StoreSettings,
     /// How callers are identified (policies without sources of their own).
     pub identity: IdentityChain,
+    /// The key of identity digests, when `identity.hash_key` is configured (else the stores
+    /// choose one when the server is built).
+    pub hash_key: Option<IdentityKey>,
     /// How the client address is found behind trusted proxies.
     pub client_ip: ClientIpResolver,
     /// Verifies bearer tokens, when `[identity.jwt]` is configured.
@@ -59,6 +62,8 @@ pub struct ServerSettings {
     pub upgrade_sock: String,
     /// A TLS listener, besides the plain one.
     pub tls: Option<TlsListener>,
+    /// Deadlines and caps of downstream connections.
+    pub limits: ConnectionLimits,
 }
 
 /// `server.tls_listen` with its certificate chain and key (PEM files).

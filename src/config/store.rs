@@ -163,3 +163,36 @@ fn lease_for(check: &Checker<'_>, file: &StoreFile) -> Result<Duration, ConfigEr
         (false, Some(at)) => Err(check.error(at, "`store.lease_for` must be at most 10s".into())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::limiter::StoreSettings;
+    use std::path::Path;
+    use std::time::Duration;
+
+    const BASE: &str =
+        "[server]\nlisten = \"127.0.0.1:8080\"\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
+
+    #[test]
+    fn store_defaults_hold_on_a_busy_machine_and_breaker_keys_are_checked() {
+        let text = format!("{BASE}[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n");
+        let config = parse(&text, Path::new("f.toml")).unwrap();
+        let StoreSettings::Redis(redis) = &config.store else {
+            panic!("a redis store");
+        };
+        assert_eq!(redis.timeout, Duration::from_millis(250));
+        assert_eq!(redis.breaker.min_calls, 20);
+        assert_eq!(redis.fleet_size, None);
+        assert_eq!(redis.lease_for, Duration::from_millis(100));
+        let bad = format!(
+            "{BASE}[store]\nkind = \"redis\"\nurl = \"redis://h:1\"\nbreaker_failure_ratio = 1.5\n"
+        );
+        let error = parse(&bad, Path::new("f.toml")).unwrap_err().to_string();
+        assert!(error.starts_with("f.toml:8:"), "{error}");
+        assert!(
+            error.contains("`store.breaker_failure_ratio` must be above 0"),
+            "{error}"
+        );
+    }
+}

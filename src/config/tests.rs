@@ -33,6 +33,10 @@ fn a_minimal_config_gets_the_documented_defaults() {
         }
     );
     assert!(config.policies.is_empty());
+    assert_eq!(
+        config.server.limits,
+        crate::proxy::ConnectionLimits::default()
+    );
 }
 
 #[test]
@@ -283,22 +287,18 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
 }
 
 #[test]
-fn store_defaults_hold_on_a_busy_machine_and_breaker_keys_are_checked() {
-    let text = format!("{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n");
-    let config = parse(&text, Path::new("f.toml")).unwrap();
-    let StoreSettings::Redis(redis) = &config.store else {
-        panic!("a redis store");
-    };
-    assert_eq!(redis.timeout, std::time::Duration::from_millis(250));
-    assert_eq!(redis.breaker.min_calls, 20);
-    assert_eq!(redis.fleet_size, None);
-    let bad = format!(
-        "{BASE}\n[store]\nkind = \"redis\"\nurl = \"redis://h:1\"\nbreaker_failure_ratio = 1.5\n"
-    );
-    let error = error_of(&bad);
-    assert!(error.starts_with("f.toml:"), "{error}");
+fn the_forwarding_header_is_named_or_refused_where_it_stands() {
+    let config = parse(
+        &format!("{BASE}\n[identity.ip]\nheader = \"Forwarded\"\n"),
+        Path::new("f.toml"),
+    )
+    .unwrap();
+    assert_eq!(config.client_ip.header().to_string(), "forwarded");
+    let message = error_of(&format!(
+        "{BASE}\n[identity.ip]\nheader = \"x forwarded\"\n"
+    ));
     assert!(
-        error.contains("`store.breaker_failure_ratio` must be above 0"),
-        "{error}"
+        message.starts_with("f.toml:10:10: `identity.ip.header`"),
+        "{message}"
     );
 }

@@ -2,10 +2,11 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{FileConfig, ServerFile};
+use super::file::FileConfig;
 use super::identity::{self, IdentityParts};
 use super::policies;
-use super::runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
+use super::runtime::{AdminSettings, Config, ResponseSettings};
+use super::server::server;
 use super::store::store;
 use super::upstream;
 use std::path::Path;
@@ -32,7 +33,11 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             .expect("the default admin address is valid"),
     };
     let server = server(&check, &file.server)?;
-    let IdentityParts { chain, client_ip } = identity::identity(&check, &file.identity)?;
+    let IdentityParts {
+        chain,
+        client_ip,
+        hash_key,
+    } = identity::identity(&check, &file.identity)?;
     Ok(Config {
         path: path.to_owned(),
         admin: AdminSettings {
@@ -51,6 +56,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         store: store(&check, &file.store)?,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
         identity: chain,
+        hash_key,
         client_ip,
         jwt,
         access: identity::access(&check, &file.access)?,
@@ -62,54 +68,4 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             },
         },
     })
-}
-
-fn server(check: &Checker<'_>, file: &ServerFile) -> Result<ServerSettings, ConfigError> {
-    Ok(ServerSettings {
-        listen: check.address(&file.listen, "server.listen")?,
-        threads: match &file.threads {
-            Some(threads) => check.integer(threads, "server.threads", 1..=1024)? as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        grace_period: check.duration(
-            file.grace_period.as_ref(),
-            "server.grace_period",
-            Duration::from_secs(5),
-        )?,
-        shutdown_timeout: check.duration(
-            file.shutdown_timeout.as_ref(),
-            "server.shutdown_timeout",
-            Duration::from_secs(5),
-        )?,
-        shadow: file.shadow,
-        access_log: file.access_log,
-        watch_config: file.watch_config,
-        pid_file: file
-            .pid_file
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate.pid".to_owned()),
-        upgrade_sock: file
-            .upgrade_sock
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
-        tls: tls_listener(check, file)?,
-    })
-}
-
-fn tls_listener(
-    check: &Checker<'_>,
-    file: &ServerFile,
-) -> Result<Option<TlsListener>, ConfigError> {
-    match (&file.tls_listen, &file.tls_cert_file, &file.tls_key_file) {
-        (None, None, None) => Ok(None),
-        (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
-            listen: check.address(listen, "server.tls_listen")?,
-            cert_file: check.readable(cert, "server.tls_cert_file")?,
-            key_file: check.readable(key, "server.tls_key_file")?,
-        })),
-        _ => Err(check.error(
-            &file.listen,
-            "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
-        )),
-    }
 }

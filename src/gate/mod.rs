@@ -16,7 +16,7 @@ pub use bound::Planned;
 pub use outcome::{Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Standing};
 
-use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, Request};
+use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, IdentityKey, Request};
 use crate::limiter::{Fallback, Limiter};
 use crate::policy::{Limits, Policy, RouteFacts};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
@@ -42,6 +42,7 @@ pub struct Gate {
     access: AccessRules,
     policies: Vec<BoundPolicy>,
     identity: IdentityChain,
+    key: IdentityKey,
     limiter: Arc<dyn Limiter>,
     fallback: Fallback,
     counters: GateCounters,
@@ -51,11 +52,13 @@ pub struct Gate {
 
 impl Gate {
     /// A gate applying `access` lists, then `policies` (to callers found by `identity` unless
-    /// a policy has its own sources) with buckets in `limiter`, and `fallback` when it fails.
+    /// a policy has its own sources, their digests made with `key`) with buckets in `limiter`,
+    /// and `fallback` when it fails.
     pub fn new(
         access: AccessRules,
         policies: &[Policy],
         identity: IdentityChain,
+        key: IdentityKey,
         limiter: Arc<dyn Limiter>,
         fallback: Fallback,
         metrics: &Metrics,
@@ -68,6 +71,7 @@ impl Gate {
                 .map(|(i, p)| BoundPolicy::new(i, p, metrics.policy(p.name())))
                 .collect(),
             identity,
+            key,
             limiter,
             fallback,
             counters: GateCounters {
@@ -131,10 +135,10 @@ impl Gate {
             .filter(|b| b.policy.route.matches(route))
         {
             let identity = match &bound.policy.sources {
-                Some(chain) => chain.identify(req)?,
+                Some(chain) => chain.identify(req, &self.key)?,
                 None => match caller {
                     Some(identity) => identity,
-                    None => *caller.insert(self.identity.identify(req)?),
+                    None => *caller.insert(self.identity.identify(req, &self.key)?),
                 },
             };
             planned.push(bound.plan(req, identity));

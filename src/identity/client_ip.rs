@@ -1,32 +1,87 @@
 //! The client's address: the TCP peer, or, when the peer is a trusted proxy, the nearest
-//! untrusted hop of `Forwarded` (RFC 7239) or `X-Forwarded-For`, read right to left.
+//! untrusted hop of the one forwarding header the operator named (`identity.ip.header`), read
+//! right to left.
 //!
-//! Entries left of the first untrusted hop were written by whoever sent the request to that
-//! hop: they are never believed. A request from an untrusted peer is identified by the peer,
-//! whatever its headers say.
+//! Only that header is read: a client that adds `Forwarded` behind a load balancer writing
+//! `X-Forwarded-For` is not believed, since the balancer passes the client's header through
+//! untouched. Entries left of the first untrusted hop were written by whoever sent the request
+//! to that hop: they are never believed. A request from an untrusted peer is identified by the
+//! peer, whatever its headers say.
 
-use http::header::{HeaderMap, FORWARDED};
+use http::header::{HeaderMap, HeaderName};
 use ipnet::IpNet;
+use std::fmt;
 use std::net::IpAddr;
+use std::str::FromStr;
 
-/// At most this many hops are read from the right of the forwarding headers.
+/// At most this many hops are read from the right of the forwarding header.
 const MAX_HOPS: usize = 32;
+
+/// The forwarding header trusted proxies write, and how it lists hops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForwardingHeader {
+    /// RFC 7239 `Forwarded`: the `for=` node of each element.
+    Forwarded,
+    /// A header listing addresses separated by commas: `X-Forwarded-For`, `X-Real-IP` (a list
+    /// of one) or any other name. Several lines read as one list, in order.
+    List(HeaderName),
+}
+
+impl Default for ForwardingHeader {
+    fn default() -> Self {
+        ForwardingHeader::List(HeaderName::from_static("x-forwarded-for"))
+    }
+}
+
+/// A forwarding header name that is not a valid header name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a header name")]
+pub struct ForwardingHeaderError(String);
+
+impl FromStr for ForwardingHeader {
+    type Err = ForwardingHeaderError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let name = HeaderName::from_bytes(text.trim().as_bytes())
+            .map_err(|_| ForwardingHeaderError(text.to_owned()))?;
+        Ok(match name == http::header::FORWARDED {
+            true => ForwardingHeader::Forwarded,
+            false => ForwardingHeader::List(name),
+        })
+    }
+}
+
+impl fmt::Display for ForwardingHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ForwardingHeader::Forwarded => f.write_str("forwarded"),
+            ForwardingHeader::List(name) => f.write_str(name.as_str()),
+        }
+    }
+}
 
 /// Resolves the client address behind configured trusted proxies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientIpResolver {
     trusted: Vec<IpNet>,
+    header: ForwardingHeader,
 }
 
 impl ClientIpResolver {
-    /// A resolver that believes forwarding headers only from peers inside `trusted`.
-    pub fn new(trusted: Vec<IpNet>) -> Self {
-        Self { trusted }
+    /// A resolver that believes `header`, and no other forwarding header, only from peers
+    /// inside `trusted`.
+    pub fn new(trusted: Vec<IpNet>, header: ForwardingHeader) -> Self {
+        Self { trusted, header }
     }
 
     /// The trusted proxy networks.
     pub fn trusted(&self) -> &[IpNet] {
         &self.trusted
+    }
+
+    /// The one forwarding header read from trusted proxies.
+    pub fn header(&self) -> &ForwardingHeader {
+        &self.header
     }
 
     fn is_trusted(&self, ip: IpAddr) -> bool {
@@ -39,7 +94,7 @@ impl ClientIpResolver {
         if !self.is_trusted(peer) {
             return Some(peer);
         }
-        let hops = forwarded_hops(headers);
+        let hops = forwarded_hops(headers, &self.header);
         let mut nearest = peer;
         for hop in hops.iter().rev().take(MAX_HOPS) {
             match hop {
@@ -54,27 +109,27 @@ impl ClientIpResolver {
     }
 }
 
-/// The hops the forwarding headers list, nearest last: `Forwarded` when present, else
-/// `X-Forwarded-For`. `None` marks a hop that is not an address (`unknown`, `_hidden`, junk).
-pub fn forwarded_hops(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
-    let forwarded: Vec<&[u8]> = headers
-        .get_all(FORWARDED)
-        .iter()
-        .map(|v| v.as_bytes())
-        .collect();
-    if !forwarded.is_empty() {
-        return forwarded
-            .iter()
-            .flat_map(|v| v.split(|&b| b == b','))
-            .map(forwarded_for)
-            .collect();
-    }
+/// The hops `header` lists in `headers`, nearest last; every line of it, in order. `None`
+/// marks a hop that is not an address (`unknown`, `_hidden`, junk).
+pub fn forwarded_hops(headers: &HeaderMap, header: &ForwardingHeader) -> Vec<Option<IpAddr>> {
+    let (name, element): (&HeaderName, HopReader) = match header {
+        ForwardingHeader::Forwarded => (&http::header::FORWARDED, forwarded_for),
+        ForwardingHeader::List(name) => (name, listed_node),
+    };
     headers
-        .get_all("x-forwarded-for")
+        .get_all(name)
         .iter()
         .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .map(|hop| std::str::from_utf8(hop).ok().and_then(parse_node))
+        .map(element)
         .collect()
+}
+
+/// Reads the address of one comma-separated entry of a forwarding header.
+type HopReader = fn(&[u8]) -> Option<IpAddr>;
+
+/// One entry of an address list (`X-Forwarded-For`, `X-Real-IP`, …).
+fn listed_node(entry: &[u8]) -> Option<IpAddr> {
+    std::str::from_utf8(entry).ok().and_then(parse_node)
 }
 
 /// The `for=` node of one `Forwarded` element.
@@ -115,7 +170,12 @@ mod tests {
     use http::HeaderValue;
 
     fn resolver(trusted: &[&str]) -> ClientIpResolver {
-        ClientIpResolver::new(trusted.iter().map(|t| t.parse().unwrap()).collect())
+        resolver_of(trusted, "x-forwarded-for")
+    }
+
+    fn resolver_of(trusted: &[&str], header: &str) -> ClientIpResolver {
+        let trusted = trusted.iter().map(|t| t.parse().unwrap()).collect();
+        ClientIpResolver::new(trusted, header.parse().unwrap())
     }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
@@ -159,8 +219,32 @@ mod tests {
     }
 
     #[test]
-    fn forwarded_is_preferred_and_parsed() {
-        let r = resolver(&["10.0.0.0/8", "2001:db8:ffff::/48"]);
+    fn only_the_configured_header_is_read() {
+        let h = headers(&[
+            ("forwarded", "for=6.6.6.6"),
+            ("x-forwarded-for", "198.51.100.7"),
+            ("x-real-ip", "192.0.2.9"),
+        ]);
+        let peer = ip("10.0.0.2");
+        let by = |header| resolver_of(&["10.0.0.0/8"], header).resolve(peer, &h);
+        assert_eq!(
+            by("x-forwarded-for"),
+            ip("198.51.100.7"),
+            "Forwarded is ignored"
+        );
+        assert_eq!(by("Forwarded"), ip("6.6.6.6"));
+        assert_eq!(by("x-real-ip"), ip("192.0.2.9"));
+        assert_eq!(
+            by("x-client-ip"),
+            peer,
+            "a header nobody sent names the peer"
+        );
+        assert!("bad header".parse::<ForwardingHeader>().is_err());
+    }
+
+    #[test]
+    fn forwarded_is_parsed() {
+        let r = resolver_of(&["10.0.0.0/8", "2001:db8:ffff::/48"], "forwarded");
         let h = headers(&[
             (
                 "forwarded",
@@ -176,6 +260,7 @@ mod tests {
         let r = resolver(&["10.0.0.0/8"]);
         let h = headers(&[("x-forwarded-for", "1.2.3.4, garbage, 10.3.3.3")]);
         assert_eq!(r.resolve(ip("10.0.0.2"), &h), ip("10.3.3.3"));
+        let r = resolver_of(&["10.0.0.0/8"], "forwarded");
         let h = headers(&[("forwarded", "for=unknown")]);
         assert_eq!(r.resolve(ip("10.0.0.2"), &h), ip("10.0.0.2"));
     }

@@ -1,19 +1,22 @@
 //! Who is calling: a request's facts → an [`Identity`], from an ordered list of sources.
 //!
 //! The first source that yields a non-empty value wins. The value never leaves this module in
-//! the clear: it is hashed (BLAKE3, with the source's name as a prefix so that equal values from
-//! different sources stay apart) into a 128-bit digest, which is what stores, logs and the
-//! offenders view see. A request no source identifies shares one `anonymous` identity, so
-//! dropping every identifying header earns no fresh bucket.
+//! the clear: it is hashed with a secret [`IdentityKey`] (keyed BLAKE3, with the source's name
+//! as a prefix so that equal values from different sources stay apart) into a 128-bit digest,
+//! which is what stores, logs and the offenders view see; without the key, a digest cannot be
+//! matched to a value by hashing candidates. A request no source identifies shares one
+//! `anonymous` identity, so dropping every identifying header earns no fresh bucket.
 
 mod access;
 mod client_ip;
 mod jwt;
+mod key;
 mod source;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
-pub use client_ip::{forwarded_hops, ClientIpResolver};
+pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
+pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
 
 use http::header::{HeaderMap, AUTHORIZATION};
@@ -26,9 +29,9 @@ use std::sync::OnceLock;
 pub struct Identity([u8; 16]);
 
 impl Identity {
-    /// The identity whose source is `tag` and whose raw value is `value`.
-    pub fn of(tag: &str, value: &[u8]) -> Self {
-        let mut hasher = blake3::Hasher::new();
+    /// The identity whose source is `tag` and whose raw value is `value`, digested with `key`.
+    pub fn of(key: &IdentityKey, tag: &str, value: &[u8]) -> Self {
+        let mut hasher = blake3::Hasher::new_keyed(key.bytes());
         hasher.update(tag.as_bytes());
         hasher.update(&[0]);
         hasher.update(value);
@@ -38,8 +41,8 @@ impl Identity {
     }
 
     /// The one identity of every request that no source identifies.
-    pub fn anonymous() -> Self {
-        Self::of("anonymous", b"")
+    pub fn anonymous(key: &IdentityKey) -> Self {
+        Self::of(key, "anonymous", b"")
     }
 
     /// The first 64 bits of the digest, uniformly distributed: a ready-made hash.
@@ -172,11 +175,15 @@ impl IdentityChain {
         }
     }
 
-    /// The caller of `req`.
-    pub fn identify(&self, req: &Request<'_>) -> Result<Identity, IdentityError> {
+    /// The caller of `req`, its digest made with `key`.
+    pub fn identify(
+        &self,
+        req: &Request<'_>,
+        key: &IdentityKey,
+    ) -> Result<Identity, IdentityError> {
         for spec in &self.sources {
             match spec.value(req, &self.ip) {
-                Ok(Some(value)) => return Ok(Identity::of(spec.tag(), &value)),
+                Ok(Some(value)) => return Ok(Identity::of(key, spec.tag(), &value)),
                 Ok(None) => {}
                 Err(e) if self.on_invalid_token == OnInvalidToken::Reject => {
                     return Err(IdentityError::InvalidToken(e));
@@ -184,7 +191,7 @@ impl IdentityChain {
                 Err(_) => {}
             }
         }
-        Ok(Identity::anonymous())
+        Ok(Identity::anonymous(key))
     }
 }
 

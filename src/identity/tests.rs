@@ -3,6 +3,8 @@
 use super::*;
 use http::HeaderValue;
 
+const KEY: IdentityKey = IdentityKey::from_bytes([7; 32]);
+
 fn chain(sources: &[&str]) -> IdentityChain {
     IdentityChain::of(sources.iter().map(|s| s.parse().unwrap()).collect())
 }
@@ -12,7 +14,7 @@ fn request<'a>(headers: &'a HeaderMap, query: Option<&'a str>, ip: &str) -> Requ
 }
 
 fn identify(c: &IdentityChain, headers: &HeaderMap, query: Option<&str>, ip: &str) -> Identity {
-    c.identify(&request(headers, query, ip)).unwrap()
+    c.identify(&request(headers, query, ip), &KEY).unwrap()
 }
 
 #[test]
@@ -21,19 +23,19 @@ fn the_first_source_with_a_value_wins() {
     let mut headers = HeaderMap::new();
     assert_eq!(
         identify(&c, &headers, None, "10.0.0.1"),
-        Identity::of("ip", &[10, 0, 0, 1, 32])
+        Identity::of(&KEY, "ip", &[10, 0, 0, 1, 32])
     );
     headers.insert("x-api-key", HeaderValue::from_static("k1"));
     assert_eq!(
         identify(&c, &headers, None, "10.0.0.1"),
-        Identity::of("header:x-api-key", b"k1")
+        Identity::of(&KEY, "header:x-api-key", b"k1")
     );
 }
 
 #[test]
 fn empty_and_oversized_values_fall_through() {
     let c = chain(&["header:x-api-key", "ip"]);
-    let by_ip = Identity::of("ip", &[10, 0, 0, 1, 32]);
+    let by_ip = Identity::of(&KEY, "ip", &[10, 0, 0, 1, 32]);
     let mut headers = HeaderMap::new();
     headers.insert("x-api-key", HeaderValue::from_static(""));
     assert_eq!(identify(&c, &headers, None, "10.0.0.1"), by_ip);
@@ -47,15 +49,15 @@ fn unidentified_requests_share_the_anonymous_identity() {
     let c = chain(&["header:x-api-key"]);
     assert_eq!(
         identify(&c, &HeaderMap::new(), None, "10.0.0.1"),
-        Identity::anonymous()
+        Identity::anonymous(&KEY)
     );
 }
 
 #[test]
 fn equal_values_from_different_sources_differ() {
     assert_ne!(
-        Identity::of("header:a", b"v"),
-        Identity::of("header:b", b"v")
+        Identity::of(&KEY, "header:a", b"v"),
+        Identity::of(&KEY, "header:b", b"v")
     );
 }
 
@@ -66,7 +68,7 @@ fn cookies_and_query_parameters_are_read() {
     let q = Some("a=1&telephone=%2B331234");
     assert_eq!(
         identify(&c, &headers, q, "10.0.0.1"),
-        Identity::of("query:telephone", b"+331234")
+        Identity::of(&KEY, "query:telephone", b"+331234")
     );
     headers.insert(
         http::header::COOKIE,
@@ -74,7 +76,7 @@ fn cookies_and_query_parameters_are_read() {
     );
     assert_eq!(
         identify(&c, &headers, q, "10.0.0.1"),
-        Identity::of("cookie:session", b"abc")
+        Identity::of(&KEY, "cookie:session", b"abc")
     );
 }
 
@@ -83,7 +85,7 @@ fn composite_sources_need_every_part() {
     let c = chain(&["header:x-tenant+ip", "ip"]);
     let mut headers = HeaderMap::new();
     let alone = identify(&c, &headers, None, "10.0.0.1");
-    assert_eq!(alone, Identity::of("ip", &[10, 0, 0, 1, 32]));
+    assert_eq!(alone, Identity::of(&KEY, "ip", &[10, 0, 0, 1, 32]));
     headers.insert("x-tenant", HeaderValue::from_static("acme"));
     let a = identify(&c, &headers, None, "10.0.0.1");
     let b = identify(&c, &headers, None, "10.0.0.2");
@@ -98,7 +100,7 @@ fn non_utf8_header_values_are_hashed_as_bytes() {
     headers.insert("x-api-key", HeaderValue::from_bytes(b"\xff\xfe").unwrap());
     assert_eq!(
         identify(&c, &headers, None, "10.0.0.1"),
-        Identity::of("header:x-api-key", b"\xff\xfe")
+        Identity::of(&KEY, "header:x-api-key", b"\xff\xfe")
     );
 }
 
@@ -137,13 +139,13 @@ fn a_bad_token_is_rejected_or_skipped_as_configured() {
     );
     let req = request(&headers, None, "10.0.0.1");
     assert!(matches!(
-        c.identify(&req),
+        c.identify(&req, &KEY),
         Err(IdentityError::InvalidToken(_))
     ));
     c.on_invalid_token = OnInvalidToken::Next;
     assert_eq!(
-        c.identify(&req).unwrap(),
-        Identity::of("ip", &[10, 0, 0, 1, 32])
+        c.identify(&req, &KEY).unwrap(),
+        Identity::of(&KEY, "ip", &[10, 0, 0, 1, 32])
     );
     headers.insert(
         AUTHORIZATION,
@@ -181,4 +183,14 @@ fn source_strings_round_trip_and_bad_ones_are_refused() {
         Err(SourceError::BadName(_))
     ));
     assert!("ip+".parse::<SourceSpec>().is_err());
+}
+
+#[test]
+fn digests_depend_on_the_key() {
+    let other = IdentityKey::from_bytes([8; 32]);
+    assert_ne!(
+        Identity::of(&KEY, "ip", b"x"),
+        Identity::of(&other, "ip", b"x")
+    );
+    assert_ne!(Identity::anonymous(&KEY), Identity::anonymous(&other));
 }

@@ -18,7 +18,7 @@ pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet::FleetSize;
 pub use key::{BucketKey, PolicyKey};
 pub use memory::MemoryStore;
-pub use redis::{RedisSettings, RedisStore};
+pub use redis::{fleet_hash_key, RedisSettings, RedisStore};
 pub use settings::StoreSettings;
 pub use share::LocalShare;
 pub use take::{paying, Assessments, Mode, Take};

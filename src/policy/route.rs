@@ -11,7 +11,8 @@ pub struct RouteFacts<'a> {
     pub method: &'a Method,
     /// The host the request is for, lowercase, without a port.
     pub host: Option<&'a str>,
-    /// The URI path.
+    /// The URI path, in its normal form ([`super::normalize_path`]): the proxy rewrites the
+    /// target before deciding, so no spelling of a path escapes a route.
     pub path: &'a str,
 }
 

@@ -42,6 +42,8 @@ pub(super) fn route_facts<'r>(req: &'r RequestHeader, host: Option<&'r str>) -> 
     RouteFacts {
         method: &req.method,
         host,
+        // Already the normal path: `early_request_filter` rewrote the target (hygiene.rs), so
+        // routes and policies match what the backend will serve.
         path: req.uri.path(),
     }
 }

@@ -4,6 +4,7 @@ use super::render::{problem, problem_body, Action};
 use crate::telemetry::UpstreamErrorKind;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorSource, ErrorType, Result};
+use ErrorType::HTTPStatus;
 
 /// How a failed request is answered and counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,22 +34,31 @@ pub(super) fn classify(e: &Error) -> Failure {
     Failure { status, upstream }
 }
 
-/// What the client is told about a failure of kind `upstream`.
-fn detail(upstream: Option<UpstreamErrorKind>) -> &'static str {
-    match upstream {
-        Some(UpstreamErrorKind::Timeout) => "The backend did not answer in time.",
-        Some(_) => "The backend could not be reached or failed to answer.",
-        None => "The request could not be proxied.",
+/// What the client is told about `e`, a failure of kind `upstream`: the explanation of a
+/// status Floodgate chose itself (`HTTPStatus` errors carry one written for the client), else
+/// a fixed sentence.
+fn detail(e: &Error, upstream: Option<UpstreamErrorKind>) -> &str {
+    match (e.etype(), upstream, e.context.as_ref()) {
+        (HTTPStatus(_), _, Some(why)) => why.as_str(),
+        (_, Some(UpstreamErrorKind::Timeout), _) => "The backend did not answer in time.",
+        (_, Some(_), _) => "The backend could not be reached or failed to answer.",
+        (_, None, _) => "The request could not be proxied.",
     }
 }
 
-/// Answers the request with a problem body for `failure`.
+/// Whether `e` is a client error Floodgate answered on purpose (nothing worth an error log).
+pub(super) fn is_client_error(e: &Error) -> bool {
+    matches!(e.etype(), HTTPStatus(status) if (400..500).contains(status))
+}
+
+/// Answers the request with a problem body for `failure`, the outcome of `e`.
 pub(super) async fn write_problem(
     session: &mut Session,
     status: u16,
     failure: Failure,
+    e: &Error,
 ) -> Result<()> {
-    let body = problem_body(status, detail(failure.upstream), serde_json::json!({}));
+    let body = problem_body(status, detail(e, failure.upstream), serde_json::json!({}));
     if let Action::Answer(header, body) = problem(status, body, &[]) {
         session.write_response_header(header, false).await?;
         session.write_response_body(Some(body), true).await?;

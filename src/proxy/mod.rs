@@ -2,19 +2,24 @@
 //! forward to a backend of the pool the request's route names (in the snapshot that was live
 //! when the request arrived), tell the pool how its backend did, and report.
 
+mod connection;
 mod decide;
 mod failure;
+mod hygiene;
 mod pick;
 mod render;
 mod snapshot;
 mod upstream;
+mod watched;
 
+pub use connection::{ConnectionLimits, HeadWatch};
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
     Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
 };
+pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::{Decided, Outcome, OutcomeKind, Ticket};
 use crate::telemetry::{Metrics, Offenders};
@@ -32,6 +37,8 @@ pub struct Floodgate {
     snapshot: Arc<ArcSwap<Snapshot>>,
     metrics: Arc<Metrics>,
     offenders: Arc<Offenders>,
+    /// Idle seconds allowed between requests on a connection; `None` closes after a response.
+    keepalive: Option<u64>,
 }
 
 /// Per-request state carried between pingora's phases.
@@ -48,16 +55,18 @@ pub struct RequestCtx {
 
 impl Floodgate {
     /// The proxy serving whatever `snapshot` holds (a reload swaps it), counting throttled
-    /// callers in `offenders`.
+    /// callers in `offenders`, keeping connections alive as `limits` say.
     pub fn new(
         snapshot: Arc<ArcSwap<Snapshot>>,
         metrics: Arc<Metrics>,
         offenders: Arc<Offenders>,
+        limits: &ConnectionLimits,
     ) -> Self {
         Self {
             snapshot,
             metrics,
             offenders,
+            keepalive: limits.keepalive_seconds(),
         }
     }
 
@@ -99,6 +108,22 @@ impl ProxyHttp for Floodgate {
             started: Instant::now(),
             upstream_started: None,
         }
+    }
+
+    async fn early_request_filter(
+        &self,
+        session: &mut Session,
+        _ctx: &mut Self::CTX,
+    ) -> Result<()> {
+        connection::head_complete(session);
+        // Pingora keeps HTTP/1.1 connections open with no idle limit: set ours, unless this
+        // request already closes its connection.
+        if session.get_keepalive().is_some() {
+            session.set_keepalive(self.keepalive);
+        }
+        let req = session.req_header_mut();
+        hygiene::require_host(req)?;
+        hygiene::normalize_target(req)
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
@@ -164,10 +189,14 @@ impl ProxyHttp for Floodgate {
             upstream_request.insert_header(http::header::HOST, host)?;
         }
         if let Some(ip) = decide::peer_ip(session) {
+            // Every incoming line, in order, then the peer: one list, as the limiter read it.
             let mut forwarded = Vec::with_capacity(64);
-            if let Some(prior) = upstream_request.headers.get("x-forwarded-for") {
-                forwarded.extend_from_slice(prior.as_bytes());
-                forwarded.extend_from_slice(b", ");
+            for prior in upstream_request.headers.get_all("x-forwarded-for") {
+                let prior = prior.as_bytes().trim_ascii();
+                if !prior.is_empty() {
+                    forwarded.extend_from_slice(prior);
+                    forwarded.extend_from_slice(b", ");
+                }
             }
             // Writing to a Vec cannot fail.
             let _ = write!(forwarded, "{ip}");
@@ -215,7 +244,7 @@ impl ProxyHttp for Floodgate {
             }
         }
         if let Some(status) = failure.status {
-            if let Err(e) = failure::write_problem(session, status, failure).await {
+            if let Err(e) = failure::write_problem(session, status, failure, e).await {
                 log::debug!("could not send the error response: {e}");
             }
         }
@@ -223,6 +252,10 @@ impl ProxyHttp for Floodgate {
             error_code: failure.status.unwrap_or(0),
             can_reuse_downstream: false,
         }
+    }
+
+    fn suppress_error_log(&self, _session: &Session, _ctx: &Self::CTX, e: &Error) -> bool {
+        failure::is_client_error(e)
     }
 
     async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {

@@ -7,10 +7,10 @@
 use super::backends::BackendGauge;
 use super::counters::ByLabel;
 use super::store::StoreMetrics;
-use super::vocab::{AccessList, Decision, ReloadResult, UpstreamErrorKind};
+use super::vocab::{AccessList, ConnectionRefusal, Decision, ReloadResult, UpstreamErrorKind};
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// The `class` label values of `floodgate_upstream_responses_total`.
@@ -47,6 +47,10 @@ pub struct Metrics {
     pub upstream_seconds: Histogram,
     /// Config reloads by result.
     pub reloads: ByLabel<ReloadResult>,
+    /// Downstream connections closed as soon as they were accepted, by reason.
+    pub connections_refused: ByLabel<ConnectionRefusal>,
+    /// Downstream connections open now.
+    pub connections_open: IntGauge,
     /// The shared store's series.
     pub store: StoreMetrics,
     /// Whether each configured backend is up.
@@ -125,6 +129,16 @@ impl Metrics {
                 "Config reloads by result; a failed reload leaves the running config in place.",
                 "result",
             ),
+            connections_refused: ByLabel::new(
+                "floodgate_connections_refused_total",
+                "Downstream connections closed on accept: too many open (total) or from one address (per_ip).",
+                "reason",
+            ),
+            connections_open: IntGauge::new(
+                "floodgate_connections_open",
+                "Downstream connections open now.",
+            )
+            .expect("static metric definition"),
             store: StoreMetrics::new(),
             backends: BackendGauge::new(),
         };
@@ -136,6 +150,8 @@ impl Metrics {
             Box::new(metrics.upstream_seconds.clone()),
             Box::new(upstream_responses),
             metrics.reloads.collector(),
+            metrics.connections_refused.collector(),
+            Box::new(metrics.connections_open.clone()),
             Box::new(metrics.requests.clone()),
             metrics.upstream_errors.collector(),
             metrics.backends.collector(),
@@ -216,5 +232,7 @@ mod tests {
         }
         assert!(text.contains(r#"floodgate_access_total{list="deny"} 0"#));
         assert!(text.contains(r#"floodgate_store_errors_total{kind="breaker_open"} 0"#));
+        assert!(text.contains(r#"floodgate_connections_refused_total{reason="per_ip"} 0"#));
+        assert!(text.contains("floodgate_connections_open 0"));
     }
 }

@@ -13,5 +13,6 @@ pub use metrics::{Metrics, PolicyCounters};
 pub use offenders::{Offender, Offenders};
 pub use store::StoreMetrics;
 pub use vocab::{
-    AccessList, Decision, ReloadResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
+    AccessList, ConnectionRefusal, Decision, ReloadResult, StoreErrorKind, UpstreamErrorKind,
+    Vocabulary,
 };

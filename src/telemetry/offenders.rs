@@ -196,7 +196,11 @@ mod tests {
     const SECOND: u64 = 1_000_000;
 
     fn id(n: u32) -> Identity {
-        Identity::of("test", &n.to_le_bytes())
+        Identity::of(
+            &crate::identity::IdentityKey::from_bytes([0; 32]),
+            "test",
+            &n.to_le_bytes(),
+        )
     }
 
     #[test]

@@ -106,6 +106,17 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// Why a downstream connection was closed as soon as it was accepted (`reason` of
+    /// `floodgate_connections_refused_total`).
+    ConnectionRefusal {
+        /// `server.max_connections` were open.
+        Total => "total",
+        /// `server.max_connections_per_ip` were open from the same client address.
+        PerIp => "per_ip",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +134,6 @@ mod tests {
         }
         assert_eq!(ReloadResult::Failure.label(), "failure");
         assert_eq!(AccessList::Deny.label(), "deny");
+        assert_eq!(ConnectionRefusal::PerIp.label(), "per_ip");
     }
 }

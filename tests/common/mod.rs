@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod load;
+pub mod raw;
 pub mod redis;
 pub mod relay;
 mod upstream;

@@ -2,7 +2,8 @@
 //! (after `ms` milliseconds for `?ms=N`) and counts what it serves. Each answer names the
 //! upstream (`x-served-by`) and the `Host` it was sent (`x-seen-host`). `/healthz` is its
 //! health endpoint, counted apart, which can be made to fail or hang; the whole upstream can
-//! be made to hang. Stopped, with its connections, when dropped.
+//! be made to hang. It keeps the target and headers of the last request it served. Stopped,
+//! with its connections, when dropped.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -10,7 +11,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// How `/healthz` answers.
@@ -31,6 +32,8 @@ struct State {
     probes: AtomicUsize,
     health: AtomicU8,
     hang: AtomicBool,
+    /// The target (path and query, as received) and headers of the last request served.
+    last: Mutex<Option<(String, http::HeaderMap)>>,
 }
 
 pub struct Upstream {
@@ -79,6 +82,25 @@ impl Upstream {
         self.state.health.store(health as u8, Ordering::SeqCst);
     }
 
+    /// The path and query of the last request served, as the upstream received them.
+    pub fn last_target(&self) -> Option<String> {
+        let last = self.state.last.lock().unwrap();
+        last.as_ref().map(|(target, _)| target.clone())
+    }
+
+    /// Every value of header `name` in the last request served, in order.
+    pub fn last_header(&self, name: &str) -> Vec<String> {
+        let last = self.state.last.lock().unwrap();
+        let Some((_, headers)) = last.as_ref() else {
+            return Vec::new();
+        };
+        headers
+            .get_all(name)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect()
+    }
+
     /// Whether every request but `/healthz` is left unanswered from now on.
     pub fn set_hang(&self, hang: bool) {
         self.state.hang.store(hang, Ordering::SeqCst);
@@ -111,6 +133,11 @@ async fn answer(
             std::future::pending::<()>().await;
         }
         state.served.fetch_add(1, Ordering::SeqCst);
+        let target = req
+            .uri()
+            .path_and_query()
+            .map_or_else(String::new, |p| p.to_string());
+        *state.last.lock().unwrap() = Some((target, req.headers().clone()));
         // `/slow?ms=N` answers after N milliseconds.
         let delay = req.uri().query().and_then(|q| q.strip_prefix("ms="));
         if let Some(ms) = delay.and_then(|ms| ms.parse().ok()) {

@@ -156,7 +156,11 @@ mod tests {
         Take {
             key: BucketKey {
                 policy: &POLICIES[policy],
-                identity: Identity::of("t", who.as_bytes()),
+                identity: Identity::of(
+                    &crate::identity::IdentityKey::from_bytes([0; 32]),
+                    "t",
+                    who.as_bytes(),
+                ),
             },
             spec: BucketSpec::new(1.0, 1.0).unwrap(),
             cost: 1.0,

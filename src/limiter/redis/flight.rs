@@ -78,11 +78,12 @@ impl Drop for Turn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::IdentityKey;
 
     #[tokio::test]
     async fn one_turn_at_a_time_per_caller_and_lines_are_cleaned_up() {
         let flights = Arc::new(Flights::new());
-        let alice = Identity::of("t", b"alice");
+        let alice = Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"alice");
         let first = flights.turn(alice).await;
         let waiting = {
             let flights = flights.clone();
@@ -94,7 +95,9 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert!(!waiting.is_finished(), "the second waits for the first");
-        let bob = flights.turn(Identity::of("t", b"bob")).await;
+        let bob = flights
+            .turn(Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"bob"))
+            .await;
         drop(bob);
         drop(first);
         waiting.await.unwrap();

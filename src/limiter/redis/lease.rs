@@ -202,6 +202,7 @@ impl Leases {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::IdentityKey;
 
     const MS: u64 = 1000;
 
@@ -210,7 +211,7 @@ mod tests {
     }
 
     fn hot() -> Identity {
-        Identity::of("t", b"hot")
+        Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"hot")
     }
 
     fn key() -> LeaseKey {
@@ -272,7 +273,10 @@ mod tests {
             "300 × 5 % ÷ 3"
         );
         let small = BucketSpec::new(20.0, 50.0).unwrap();
-        let other = (8, Identity::of("t", b"flood"));
+        let other = (
+            8,
+            Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"flood"),
+        );
         assert!((0..100).all(|i| leases.heat(other, small, 1.0, 3, i * 100).is_none()));
     }
 

@@ -16,6 +16,7 @@ mod connection;
 mod deny_cache;
 mod fleet;
 mod flight;
+mod hash_key;
 mod knowledge;
 mod lease;
 mod leasing;
@@ -27,6 +28,7 @@ mod settings;
 pub use breaker::{Breaker, BreakerSettings, Permission};
 pub use deny_cache::{DenyCache, Lookup};
 pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
+pub use hash_key::{fleet_hash_key, hash_key_name};
 pub use script::{FLEET_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 

@@ -61,7 +61,7 @@ fn the_problem_body_names_the_policy() {
     let s = standing(&name, &l, assessment(false, 0.0, 100_000, 1_000_000));
     let decided = Decided {
         standing: s,
-        identity: Identity::anonymous(),
+        identity: Identity::anonymous(&crate::identity::IdentityKey::from_bytes([0; 32])),
     };
     let Action::Answer(header, body) = render(&Outcome::Throttled(decided), &no_headers(), 429)
     else {

@@ -1,0 +1,255 @@
+//! The proxy's listener: pingora's HTTP proxy wrapped in the connection limits pingora lacks.
+//!
+//! - [`Listener`] (a `ServerApp`, one call per connection) admits a connection only while fewer
+//!   than `server.max_connections` are open (and `server.max_connections_per_ip` from its
+//!   address, an IPv6 /64 counting as one); a connection past either is closed at once and
+//!   counted in `floodgate_connections_refused_total`. `floodgate_connections_open` counts the
+//!   rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a head
+//!   past `server.max_header_bytes`.
+//! - [`HeadDeadline`] (an `HttpServerApp`, one call per request) closes the connection when the
+//!   request head is not whole within `server.header_timeout` of its first byte (of the accept,
+//!   for the first request), however slowly it trickles in.
+//!
+//! Idle time between requests is the proxy's keep-alive setting (`server.keepalive_timeout`).
+
+use crate::proxy::{head_watch, peer_ip, ConnectionLimits, Floodgate, HeadWatch, WatchedStream};
+use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use pingora::apps::{HttpServerApp, HttpServerOptions, ReusedHttpStream, ServerApp};
+use pingora::protocols::http::v2::server::H2Options;
+use pingora::protocols::http::ServerSession;
+use pingora::protocols::{Stream, ALPN};
+use pingora::proxy::HttpProxy;
+use pingora::server::ShutdownWatch;
+use prometheus::IntGauge;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The open downstream connections, overall and per client address.
+struct Connections {
+    max: usize,
+    max_per_ip: Option<usize>,
+    open: Mutex<Open>,
+    gauge: IntGauge,
+}
+
+#[derive(Default)]
+struct Open {
+    total: usize,
+    per_ip: HashMap<IpAddr, usize>,
+}
+
+/// One admitted connection; it counts as open until dropped.
+struct Admitted {
+    connections: Arc<Connections>,
+    ip: Option<IpAddr>,
+}
+
+impl Connections {
+    /// Counts a connection from `peer` open, or says why it may not be.
+    fn admit(self: &Arc<Self>, peer: Option<IpAddr>) -> Result<Admitted, ConnectionRefusal> {
+        let ip = self.max_per_ip.and(peer).map(one_client);
+        let mut open = self.open.lock();
+        if open.total >= self.max {
+            return Err(ConnectionRefusal::Total);
+        }
+        if let (Some(ip), Some(max)) = (ip, self.max_per_ip) {
+            let from_ip = open.per_ip.entry(ip).or_default();
+            if *from_ip >= max {
+                return Err(ConnectionRefusal::PerIp);
+            }
+            *from_ip += 1;
+        }
+        open.total += 1;
+        self.gauge.inc();
+        Ok(Admitted {
+            connections: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut open = self.connections.open.lock();
+        open.total = open.total.saturating_sub(1);
+        if let Some(ip) = self.ip {
+            if let Some(from_ip) = open.per_ip.get_mut(&ip) {
+                *from_ip -= 1;
+                if *from_ip == 0 {
+                    open.per_ip.remove(&ip);
+                }
+            }
+        }
+        self.connections.gauge.dec();
+    }
+}
+
+/// The address that stands for one client: IPv4 as is, IPv6 folded to its /64.
+fn one_client(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        v4 => v4,
+    }
+}
+
+/// Pingora's proxy behind the connection caps.
+pub(super) struct Listener {
+    http: Arc<HeadDeadline>,
+    connections: Arc<Connections>,
+    refused: ByLabel<ConnectionRefusal>,
+    max_header_bytes: usize,
+}
+
+impl Listener {
+    /// `proxy` behind `limits`, counted in `metrics`.
+    pub(super) fn new(
+        proxy: HttpProxy<Floodgate>,
+        limits: &ConnectionLimits,
+        metrics: &Metrics,
+    ) -> Self {
+        Self {
+            http: Arc::new(HeadDeadline {
+                proxy: Arc::new(proxy),
+                header_timeout: limits.header_timeout,
+            }),
+            connections: Arc::new(Connections {
+                max: limits.max_connections,
+                max_per_ip: limits.max_connections_per_ip,
+                open: Mutex::new(Open::default()),
+                gauge: metrics.connections_open.clone(),
+            }),
+            refused: metrics.connections_refused.clone(),
+            max_header_bytes: limits.max_header_bytes,
+        }
+    }
+}
+
+#[async_trait]
+impl ServerApp for Listener {
+    async fn process_new(
+        self: &Arc<Self>,
+        stream: Stream,
+        shutdown: &ShutdownWatch,
+    ) -> Option<Stream> {
+        let _admitted = match self.connections.admit(peer_ip(&stream)) {
+            Ok(admitted) => admitted,
+            Err(reason) => {
+                self.refused.inc(reason);
+                // Dropping the stream closes the connection.
+                return None;
+            }
+        };
+        // HTTP/2 frames its own headers (and pingora bounds them); HTTP/1 heads are watched.
+        let stream: Stream = match stream.selected_alpn_proto() {
+            Some(ALPN::H2) => stream,
+            _ => Box::new(WatchedStream::new(
+                stream,
+                HeadWatch::accepted(),
+                self.max_header_bytes,
+            )),
+        };
+        ServerApp::process_new(&self.http, stream, shutdown).await
+    }
+
+    async fn cleanup(&self) {
+        ServerApp::cleanup(&*self.http).await
+    }
+}
+
+/// Pingora's proxy, each request's head on a deadline.
+pub(super) struct HeadDeadline {
+    proxy: Arc<HttpProxy<Floodgate>>,
+    header_timeout: Duration,
+}
+
+#[async_trait]
+impl HttpServerApp for HeadDeadline {
+    async fn process_new_http(
+        self: &Arc<Self>,
+        session: ServerSession,
+        shutdown: &ShutdownWatch,
+    ) -> Option<ReusedHttpStream> {
+        let Some(watch) = head_watch(&session).cloned() else {
+            return HttpServerApp::process_new_http(&self.proxy, session, shutdown).await;
+        };
+        watch.expect_head();
+        tokio::select! {
+            reused = HttpServerApp::process_new_http(&self.proxy, session, shutdown) => reused,
+            () = watch.overdue(self.header_timeout) => {
+                log::debug!(
+                    "closing a connection: no whole request head within {:?}",
+                    self.header_timeout
+                );
+                None
+            }
+        }
+    }
+
+    fn h2_options(&self) -> Option<H2Options> {
+        self.proxy.h2_options()
+    }
+
+    fn server_options(&self) -> Option<&HttpServerOptions> {
+        self.proxy.server_options()
+    }
+
+    async fn http_cleanup(&self) {
+        self.proxy.http_cleanup().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connections(max: usize, max_per_ip: Option<usize>) -> Arc<Connections> {
+        Arc::new(Connections {
+            max,
+            max_per_ip,
+            open: Mutex::new(Open::default()),
+            gauge: IntGauge::new("open", "open").unwrap(),
+        })
+    }
+
+    fn ip(text: &str) -> Option<IpAddr> {
+        Some(text.parse().unwrap())
+    }
+
+    #[test]
+    fn past_the_cap_connections_are_refused_until_one_closes() {
+        let c = connections(2, None);
+        let first = c.admit(ip("192.0.2.1")).unwrap();
+        let _second = c.admit(ip("192.0.2.2")).unwrap();
+        assert_eq!(
+            c.admit(ip("192.0.2.3")).err(),
+            Some(ConnectionRefusal::Total)
+        );
+        assert_eq!(c.gauge.get(), 2);
+        drop(first);
+        assert!(c.admit(ip("192.0.2.3")).is_ok());
+    }
+
+    #[test]
+    fn one_address_and_one_ipv6_network_share_a_per_ip_cap() {
+        let c = connections(100, Some(1));
+        let _a = c.admit(ip("192.0.2.1")).unwrap();
+        assert_eq!(
+            c.admit(ip("192.0.2.1")).err(),
+            Some(ConnectionRefusal::PerIp)
+        );
+        assert!(c.admit(ip("192.0.2.9")).is_ok());
+        let v6 = c.admit(ip("2001:db8::1")).unwrap();
+        assert_eq!(
+            c.admit(ip("2001:db8::ffff")).err(),
+            Some(ConnectionRefusal::PerIp)
+        );
+        assert!(c.admit(ip("2001:db8:0:1::1")).is_ok(), "another /64");
+        drop(v6);
+        assert!(c.admit(ip("2001:db8::2")).is_ok());
+        assert!(c.open.lock().per_ip.len() <= 4);
+    }
+}

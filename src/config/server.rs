@@ -1,0 +1,101 @@
+//! `[server]`: the listeners, workers, shutdown, and the limits on downstream connections.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::ServerFile;
+use super::runtime::{ServerSettings, TlsListener};
+
+use crate::proxy::ConnectionLimits;
+use std::time::Duration;
+
+/// The validated `[server]` table.
+pub(super) fn server(
+    check: &Checker<'_>,
+    file: &ServerFile,
+) -> Result<ServerSettings, ConfigError> {
+    Ok(ServerSettings {
+        listen: check.address(&file.listen, "server.listen")?,
+        threads: match &file.threads {
+            Some(threads) => check.integer(threads, "server.threads", 1..=1024)? as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
+        grace_period: check.duration(
+            file.grace_period.as_ref(),
+            "server.grace_period",
+            Duration::from_secs(5),
+        )?,
+        shutdown_timeout: check.duration(
+            file.shutdown_timeout.as_ref(),
+            "server.shutdown_timeout",
+            Duration::from_secs(5),
+        )?,
+        shadow: file.shadow,
+        access_log: file.access_log,
+        watch_config: file.watch_config,
+        pid_file: file
+            .pid_file
+            .clone()
+            .unwrap_or_else(|| "/tmp/floodgate.pid".to_owned()),
+        upgrade_sock: file
+            .upgrade_sock
+            .clone()
+            .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
+        tls: tls_listener(check, file)?,
+        limits: limits(check, file)?,
+    })
+}
+
+/// `header_timeout`, `keepalive_timeout`, `max_header_bytes` and the connection caps.
+fn limits(check: &Checker<'_>, file: &ServerFile) -> Result<ConnectionLimits, ConfigError> {
+    let default = ConnectionLimits::default();
+    let header_timeout = check.duration(
+        file.header_timeout.as_ref(),
+        "server.header_timeout",
+        default.header_timeout,
+    )?;
+    if let (Some(at), true) = (&file.header_timeout, header_timeout.is_zero()) {
+        return Err(check.error(at, "`server.header_timeout` must be above zero".into()));
+    }
+    let max_connections = match &file.max_connections {
+        Some(n) => check.integer(n, "server.max_connections", 1..=10_000_000)?,
+        None => default.max_connections as i64,
+    };
+    Ok(ConnectionLimits {
+        header_timeout,
+        keepalive_timeout: check.duration(
+            file.keepalive_timeout.as_ref(),
+            "server.keepalive_timeout",
+            default.keepalive_timeout,
+        )?,
+        max_header_bytes: match &file.max_header_bytes {
+            // Pingora itself refuses heads past 1 MiB.
+            Some(n) => check.integer(n, "server.max_header_bytes", 1024..=1_048_575)? as usize,
+            None => default.max_header_bytes,
+        },
+        max_connections: max_connections as usize,
+        max_connections_per_ip: file
+            .max_connections_per_ip
+            .as_ref()
+            .map(|n| check.integer(n, "server.max_connections_per_ip", 1..=max_connections))
+            .transpose()?
+            .map(|n| n as usize),
+    })
+}
+
+fn tls_listener(
+    check: &Checker<'_>,
+    file: &ServerFile,
+) -> Result<Option<TlsListener>, ConfigError> {
+    match (&file.tls_listen, &file.tls_cert_file, &file.tls_key_file) {
+        (None, None, None) => Ok(None),
+        (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
+            listen: check.address(listen, "server.tls_listen")?,
+            cert_file: check.readable(cert, "server.tls_cert_file")?,
+            key_file: check.readable(key, "server.tls_key_file")?,
+        })),
+        _ => Err(check.error(
+            &file.listen,
+            "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
+        )),
+    }
+}

@@ -1,0 +1,174 @@
+//! The embedded store: token buckets in this process's memory, sharded, with bounded size.
+//!
+//! Buckets live in shards, each behind its own short-held lock; all buckets of one caller share
+//! a shard, so a request usually locks one (several callers' shards are locked in ascending
+//! order, so two requests never deadlock), decides, and unlocks. A bucket that has refilled to
+//! full carries no information (an unknown bucket is full), so full buckets are swept away.
+//!
+//! When a shard reaches its share of `max_entries`, a caller is evicted, all its buckets at
+//! once, by two rules:
+//! - **Eviction never frees a debtor.** A caller *owes* while any of its buckets holds less than
+//!   its policy's cost (it would be, or just was, refused). A caller that owes is never chosen
+//!   while one that owes nothing is found; flooding the store with new callers therefore cannot
+//!   hand a throttled caller a fresh bucket. Only when the buckets looked at all owe does the
+//!   shard grow past its share, up to twice it; there the debt paid off soonest is forgiven.
+//!   Building that many debts takes an attacker a whole bucket of requests per identity.
+//! - **The least is lost.** Among the first callers that owe nothing (up to 8, looked for in
+//!   up to 64 buckets), the one whose buckets are all full soonest, across all its policies,
+//!   is evicted: evicting it hands back the fewest tokens.
+
+use super::bucket::BucketState;
+use super::{paying, Assessments, Limiter, LimiterError, Mode, Take};
+use crate::clock::MonotonicClock;
+use async_trait::async_trait;
+use parking_lot::{Mutex, MutexGuard};
+use shard::{Entry, Shard, Slot};
+use smallvec::SmallVec;
+
+mod shard;
+
+/// The fewest shards the buckets are spread over.
+const MIN_SHARDS: usize = 16;
+/// The most buckets one shard holds: 7/8 of 2^14, the load at which a hash table of 2^14 slots
+/// would double. Capping shards here keeps every table at most 2^14 slots, nearly full,
+/// instead of doubling to twice the memory just past a power of two.
+const SHARD_CAP: usize = (1 << 14) / 8 * 7;
+
+/// In-process token buckets shared by every worker thread.
+pub struct MemoryStore {
+    shards: Box<[Mutex<Shard>]>,
+    per_shard_cap: usize,
+    clock: MonotonicClock,
+}
+
+impl Slot {
+    fn of(take: &Take<'_>) -> Self {
+        Self {
+            policy_id: take.key.policy.id(),
+            identity: take.key.identity,
+        }
+    }
+}
+
+impl MemoryStore {
+    /// A store that holds about `max_entries` buckets (rounded up to a whole share per shard),
+    /// at most twice that when only callers in debt are left to evict.
+    pub fn new(max_entries: usize) -> Self {
+        let count = max_entries.div_ceil(SHARD_CAP).max(MIN_SHARDS);
+        let shards = (0..count).map(|_| Mutex::new(Shard::default())).collect();
+        Self {
+            shards,
+            per_shard_cap: max_entries.div_ceil(count).max(1),
+            clock: MonotonicClock::new(),
+        }
+    }
+
+    /// How many buckets are held now (full ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    /// Whether no bucket is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The all-or-nothing take at an explicit instant on the store's clock.
+    pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
+        let slots: SmallVec<[Slot; 4]> = takes.iter().map(Slot::of).collect();
+        let count = self.shards.len();
+        let shard_of = |k: &Slot| shard_index(k, count);
+        let mut order: SmallVec<[usize; 4]> = slots.iter().map(shard_of).collect();
+        order.sort_unstable();
+        order.dedup();
+        let mut guards: SmallVec<[MutexGuard<'_, Shard>; 4]> =
+            order.iter().map(|&i| self.shards[i].lock()).collect();
+        let guard_of = |k: &Slot| order.binary_search(&shard_of(k)).unwrap_or(0);
+
+        let levels: SmallVec<[BucketState; 4]> = takes
+            .iter()
+            .zip(&slots)
+            .map(|(t, k)| {
+                let stored = guards[guard_of(k)].get(k);
+                t.spec.refill(stored, now_us)
+            })
+            .collect();
+        let assessments: Assessments = takes
+            .iter()
+            .zip(&levels)
+            .map(|(t, level)| match t.mode {
+                Mode::Settle => t.spec.settle(*level, t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost),
+            })
+            .collect();
+        for i in paying(takes, &assessments) {
+            let (t, k, a) = (&takes[i], slots[i], &assessments[i]);
+            // A settlement's cost is a change, not a request's cost: it owes while in debt.
+            let (state, owed) = match t.mode {
+                Mode::Settle => (t.spec.after_settle(levels[i], t.cost), -a.remaining),
+                Mode::Enforce | Mode::Shadow => {
+                    (t.spec.after_take(levels[i], t.cost), t.cost - a.remaining)
+                }
+            };
+            let entry = Entry {
+                state,
+                full_at_us: now_us.saturating_add(a.full_in_us),
+                pay_at_us: now_us.saturating_add(t.spec.micros_to_gain(owed)),
+            };
+            guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
+        }
+        for (k, a) in slots.iter().zip(&assessments).filter(|(_, a)| !a.allowed) {
+            guards[guard_of(k)].owe(k, now_us.saturating_add(a.retry_after_us));
+        }
+        assessments
+    }
+}
+
+/// The shard of `slot` among `count`: by caller only, so one caller's buckets share a shard,
+/// where eviction can see them all.
+fn shard_index(slot: &Slot, count: usize) -> usize {
+    (slot.identity.prefix_u64() >> 40) as usize % count
+}
+
+impl MemoryStore {
+    /// Sets the bucket of `take` to hold `tokens` (capped at its capacity) at `now_us`.
+    pub fn set_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
+        let slot = Slot::of(take);
+        let tokens = tokens.clamp(0.0, take.spec.capacity());
+        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
+        let full_in = take.spec.micros_to_gain(take.spec.capacity() - tokens);
+        if full_in == 0 {
+            shard.remove(&slot);
+            return;
+        }
+        let entry = Entry {
+            state: BucketState {
+                tokens,
+                updated_us: now_us,
+            },
+            full_at_us: now_us.saturating_add(full_in),
+            pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(take.cost - tokens)),
+        };
+        shard.store(slot, entry, now_us, self.per_shard_cap);
+    }
+
+    /// Sets the bucket of `take` to hold `tokens` now.
+    pub fn set_now(&self, take: &Take<'_>, tokens: f64) {
+        self.set_at(take, tokens, self.clock.now_us());
+    }
+
+    /// The all-or-nothing take now.
+    pub fn acquire_now(&self, takes: &[Take<'_>]) -> Assessments {
+        self.acquire_at(takes, self.clock.now_us())
+    }
+}
+
+#[async_trait]
+impl Limiter for MemoryStore {
+    async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        Ok(self.acquire_now(takes))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+//! A downstream HTTP/1 connection as the listener hands it to pingora: every pingora stream
+//! trait passes through, and reads of a request head are counted. A head that grows past
+//! `max_header_bytes` is not read any further: the connection answers 431 and fails the read,
+//! so no more than the limit is ever buffered for one head (pingora alone would take 1 MiB).
+
+use super::connection::HeadWatch;
+use super::render::problem_body;
+use async_trait::async_trait;
+use pingora::protocols::http::ServerSession;
+use pingora::protocols::l4::socket::SocketAddr;
+use pingora::protocols::raw_connect::ProxyDigest;
+use pingora::protocols::tls::{SslDigest, TlsRef};
+use pingora::protocols::{
+    GetProxyDigest, GetSocketDigest, GetTimingDigest, Peek, Shutdown, SocketDigest, Ssl, Stream,
+    TimingDigest, UniqueID, UniqueIDType, ALPN,
+};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// The whole 431 response, sent as the connection closes.
+static TOO_LARGE: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let body = problem_body(
+        431,
+        "The request head is larger than this server accepts.",
+        serde_json::json!({}),
+    );
+    let mut response = format!(
+        "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: {}\r\n\
+         content-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
+        super::PROBLEM_JSON,
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+});
+
+/// A downstream stream whose request heads are watched.
+#[derive(Debug)]
+pub struct WatchedStream {
+    inner: Stream,
+    watch: Arc<HeadWatch>,
+    max_header_bytes: usize,
+    /// Bytes of the 431 answer written, once the head outgrew the limit.
+    refusing: Option<usize>,
+}
+
+impl WatchedStream {
+    /// `inner`, accepted now, watched by `watch`, refusing heads over `max_header_bytes`.
+    pub fn new(inner: Stream, watch: Arc<HeadWatch>, max_header_bytes: usize) -> Self {
+        Self {
+            inner,
+            watch,
+            max_header_bytes,
+            refusing: None,
+        }
+    }
+
+    /// Writes the 431 answer, then fails the read that asked for more of the head.
+    fn poll_refuse(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let written = self.refusing.get_or_insert(0);
+        while *written < TOO_LARGE.len() {
+            match ready!(Pin::new(&mut self.inner).poll_write(cx, &TOO_LARGE[*written..])) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => *written += n,
+            }
+        }
+        let _ = ready!(Pin::new(&mut self.inner).poll_flush(cx));
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request head larger than server.max_header_bytes (answered 431)",
+        )))
+    }
+}
+
+/// The head watch of `session`'s connection, if the listener watches it.
+pub fn head_watch(session: &ServerSession) -> Option<&Arc<HeadWatch>> {
+    let stream: &Stream = session.stream()?;
+    let watched = (**stream).as_any().downcast_ref::<WatchedStream>()?;
+    Some(&watched.watch)
+}
+
+impl AsyncRead for WatchedStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if this.refusing.is_some() {
+            return this.poll_refuse(cx);
+        }
+        let Some(allowance) = this.watch.allowance(this.max_header_bytes) else {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        };
+        if allowance == 0 {
+            return this.poll_refuse(cx);
+        }
+        // Read no more than the head may still hold.
+        let room = buf.initialize_unfilled_to(allowance.min(buf.remaining()));
+        let mut limited = ReadBuf::new(room);
+        ready!(Pin::new(&mut this.inner).poll_read(cx, &mut limited))?;
+        let n = limited.filled().len();
+        buf.advance(n);
+        this.watch.read(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for WatchedStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[async_trait]
+impl Shutdown for WatchedStream {
+    async fn shutdown(&mut self) {
+        self.inner.shutdown().await
+    }
+}
+
+impl UniqueID for WatchedStream {
+    fn id(&self) -> UniqueIDType {
+        self.inner.id()
+    }
+}
+
+impl Ssl for WatchedStream {
+    fn get_ssl(&self) -> Option<&TlsRef> {
+        self.inner.get_ssl()
+    }
+
+    fn get_ssl_digest(&self) -> Option<Arc<SslDigest>> {
+        self.inner.get_ssl_digest()
+    }
+
+    fn selected_alpn_proto(&self) -> Option<ALPN> {
+        self.inner.selected_alpn_proto()
+    }
+}
+
+impl GetTimingDigest for WatchedStream {
+    fn get_timing_digest(&self) -> Vec<Option<TimingDigest>> {
+        self.inner.get_timing_digest()
+    }
+
+    fn get_read_pending_time(&self) -> Duration {
+        self.inner.get_read_pending_time()
+    }
+
+    fn get_write_pending_time(&self) -> Duration {
+        self.inner.get_write_pending_time()
+    }
+}
+
+impl GetProxyDigest for WatchedStream {
+    fn get_proxy_digest(&self) -> Option<Arc<ProxyDigest>> {
+        self.inner.get_proxy_digest()
+    }
+
+    fn set_proxy_digest(&mut self, digest: ProxyDigest) {
+        self.inner.set_proxy_digest(digest)
+    }
+}
+
+impl GetSocketDigest for WatchedStream {
+    fn get_socket_digest(&self) -> Option<Arc<SocketDigest>> {
+        self.inner.get_socket_digest()
+    }
+
+    fn set_socket_digest(&mut self, digest: SocketDigest) {
+        self.inner.set_socket_digest(digest)
+    }
+}
+
+#[async_trait]
+impl Peek for WatchedStream {
+    async fn try_peek(&mut self, buf: &mut [u8]) -> io::Result<bool> {
+        self.inner.try_peek(buf).await
+    }
+}
+
+/// The client address of a stream: its TCP peer.
+pub fn peer_ip(stream: &Stream) -> Option<std::net::IpAddr> {
+    let digest = stream.get_socket_digest()?;
+    let peer: &SocketAddr = digest.peer_addr()?;
+    peer.as_inet().map(|a| a.ip())
+}
