@@ -130,6 +130,36 @@ pub(super) fn problem_body(status: u16, detail: &str, extra: serde_json::Value) 
     Bytes::from(body.to_string())
 }
 
+/// The problem body of a throttled request, written directly: the hot answer of a flood, it
+/// skips building a JSON value. Policy names hold only letters, digits and `-_.` (checked by
+/// the config), so nothing in it needs escaping.
+fn throttled_body(status: u16, policy: &str, retry_after: u64) -> Bytes {
+    let title = StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    let (mut code, mut wait) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (code, wait) = (code.format(status), wait.format(retry_after));
+    let parts = [
+        "{\"type\":\"about:blank\",\"title\":\"",
+        title,
+        "\",\"status\":",
+        code,
+        ",\"detail\":\"Rate limit of policy \\\"",
+        policy,
+        "\\\" exceeded; retry in ",
+        wait,
+        " s.\",\"policy\":\"",
+        policy,
+        "\",\"retry_after\":",
+        wait,
+        "}",
+    ];
+    let mut body = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    parts.iter().for_each(|p| body.push_str(p));
+    Bytes::from(body)
+}
+
 /// A problem response: `status`, the problem body and `extra` headers; a 500 if the header
 /// cannot be built.
 pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Action {
@@ -167,9 +197,6 @@ fn internal_error() -> Action {
 /// `RateLimit` and a problem body naming the policy.
 fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> Action {
     let retry_after = retry_after(standing);
-    let name: &str = standing.policy;
-    let detail = format!("Rate limit of policy \"{name}\" exceeded; retry in {retry_after} s.");
-    let extra = serde_json::json!({ "policy": name, "retry_after": retry_after });
     let headers = [
         (RETRY_AFTER, HeaderValue::from(retry_after)),
         (
@@ -181,7 +208,11 @@ fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> 
             header_value(ratelimit_text(standing)),
         ),
     ];
-    problem(status, problem_body(status, &detail, extra), &headers)
+    problem(
+        status,
+        throttled_body(status, standing.policy, retry_after),
+        &headers,
+    )
 }
 
 /// A refusal that is not about rate: `status` with a problem body saying `detail`.

@@ -72,6 +72,12 @@ fn the_problem_body_names_the_policy() {
     assert_eq!(json["policy"], "per-user");
     assert_eq!(json["status"], 429);
     assert_eq!(json["title"], "Too Many Requests");
+    assert_eq!(json["retry_after"], 1);
+    assert_eq!(
+        json["detail"],
+        "Rate limit of policy \"per-user\" exceeded; retry in 1 s."
+    );
+    assert_eq!(json["type"], "about:blank");
     assert_eq!(header.headers["content-type"], PROBLEM_JSON);
     assert_eq!(header.headers["ratelimit-policy"], "\"per-user\";q=10;w=1");
 }
