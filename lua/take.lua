@@ -33,106 +33,96 @@ operation, so both give the same answers for the same times and costs):
 
 local EPSILON = 1e-9
 local MICROS = 1000000
+local call, pack, unpack_state = redis.call, struct.pack, struct.unpack
+local tonumber, ceil, min, max = tonumber, math.ceil, math.min, math.max
 
 local function micros_to_gain(tokens, rate)
   if tokens <= 0 then
     return 0
   end
-  return math.ceil(tokens * MICROS / rate)
+  return ceil(tokens * MICROS / rate)
 end
 
-local time = redis.call('TIME')
+local time = call('TIME')
 local now = tonumber(time[1]) * MICROS + tonumber(time[2])
 local margin_ms = tonumber(ARGV[1])
+local nkeys = #KEYS
 
 -- What each key holds now: read once, then kept up to date as groups pay.
-local stored = {}
-local values = redis.call('MGET', unpack(KEYS))
-for i = 1, #KEYS do
-  if values[i] and stored[KEYS[i]] == nil then
-    local tokens, ts = struct.unpack('<dd', values[i])
-    stored[KEYS[i]] = { tokens, ts }
+local tokens_of, stamp_of = {}, {}
+local values = call('MGET', unpack(KEYS))
+for i = 1, nkeys do
+  local key, value = KEYS[i], values[i]
+  if value and tokens_of[key] == nil then
+    tokens_of[key], stamp_of[key] = unpack_state('<dd', value)
   end
 end
 
-local reply = { now }
-local written = {}
+local reply, r = { now }, 1
+local full_in_of = {}
+-- Per take of the group being decided: its level, stamp and arguments.
+local levels, stamps, caps, rates, costs, modes = {}, {}, {}, {}, {}, {}
 local key_at, arg_at = 1, 3
-
-local function level(key, capacity, rate)
-  local state = stored[key]
-  if not state then
-    return capacity, now
-  end
-  local elapsed = now - state[2]
-  if elapsed < 0 then
-    elapsed = 0
-  end
-  return math.min(state[1] + elapsed * rate / MICROS, capacity), math.max(state[2], now)
-end
 
 for _ = 1, tonumber(ARGV[2]) do
   local count = tonumber(ARGV[arg_at])
   arg_at = arg_at + 1
-  local takes, enforced = {}, true
+  local enforced = true
   for j = 1, count do
     local key = KEYS[key_at + j - 1]
-    local capacity = tonumber(ARGV[arg_at])
-    local rate = tonumber(ARGV[arg_at + 1])
-    local cost = tonumber(ARGV[arg_at + 2])
-    local mode = ARGV[arg_at + 3]
+    local capacity, rate = tonumber(ARGV[arg_at]), tonumber(ARGV[arg_at + 1])
+    local cost, mode = tonumber(ARGV[arg_at + 2]), ARGV[arg_at + 3]
     arg_at = arg_at + 4
-    local tokens, ts = level(key, capacity, rate)
-    takes[j] = { key, capacity, rate, cost, mode, tokens, ts }
-    if tokens + EPSILON < cost and mode == '0' then
+    local tokens, ts = tokens_of[key], stamp_of[key]
+    if tokens then
+      local elapsed = now - ts
+      if elapsed < 0 then
+        elapsed = 0
+      end
+      tokens, ts = min(tokens + elapsed * rate / MICROS, capacity), max(ts, now)
+    else
+      tokens, ts = capacity, now
+    end
+    levels[j], stamps[j], caps[j], rates[j], costs[j], modes[j] = tokens, ts, capacity, rate, cost, mode
+    if mode == '0' and tokens + EPSILON < cost then
       enforced = false
     end
   end
   for j = 1, count do
-    local key, capacity, rate, cost, mode, tokens, ts = unpack(takes[j])
-    local shadow = mode == '1'
+    local key = KEYS[key_at + j - 1]
+    local tokens, capacity, rate, cost, mode = levels[j], caps[j], rates[j], costs[j], modes[j]
     if mode == '2' then
-      local settled = math.min(tokens - cost, capacity)
+      local settled = min(tokens - cost, capacity)
       local full_in = micros_to_gain(capacity - settled, rate)
-      stored[key] = { settled, ts }
-      written[key] = full_in
-      table.insert(reply, 1)
-      table.insert(reply, struct.pack('<d', settled))
-      table.insert(reply, 0)
-      table.insert(reply, full_in)
+      tokens_of[key], stamp_of[key], full_in_of[key] = settled, stamps[j], full_in
+      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = 1, pack('<d', settled), 0, full_in
     elseif tokens + EPSILON >= cost then
-      local remaining = math.max(tokens - cost, 0)
+      local remaining = max(tokens - cost, 0)
       local full_in = micros_to_gain(capacity - remaining, rate)
-      if enforced or shadow then
-        stored[key] = { remaining, ts }
-        written[key] = full_in
+      if enforced or mode == '1' then
+        tokens_of[key], stamp_of[key], full_in_of[key] = remaining, stamps[j], full_in
       end
-      table.insert(reply, 1)
-      table.insert(reply, struct.pack('<d', remaining))
-      table.insert(reply, 0)
-      table.insert(reply, full_in)
+      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = 1, pack('<d', remaining), 0, full_in
     else
-      table.insert(reply, 0)
-      table.insert(reply, struct.pack('<d', tokens))
-      table.insert(reply, micros_to_gain(cost - tokens, rate))
-      table.insert(reply, micros_to_gain(capacity - tokens, rate))
+      reply[r + 1], reply[r + 2] = 0, pack('<d', tokens)
+      reply[r + 3] = micros_to_gain(cost - tokens, rate)
+      reply[r + 4] = micros_to_gain(capacity - tokens, rate)
     end
+    r = r + 4
   end
   key_at = key_at + count
 end
 
 -- Writes in KEYS order, each key once, with its final state.
-for i = 1, #KEYS do
+for i = 1, nkeys do
   local key = KEYS[i]
-  local full_in = written[key]
+  local full_in = full_in_of[key]
   if full_in then
-    written[key] = nil
+    full_in_of[key] = nil
     if full_in > 0 then
-      local state = stored[key]
-      redis.call('SET', key, struct.pack('<dd', state[1], state[2]),
-        'PX', math.ceil(full_in / 1000) + margin_ms)
+      call('PSETEX', key, ceil(full_in / 1000) + margin_ms, pack('<dd', tokens_of[key], stamp_of[key]))
     else
-      redis.call('DEL', key)
+      call('DEL', key)
     end
   end
 end
