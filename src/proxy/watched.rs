@@ -100,6 +100,14 @@ impl AsyncRead for WatchedStream {
         if allowance == 0 {
             return this.poll_refuse(cx);
         }
+        if allowance >= buf.remaining() {
+            // The whole space offered fits the allowance: read straight into it (limiting the
+            // read would mean zero-filling the space first, on every request).
+            let before = buf.filled().len();
+            ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+            this.watch.read(buf.filled().len() - before);
+            return Poll::Ready(Ok(()));
+        }
         // Read no more than the head may still hold.
         let room = buf.initialize_unfilled_to(allowance.min(buf.remaining()));
         let mut limited = ReadBuf::new(room);
