@@ -7,6 +7,7 @@ use floodgate::identity::Identity;
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     BucketKey, BucketSpec, MemoryStore, Mode, OnError, PolicyKey, RedisSettings, RedisStore, Take,
+    Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::LazyLock;
@@ -33,6 +34,7 @@ fn take(i: u64) -> Take<'static> {
         spec: BucketSpec::new(10.0, 0.001).expect("a valid bucket"),
         cost: 1.0,
         mode: Mode::Enforce,
+        terms: Terms::default(),
     }
 }
 

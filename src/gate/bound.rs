@@ -3,7 +3,7 @@
 
 use super::{LevelId, Standing};
 use crate::identity::{Identity, Request};
-use crate::limiter::{Assessment, BucketKey, Mode, Take};
+use crate::limiter::{Assessment, BucketKey, Mode, Take, Terms};
 use crate::policy::{Limits, Policy};
 use crate::telemetry::PolicyCounters;
 
@@ -80,6 +80,7 @@ impl<'g> Planned<'g> {
                 true => Mode::Shadow,
                 false => Mode::Enforce,
             },
+            terms: Terms::default(),
         }
     }
 

@@ -6,7 +6,7 @@
 //! full), so full buckets are swept away; when a shard still reaches its share of the
 //! configured cap, the sampled bucket nearest to full is evicted, losing the least.
 
-use super::bucket::BucketState;
+use super::bucket::{BucketState, Penalty};
 use super::{paying, Assessments, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
 use crate::identity::Identity;
@@ -82,7 +82,7 @@ impl Hasher for PrehashedHasher {
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     state: BucketState,
-    /// When the bucket will be full again, on the store's clock.
+    /// When the bucket will be full again and unblocked, on the store's clock.
     full_at_us: u64,
 }
 
@@ -169,18 +169,36 @@ impl MemoryStore {
             .zip(&levels)
             .map(|(t, level)| match t.mode {
                 Mode::Settle => t.spec.settle(*level, t.cost),
-                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost, t.terms, now_us),
             })
             .collect();
-        for i in paying(takes, &assessments) {
-            let (t, k) = (&takes[i], slots[i]);
+        let paid = paying(takes, &assessments).map(|i| {
+            let (t, level) = (&takes[i], levels[i]);
             let state = match t.mode {
-                Mode::Settle => t.spec.after_settle(levels[i], t.cost),
-                Mode::Enforce | Mode::Shadow => t.spec.after_take(levels[i], t.cost),
+                Mode::Settle => t.spec.after_settle(level, t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.after_take(level, &assessments[i]),
             };
+            (i, state)
+        });
+        // A refusal that starts a penalty is written too: the block must outlive the request.
+        let blocked = assessments
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.penalty == Penalty::Started)
+            .map(|(i, _)| {
+                (
+                    i,
+                    takes[i]
+                        .spec
+                        .after_refusal(levels[i], takes[i].terms, now_us),
+                )
+            });
+        let writes: SmallVec<[(usize, BucketState); 4]> = paid.chain(blocked).collect();
+        for (i, state) in writes {
+            let k = slots[i];
             let entry = Entry {
                 state,
-                full_at_us: now_us.saturating_add(assessments[i].full_in_us),
+                full_at_us: now_us.saturating_add(takes[i].spec.keep_for_us(&state, now_us)),
             };
             guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
         }
@@ -208,6 +226,7 @@ impl MemoryStore {
             state: BucketState {
                 tokens,
                 updated_us: now_us,
+                blocked_until_us: 0,
             },
             full_at_us: now_us.saturating_add(full_in),
         };
@@ -235,7 +254,7 @@ impl Limiter for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey};
+    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey, Terms};
     use std::sync::LazyLock;
 
     const SECOND: u64 = 1_000_000;
@@ -252,6 +271,7 @@ mod tests {
             spec: BucketSpec::new(capacity, rate).unwrap(),
             cost: 1.0,
             mode: Mode::Enforce,
+            terms: Terms::default(),
         }
     }
 

@@ -13,7 +13,7 @@ mod settings;
 mod share;
 mod take;
 
-pub use bucket::{Assessment, BucketSpec, BucketState, SpecError};
+pub use bucket::{Assessment, BucketSpec, BucketState, Penalty, SpecError, Terms};
 pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet::FleetSize;
 pub use key::{BucketKey, PolicyKey};
