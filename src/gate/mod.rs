@@ -16,7 +16,7 @@ pub use bound::Planned;
 pub use outcome::{Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Standing};
 
-use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, Request};
+use crate::identity::{Access, AccessRules, Fact, IdentityChain, IdentityError, Request, Source};
 use crate::limiter::{Fallback, Limiter};
 use crate::policy::{Limits, Policy, RouteFacts};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
@@ -60,6 +60,7 @@ impl Gate {
         fallback: Fallback,
         metrics: &Metrics,
     ) -> Self {
+        let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         Self {
             access,
             policies: policies
@@ -77,11 +78,12 @@ impl Gate {
                 store_fallbacks: metrics.store.fallbacks.clone(),
             },
             last_error_log_s: AtomicU64::new(0),
-            needs_host: policies.iter().any(|p| p.route.host.is_some()),
+            needs_host,
         }
     }
 
-    /// Whether any route looks at the host (so the proxy need not work it out otherwise).
+    /// Whether any route or source looks at the host (so the proxy need not work it out
+    /// otherwise).
     pub fn needs_host(&self) -> bool {
         self.needs_host
     }
@@ -141,4 +143,18 @@ impl Gate {
         }
         Ok(planned)
     }
+}
+
+/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
+fn reads_host(policy: &Policy) -> bool {
+    let tier_by_host = policy
+        .tiers
+        .as_ref()
+        .is_some_and(|t| t.source == Source::Fact(Fact::Host));
+    policy.route.host.is_some()
+        || tier_by_host
+        || policy
+            .sources
+            .as_ref()
+            .is_some_and(IdentityChain::uses_host)
 }

@@ -8,11 +8,13 @@
 
 mod access;
 mod client_ip;
+mod facts;
 mod jwt;
 mod source;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver};
+pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
 
@@ -88,6 +90,7 @@ pub struct Request<'a> {
     pub client_ip: Option<IpAddr>,
     verifier: Option<&'a JwtVerifier>,
     token: OnceLock<TokenState>,
+    facts: RequestFacts<'a>,
 }
 
 impl<'a> Request<'a> {
@@ -104,6 +107,7 @@ impl<'a> Request<'a> {
             client_ip,
             verifier,
             token: OnceLock::new(),
+            facts: RequestFacts::default(),
         }
     }
 
