@@ -77,6 +77,7 @@ fn main() {
         deny_cache_entries: 0,
         ttl_margin: Duration::from_secs(1),
         fallback_max_entries: 1,
+        in_flight_lease: Duration::from_secs(5),
     };
     let redis =
         RedisStore::new(&settings, Metrics::new().store.clone(), None).expect("redis store");

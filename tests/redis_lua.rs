@@ -30,6 +30,7 @@ fn settings(url: String) -> RedisSettings {
         deny_cache_entries: 0,
         ttl_margin: Duration::from_millis(500),
         fallback_max_entries: 1000,
+        in_flight_lease: Duration::from_secs(5),
     }
 }
 
