@@ -8,7 +8,7 @@
 //! refusals are swept, and a full cache stores no more (it is only a shortcut).
 
 use crate::identity::Identity;
-use crate::limiter::{Assessment, Assessments, Take};
+use crate::limiter::{Assessment, Assessments, Penalty, Take};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -23,12 +23,15 @@ struct DenyKey {
 
 impl DenyKey {
     /// The key of a call, if its refusal may be reused: the exact same caller under the same
-    /// policies, all enforcing (a shadow bucket must still be asked on every request).
+    /// policies at the same costs and overdrafts (a cost from a header may differ from one
+    /// request to the next), all enforcing (a shadow bucket must still be asked on every
+    /// request).
     fn of(takes: &[Take<'_>]) -> Option<Self> {
         let first = takes.first()?;
-        let policies = takes
-            .iter()
-            .fold(0u64, |acc, t| acc.rotate_left(17) ^ t.key.policy.id());
+        let policies = takes.iter().fold(0u64, |acc, t| {
+            let terms = t.cost.to_bits() ^ t.terms.overdraft.to_bits().rotate_left(29);
+            acc.rotate_left(17) ^ t.key.policy.id() ^ terms.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        });
         takes
             .iter()
             .all(|t| t.key.identity == first.key.identity && t.enforces())
@@ -106,6 +109,11 @@ impl DenyCache {
                         false => a.retry_after_us.saturating_sub(waited).max(1),
                     },
                     full_in_us: a.full_in_us.saturating_sub(waited),
+                    // The block was started by the refusal remembered; it only stands now.
+                    penalty: match a.penalty {
+                        Penalty::Started => Penalty::Standing,
+                        other => other,
+                    },
                     ..*a
                 })
                 .collect(),
@@ -164,7 +172,7 @@ impl DenyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::{BucketKey, BucketSpec, Mode, Penalty, PolicyKey, Terms};
+    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey, Terms};
     use std::sync::LazyLock;
 
     static POLICIES: LazyLock<[PolicyKey; 3]> =
@@ -247,6 +255,18 @@ mod tests {
             cache.lookup(&[take("late", 1)], 2_000_001),
             Lookup::Refused(_)
         ));
+    }
+
+    #[test]
+    fn a_refusal_at_one_cost_says_nothing_of_another() {
+        let cache = DenyCache::new(100);
+        let costly = Take {
+            cost: 4.0,
+            ..take("a", 1)
+        };
+        cache.remember(&[costly], &[refused(1000)], 0);
+        assert!(matches!(cache.lookup(&[costly], 1), Lookup::Refused(_)));
+        assert_eq!(cache.lookup(&[take("a", 1)], 1), Lookup::Unknown);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod connection;
 mod deny_cache;
 mod fleet;
 mod flight;
+mod in_flight;
 mod knowledge;
 mod redact;
 mod reply;
@@ -25,7 +26,8 @@ mod settings;
 pub use breaker::{Breaker, BreakerSettings, Permission};
 pub use deny_cache::{DenyCache, Lookup};
 pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
-pub use script::{FLEET_SCRIPT, TAKE_SCRIPT};
+pub use in_flight::RedisSlots;
+pub use script::{FLEET_SCRIPT, INFLIGHT_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 
 use super::{Assessments, Health, Limiter, LimiterError, LocalShare, Take};
@@ -46,6 +48,7 @@ pub struct RedisStore {
     batcher: Arc<Batcher>,
     prefix: String,
     timeout: Duration,
+    in_flight_lease: Duration,
     breaker: Breaker,
     knowledge: Arc<Knowledge>,
     flights: Flights,
@@ -78,6 +81,7 @@ impl RedisStore {
             batcher,
             prefix: settings.prefix.clone(),
             timeout: settings.timeout,
+            in_flight_lease: settings.in_flight_lease,
             breaker: Breaker::new(settings.breaker, metrics.breaker_open.clone()),
             knowledge,
             flights: Flights::new(),
