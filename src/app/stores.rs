@@ -4,7 +4,8 @@
 use crate::config::Config;
 use crate::gate::Gate;
 use crate::limiter::{
-    Fallback, FleetSize, Limiter, LimiterError, MemoryStore, RedisStore, StoreSettings,
+    Fallback, FleetSize, InFlight, Limiter, LimiterError, MemorySlots, MemoryStore, RedisStore,
+    StoreSettings,
 };
 use crate::proxy::{Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
@@ -29,6 +30,8 @@ pub enum BuildError {
 pub struct Stores {
     /// Where buckets live.
     pub limiter: Arc<dyn Limiter>,
+    /// Where concurrency slots are counted (beside the buckets).
+    pub in_flight: Arc<dyn InFlight>,
     /// The Redis store, when buckets live there (for startup checks and fleet announcements).
     pub redis: Option<Arc<RedisStore>>,
     /// How many instances share the store.
@@ -46,6 +49,7 @@ impl Stores {
         Ok(match settings {
             StoreSettings::Memory { max_entries } => Stores {
                 limiter: Arc::new(MemoryStore::new(*max_entries)),
+                in_flight: Arc::new(MemorySlots::new()),
                 redis: None,
                 fleet: Arc::new(FleetSize::new(Some(1), gauge)),
                 // The memory store always decides; its fallback is never asked.
@@ -63,6 +67,7 @@ impl Stores {
                 let store = Arc::new(RedisStore::new(settings, metrics.store.clone(), mirror)?);
                 Stores {
                     limiter: store.clone(),
+                    in_flight: Arc::new(store.slots()),
                     redis: Some(store),
                     fleet,
                     fallback,
@@ -84,6 +89,7 @@ impl Stores {
             &config.policies,
             config.identity.clone(),
             self.limiter.clone(),
+            self.in_flight.clone(),
             self.fallback.clone(),
             &self.metrics,
         );

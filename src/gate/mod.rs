@@ -1,23 +1,32 @@
 //! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
-//! access lists, finds the policies on the request's route with each one's caller and limits
-//! (`bound`), takes from all their buckets in one store call (`check`) and returns a typed
-//! [`Outcome`] for the proxy to render.
+//! access lists, finds the policies on the request's route with each one's caller, limits and
+//! cost (`bound`, `cost`), takes concurrency slots (`concurrency`), takes from all their
+//! buckets in one store call (`check`, `verdict`), holds a request that prepaid (`hold`) and
+//! returns a typed [`Outcome`] for the proxy to render, carrying the [`Aftercare`] the
+//! response phases owe (settlements, slots).
 //!
 //! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
 //! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
 //! their tokens.
 
+mod aftercare;
 mod bound;
 mod check;
+mod concurrency;
+mod cost;
+mod hold;
 mod outcome;
 mod standing;
+mod verdict;
 
+pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use outcome::{Decided, Outcome, OutcomeKind, Ticket};
+pub use cost::BadCost;
+pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Standing};
 
 use crate::identity::{Access, AccessRules, Fact, IdentityChain, IdentityError, Request, Source};
-use crate::limiter::{Fallback, Limiter};
+use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Limits, Policy, RouteFacts};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
@@ -43,6 +52,7 @@ pub struct Gate {
     policies: Vec<BoundPolicy>,
     identity: IdentityChain,
     limiter: Arc<dyn Limiter>,
+    in_flight: Arc<dyn InFlight>,
     fallback: Fallback,
     counters: GateCounters,
     last_error_log_s: AtomicU64,
@@ -51,12 +61,14 @@ pub struct Gate {
 
 impl Gate {
     /// A gate applying `access` lists, then `policies` (to callers found by `identity` unless
-    /// a policy has its own sources) with buckets in `limiter`, and `fallback` when it fails.
+    /// a policy has its own sources) with buckets in `limiter` and concurrency slots in
+    /// `in_flight`, and `fallback` when they fail.
     pub fn new(
         access: AccessRules,
         policies: &[Policy],
         identity: IdentityChain,
         limiter: Arc<dyn Limiter>,
+        in_flight: Arc<dyn InFlight>,
         fallback: Fallback,
         metrics: &Metrics,
     ) -> Self {
@@ -70,6 +82,7 @@ impl Gate {
                 .collect(),
             identity,
             limiter,
+            in_flight,
             fallback,
             counters: GateCounters {
                 access: metrics.access.clone(),
@@ -88,11 +101,14 @@ impl Gate {
         self.needs_host
     }
 
-    /// Every level of every policy: its id, the policy's name and the limits.
-    pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits)> {
+    /// Every level of every policy: its id, the policy's name, the limits and its
+    /// `max_in_flight`.
+    pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits, Option<u32>)> {
         self.policies.iter().flat_map(|b| {
             let name = b.policy.name();
-            b.levels().map(move |(id, limits)| (id, name, limits))
+            let in_flight = b.policy.rules.max_in_flight;
+            b.levels()
+                .map(move |(id, limits)| (id, name, limits, in_flight))
         })
     }
 
@@ -105,11 +121,12 @@ impl Gate {
         }
         match self.plan(req, route) {
             Ok(planned) => self.check(&planned).await,
-            Err(e) => {
+            Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
                 log::debug!("refusing a request: {e}");
                 Outcome::InvalidToken
             }
+            Err(PlanError::Cost(bad)) => Outcome::BadCost(bad),
         }
     }
 
@@ -118,13 +135,14 @@ impl Gate {
         Outcome::Listed(list)
     }
 
-    /// The policies on `route`, each with its caller and limits. Fails when a bearer token is
-    /// presented that does not verify (and the chain rejects such tokens).
+    /// The policies on `route`, each with its caller, limits and cost. Fails when a bearer
+    /// token is presented that does not verify (and the chain rejects such tokens), or when a
+    /// cost header is not a cost.
     pub fn plan<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
-    ) -> Result<Few<Planned<'g>>, IdentityError> {
+    ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
         for bound in self
@@ -139,10 +157,21 @@ impl Gate {
                     None => *caller.insert(self.identity.identify(req)?),
                 },
             };
-            planned.push(bound.plan(req, identity));
+            planned.push(bound.plan(req, identity).map_err(PlanError::Cost)?);
         }
         Ok(planned)
     }
+}
+
+/// Why a request could not be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A bearer token was presented that does not verify.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// A cost header is not a whole number from 1 to the capacity.
+    #[error("`{}` is not a cost from 1 to {}", .0.header, .0.capacity)]
+    Cost(BadCost),
 }
 
 /// Whether `policy` matches on the host or identifies callers (or tiers) by it.
