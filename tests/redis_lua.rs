@@ -8,7 +8,7 @@ use common::redis::RedisServer;
 use floodgate::identity::Identity;
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    Assessments, BucketKey, BucketSpec, MemoryStore, Mode, OnError, Penalty, PolicyKey,
+    Assessments, BucketKey, BucketSpec, InFlight, MemoryStore, Mode, OnError, Penalty, PolicyKey,
     RedisSettings, RedisStore, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
@@ -221,4 +221,47 @@ fn a_bucket_written_before_penalties_existed_is_read_as_unblocked() {
         .query(&mut conn)
         .unwrap();
     assert_eq!(stored.len(), 24, "written back as three doubles");
+}
+
+#[test]
+fn concurrency_leases_follow_the_contract_of_inflight_lua() {
+    let redis = RedisServer::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let settings = RedisSettings {
+        in_flight_lease: Duration::from_millis(300),
+        ..settings(redis.url())
+    };
+    let store = RedisStore::new(&settings, Metrics::new().store.clone(), None).unwrap();
+    let slots = store.slots();
+    let key = take(0, "alice", 1.0, 1.0, 1.0).key;
+    let set = slots.key(key.policy, &key.identity);
+    assert_eq!(
+        set,
+        format!("difftest:{{{}}}:per-user:in-flight", key.identity.hex())
+    );
+    runtime.block_on(async {
+        let first = slots.acquire(key, 2).await.unwrap().expect("a first slot");
+        let second = slots.acquire(key, 2).await.unwrap().expect("a second slot");
+        assert!(
+            slots.acquire(key, 2).await.unwrap().is_none(),
+            "the limit holds"
+        );
+        first.release().await;
+        let third = slots
+            .acquire(key, 2)
+            .await
+            .unwrap()
+            .expect("a released slot is free");
+        // A holder that dies never releases: its leases end by themselves.
+        std::mem::forget(second);
+        std::mem::forget(third);
+        assert!(slots.acquire(key, 2).await.unwrap().is_none());
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let after = slots.acquire(key, 2).await.unwrap();
+        assert!(after.is_some(), "expired leases are given back");
+        after.expect("a slot").release().await;
+    });
+    let mut conn = redis.conn();
+    let ttl: i64 = redis::cmd("PTTL").arg(&set).query(&mut conn).unwrap();
+    assert!(ttl <= 300, "the set expires with its last lease: {ttl} ms");
 }

@@ -205,11 +205,13 @@ impl ProxyHttp for Floodgate {
             upstream_response.insert_header("ratelimit", headers.ratelimit)?;
         }
         // Settled before the client sees the answer, so its next request sees the bucket
-        // settled.
-        if !ctx.aftercare.is_empty() {
-            let status = upstream_response.status.as_u16();
+        // settled; an informational answer (but a protocol switch) is not the final one.
+        let status = upstream_response.status;
+        let is_final =
+            !status.is_informational() || status == http::StatusCode::SWITCHING_PROTOCOLS;
+        if is_final && !ctx.aftercare.is_empty() {
             ctx.aftercare
-                .on_response(status, &upstream_response.headers)
+                .on_response(status.as_u16(), &upstream_response.headers)
                 .await;
         }
         Ok(())
