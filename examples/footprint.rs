@@ -7,7 +7,7 @@ use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
     BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
-    RedisStore, Take,
+    RedisStore, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::Arc;
@@ -36,6 +36,7 @@ fn take(i: u64) -> Take<'static> {
         spec: BucketSpec::new(10.0, 0.001).expect("a valid bucket"),
         cost: 1.0,
         mode: Mode::Enforce,
+        terms: Terms::default(),
     }
 }
 
@@ -79,6 +80,7 @@ fn main() {
         deny_cache_entries: 0,
         ttl_margin: Duration::from_secs(1),
         fallback_max_entries: 1,
+        in_flight_lease: Duration::from_secs(5),
     };
     let metrics = Metrics::new();
     let fleet = Arc::new(FleetSize::new(Some(1), metrics.store.fleet_size.clone()));

@@ -10,119 +10,177 @@ operation, so both give the same answers for the same times and costs):
                `prefix:{identity}:policy`. Every key of a call lives in one Redis Cluster slot.
   ARGV[1]      margin added to each key's expiry, in milliseconds (integer >= 0)
   ARGV[2]      the number of groups
-  then, for each group: the number of its buckets, and for each bucket four values:
+  then, for each group: the number of its buckets, and for each bucket six values:
                capacity (tokens > 0), refill rate (tokens per second > 0, may be fractional),
-               cost (tokens; > 0 but for a settlement), mode (0 enforcing, 1 shadow, 2 settle)
+               cost (tokens; > 0 but for a settlement), mode (0 enforcing, 1 shadow, 2 settle),
+               overdraft (tokens >= 0 the bucket may go below zero to pay now: prepayment),
+               block (microseconds >= 0 a refusal blocks the bucket for; 0 for none)
 
-  A settlement changes its bucket by `cost` (negative: a refund) and is never refused: a
-  charge may leave the bucket in debt, below zero, which refill and later requests pay off; a
-  refund never fills it past capacity.
+  A take is allowed when the bucket holds `cost`, or when it can prepay it within the
+  overdraft (the bucket goes into debt and the take waits until its tokens would have been
+  there). While a block stands every enforcing or shadow take is refused; a refusal for want of
+  tokens starts a block when `block` > 0 (a standing block is never extended). A settlement
+  changes its bucket by `cost` (negative: a refund) and is never refused: a charge may leave the
+  bucket in debt, below zero, which refill and later requests pay off; a refund never fills it
+  past capacity.
 
   Returns { now_us, then for each bucket in KEYS order: allowed (1 or 0), remaining (an
   8-byte little-endian IEEE double, so no fraction of a token is lost in transit),
-  retry_after_us, full_in_us }.
+  retry_after_us (refused: until the take would be allowed; allowed: how long a prepaid take
+  waits, else 0), full_in_us, penalty (0 none, 1 this refusal started a block, 2 a standing
+  block refused it) }.
 
-  Each bucket is one string: two little-endian doubles (struct '<dd'), the tokens (fractional)
-  and the Redis TIME in microseconds when they were true; read with one MGET, written with
-  SET ... PX. A missing key is a full bucket. Time is Redis's own TIME (read once per call),
-  never a client clock; a TIME earlier than the stored one counts as no time passed. A paying
-  bucket expires exactly when it would be full again, plus the margin (an expired key and a
-  full bucket are the same thing, so no state is lost early and no idle key lingers); a bucket
-  that is full after paying is deleted. A bucket that does not pay is not written.
+  Each bucket is one string: three little-endian doubles (struct '<ddd'), the tokens
+  (fractional, below zero in debt), the Redis TIME in microseconds when they were true, and the
+  time a block ends (0 for none); a two-double string (no block) is read too. Read with one
+  MGET, written with SET ... PX. A missing key is a full, unblocked bucket. Time is Redis's own
+  TIME (read once per call), never a client clock; a TIME earlier than the stored one counts as
+  no time passed. A written bucket expires exactly when it would be full again and unblocked,
+  plus the margin (an expired key and a full bucket are the same thing, so no state is lost
+  early and no idle key lingers); a bucket that is full and unblocked after paying is deleted.
+  A bucket that neither pays nor starts a block is not written.
 ]]
 
 local EPSILON = 1e-9
 local MICROS = 1000000
-local call, pack, unpack_state = redis.call, struct.pack, struct.unpack
-local tonumber, ceil, min, max = tonumber, math.ceil, math.min, math.max
 
 local function micros_to_gain(tokens, rate)
   if tokens <= 0 then
     return 0
   end
-  return ceil(tokens * MICROS / rate)
+  return math.ceil(tokens * MICROS / rate)
 end
 
-local time = call('TIME')
+local time = redis.call('TIME')
 local now = tonumber(time[1]) * MICROS + tonumber(time[2])
 local margin_ms = tonumber(ARGV[1])
-local nkeys = #KEYS
 
 -- What each key holds now: read once, then kept up to date as groups pay.
-local tokens_of, stamp_of = {}, {}
-local values = call('MGET', unpack(KEYS))
-for i = 1, nkeys do
-  local key, value = KEYS[i], values[i]
-  if value and tokens_of[key] == nil then
-    tokens_of[key], stamp_of[key] = unpack_state('<dd', value)
+local stored = {}
+local values = redis.call('MGET', unpack(KEYS))
+for i = 1, #KEYS do
+  local value = values[i]
+  if value and stored[KEYS[i]] == nil then
+    if #value == 16 then
+      local tokens, ts = struct.unpack('<dd', value)
+      stored[KEYS[i]] = { tokens, ts, 0 }
+    else
+      local tokens, ts, blocked = struct.unpack('<ddd', value)
+      stored[KEYS[i]] = { tokens, ts, blocked }
+    end
   end
 end
 
-local reply, r = { now }, 1
-local full_in_of = {}
--- Per take of the group being decided: its level, stamp and arguments.
-local levels, stamps, caps, rates, costs, modes = {}, {}, {}, {}, {}, {}
+local reply = { now }
+local written = {}
 local key_at, arg_at = 1, 3
+
+local function level(key, capacity, rate)
+  local state = stored[key]
+  if not state then
+    return capacity, now, 0
+  end
+  local elapsed = now - state[2]
+  if elapsed < 0 then
+    elapsed = 0
+  end
+  return math.min(state[1] + elapsed * rate / MICROS, capacity), math.max(state[2], now), state[3]
+end
+
+-- BucketSpec::assess: allowed, remaining, retry_after_us, penalty.
+local function assess(tokens, blocked, capacity, rate, cost, overdraft, block)
+  local token_wait = 0
+  if not (tokens + overdraft + EPSILON >= cost) then
+    token_wait = micros_to_gain(cost - overdraft - tokens, rate)
+  end
+  if now < blocked then
+    return false, tokens, math.max(blocked - now, token_wait), 2
+  end
+  if token_wait > 0 then
+    if block == 0 then
+      return false, tokens, token_wait, 0
+    end
+    return false, tokens, math.max(token_wait, block), 1
+  end
+  if tokens + EPSILON >= cost then
+    return true, math.max(tokens - cost, 0), 0, 0
+  end
+  return true, tokens - cost, micros_to_gain(cost - tokens, rate), 0
+end
+
+local function answer(allowed, remaining, retry_after, capacity, rate, penalty)
+  table.insert(reply, allowed and 1 or 0)
+  table.insert(reply, struct.pack('<d', remaining))
+  table.insert(reply, retry_after)
+  table.insert(reply, micros_to_gain(capacity - remaining, rate))
+  table.insert(reply, penalty)
+end
 
 for _ = 1, tonumber(ARGV[2]) do
   local count = tonumber(ARGV[arg_at])
   arg_at = arg_at + 1
-  local enforced = true
+  local takes, enforced = {}, true
   for j = 1, count do
     local key = KEYS[key_at + j - 1]
-    local capacity, rate = tonumber(ARGV[arg_at]), tonumber(ARGV[arg_at + 1])
-    local cost, mode = tonumber(ARGV[arg_at + 2]), ARGV[arg_at + 3]
-    arg_at = arg_at + 4
-    local tokens, ts = tokens_of[key], stamp_of[key]
-    if tokens then
-      local elapsed = now - ts
-      if elapsed < 0 then
-        elapsed = 0
+    local capacity = tonumber(ARGV[arg_at])
+    local rate = tonumber(ARGV[arg_at + 1])
+    local cost = tonumber(ARGV[arg_at + 2])
+    local mode = ARGV[arg_at + 3]
+    local overdraft = tonumber(ARGV[arg_at + 4])
+    local block = tonumber(ARGV[arg_at + 5])
+    arg_at = arg_at + 6
+    local tokens, ts, blocked = level(key, capacity, rate)
+    local take = { key = key, capacity = capacity, rate = rate, cost = cost, mode = mode,
+      block = block, tokens = tokens, ts = ts, blocked = blocked }
+    if mode ~= '2' then
+      take.allowed, take.remaining, take.retry_after, take.penalty =
+        assess(tokens, blocked, capacity, rate, cost, overdraft, block)
+      if mode == '0' and not take.allowed then
+        enforced = false
       end
-      tokens, ts = min(tokens + elapsed * rate / MICROS, capacity), max(ts, now)
-    else
-      tokens, ts = capacity, now
     end
-    levels[j], stamps[j], caps[j], rates[j], costs[j], modes[j] = tokens, ts, capacity, rate, cost, mode
-    if mode == '0' and tokens + EPSILON < cost then
-      enforced = false
-    end
+    takes[j] = take
   end
   for j = 1, count do
-    local key = KEYS[key_at + j - 1]
-    local tokens, capacity, rate, cost, mode = levels[j], caps[j], rates[j], costs[j], modes[j]
-    if mode == '2' then
-      local settled = min(tokens - cost, capacity)
-      local full_in = micros_to_gain(capacity - settled, rate)
-      tokens_of[key], stamp_of[key], full_in_of[key] = settled, stamps[j], full_in
-      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = 1, pack('<d', settled), 0, full_in
-    elseif tokens + EPSILON >= cost then
-      local remaining = max(tokens - cost, 0)
-      local full_in = micros_to_gain(capacity - remaining, rate)
-      if enforced or mode == '1' then
-        tokens_of[key], stamp_of[key], full_in_of[key] = remaining, stamps[j], full_in
-      end
-      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = 1, pack('<d', remaining), 0, full_in
+    local t = takes[j]
+    if t.mode == '2' then
+      local settled = math.min(t.tokens - t.cost, t.capacity)
+      stored[t.key] = { settled, t.ts, t.blocked }
+      written[t.key] = { t.capacity, t.rate }
+      answer(true, settled, 0, t.capacity, t.rate, 0)
     else
-      reply[r + 1], reply[r + 2] = 0, pack('<d', tokens)
-      reply[r + 3] = micros_to_gain(cost - tokens, rate)
-      reply[r + 4] = micros_to_gain(capacity - tokens, rate)
+      if t.allowed and (enforced or t.mode == '1') then
+        stored[t.key] = { t.remaining, t.ts, t.blocked }
+        written[t.key] = { t.capacity, t.rate }
+      elseif t.penalty == 1 then
+        stored[t.key] = { t.tokens, t.ts, now + t.block }
+        written[t.key] = { t.capacity, t.rate }
+      end
+      answer(t.allowed, t.remaining, t.retry_after, t.capacity, t.rate, t.penalty)
     end
-    r = r + 4
   end
   key_at = key_at + count
 end
 
--- Writes in KEYS order, each key once, with its final state.
-for i = 1, nkeys do
+-- Writes in KEYS order, each key once, with its final state, kept as long as
+-- BucketSpec::keep_for_us says (for the shape of the take that wrote it last).
+for i = 1, #KEYS do
   local key = KEYS[i]
-  local full_in = full_in_of[key]
-  if full_in then
-    full_in_of[key] = nil
-    if full_in > 0 then
-      call('PSETEX', key, ceil(full_in / 1000) + margin_ms, pack('<dd', tokens_of[key], stamp_of[key]))
+  local shape = written[key]
+  if shape then
+    written[key] = nil
+    local state = stored[key]
+    local capacity, rate = shape[1], shape[2]
+    local keep = micros_to_gain(capacity - state[1], rate)
+    local block_left = state[3] - now
+    if block_left > keep then
+      keep = block_left
+    end
+    if keep > 0 then
+      redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]),
+        'PX', math.ceil(keep / 1000) + margin_ms)
     else
-      call('DEL', key)
+      redis.call('DEL', key)
     end
   end
 end

@@ -8,8 +8,8 @@ use common::redis::RedisServer;
 use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    Assessments, BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey,
-    RedisSettings, RedisStore, Take,
+    Assessments, BucketKey, BucketSpec, FleetSize, InFlight, MemoryStore, Mode, OnError, Penalty,
+    PolicyKey, RedisSettings, RedisStore, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::LazyLock;
@@ -31,6 +31,7 @@ fn settings(url: String) -> RedisSettings {
         deny_cache_entries: 0,
         ttl_margin: Duration::from_millis(500),
         fallback_max_entries: 1000,
+        in_flight_lease: Duration::from_secs(5),
     }
 }
 
@@ -66,6 +67,17 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64, cost: f64) -> Take<'
         spec: BucketSpec::new(capacity, rate).unwrap(),
         cost,
         mode: Mode::Enforce,
+        terms: Terms::default(),
+    }
+}
+
+/// Now and then an overdraft (prepayment), a penalty block of a few milliseconds, or both.
+fn terms(rng: &mut Lcg) -> Terms {
+    let overdraft = [0.0, 0.0, 0.75, 2.5][rng.next(4) as usize];
+    let block_us = [0, 0, 0, 400 + rng.next(4000)][rng.next(4) as usize];
+    Terms {
+        overdraft,
+        block_us,
     }
 }
 
@@ -82,13 +94,19 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     .unwrap();
     let spec_store = MemoryStore::new(1_000_000);
     let mut rng = Lcg(7);
-    let (mut allowed, mut refused) = (0, 0);
-    for step in 0..600 {
+    let (mut allowed, mut refused, mut prepaid, mut blocks) = (0, 0, 0, 0);
+    for step in 0..800 {
         let who = ["alice", "bob"][rng.next(2) as usize];
         // Fast refill rates make microsecond gaps matter; odd rates exercise fractions.
-        let mut takes = vec![take(1, who, 5.0, 1733.0, 1.0 + rng.next(3) as f64)];
+        let mut takes = vec![Take {
+            terms: terms(&mut rng),
+            ..take(1, who, 5.0, 1733.0, 1.0 + rng.next(3) as f64)
+        }];
         if rng.next(2) == 0 {
-            takes.push(take(2, who, 3.0, 97.3, 1.0 + rng.next(2) as f64));
+            takes.push(Take {
+                terms: terms(&mut rng),
+                ..take(2, who, 3.0, 97.3, 1.0 + rng.next(2) as f64)
+            });
         }
         // A shadow bucket rides along now and then, decided on its own.
         if rng.next(3) == 0 {
@@ -111,6 +129,14 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
             .expect("script answers");
         let from_spec: Assessments = spec_store.acquire_at(&takes, now_us);
         assert_eq!(from_lua, from_spec, "step {step} at {now_us} µs: {takes:?}");
+        prepaid += from_lua
+            .iter()
+            .filter(|a| a.allowed && a.retry_after_us > 0)
+            .count();
+        blocks += from_lua
+            .iter()
+            .filter(|a| a.penalty == Penalty::Started)
+            .count();
         if from_lua
             .iter()
             .zip(&takes)
@@ -127,6 +153,10 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     assert!(
         allowed > 50 && refused > 50,
         "both outcomes exercised: {allowed} / {refused}"
+    );
+    assert!(
+        prepaid > 10 && blocks > 10,
+        "prepayments and blocks exercised: {prepaid} / {blocks}"
     );
 }
 
@@ -178,4 +208,79 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
         calls < 400,
         "decisions arriving together share calls: {calls}"
     );
+}
+
+#[test]
+fn a_bucket_written_before_penalties_existed_is_read_as_unblocked() {
+    let redis = RedisServer::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let store = RedisStore::new(
+        &settings(redis.url()),
+        Metrics::new().store.clone(),
+        None,
+        fleet(),
+    )
+    .unwrap();
+    let t = take(0, "old", 5.0, 1e-6, 1.0);
+    let mut conn = redis.conn();
+    let (seconds, micros): (u64, u64) = redis::cmd("TIME").query(&mut conn).unwrap();
+    let now_us = (seconds * 1_000_000 + micros) as f64;
+    // The two-double string of earlier versions: 2 tokens, no block.
+    let old = [2.0f64.to_le_bytes(), now_us.to_le_bytes()].concat();
+    let _: () = redis::cmd("SET")
+        .arg(store.key(&t))
+        .arg(old)
+        .query(&mut conn)
+        .unwrap();
+    let (_, answer) = runtime.block_on(store.call(&[t])).unwrap();
+    assert!(answer[0].allowed);
+    assert!((answer[0].remaining - 1.0).abs() < 1e-3, "{answer:?}");
+    let stored: Vec<u8> = redis::cmd("GET")
+        .arg(store.key(&t))
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!(stored.len(), 24, "written back as three doubles");
+}
+
+#[test]
+fn concurrency_leases_follow_the_contract_of_inflight_lua() {
+    let redis = RedisServer::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let settings = RedisSettings {
+        in_flight_lease: Duration::from_millis(300),
+        ..settings(redis.url())
+    };
+    let store = RedisStore::new(&settings, Metrics::new().store.clone(), None, fleet()).unwrap();
+    let slots = store.slots();
+    let key = take(0, "alice", 1.0, 1.0, 1.0).key;
+    let set = slots.key(key.policy, &key.identity);
+    assert_eq!(
+        set,
+        format!("difftest:{{{}}}:per-user:in-flight", key.identity.hex())
+    );
+    runtime.block_on(async {
+        let first = slots.acquire(key, 2).await.unwrap().expect("a first slot");
+        let second = slots.acquire(key, 2).await.unwrap().expect("a second slot");
+        assert!(
+            slots.acquire(key, 2).await.unwrap().is_none(),
+            "the limit holds"
+        );
+        first.release().await;
+        let third = slots
+            .acquire(key, 2)
+            .await
+            .unwrap()
+            .expect("a released slot is free");
+        // A holder that dies never releases: its leases end by themselves.
+        std::mem::forget(second);
+        std::mem::forget(third);
+        assert!(slots.acquire(key, 2).await.unwrap().is_none());
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let after = slots.acquire(key, 2).await.unwrap();
+        assert!(after.is_some(), "expired leases are given back");
+        after.expect("a slot").release().await;
+    });
+    let mut conn = redis.conn();
+    let ttl: i64 = redis::cmd("PTTL").arg(&set).query(&mut conn).unwrap();
+    assert!(ttl <= 300, "the set expires with its last lease: {ttl} ms");
 }

@@ -3,10 +3,11 @@
 
 use super::digest_key::digest_key;
 use crate::config::Config;
-use crate::gate::Gate;
+use crate::gate::{Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
-    Fallback, FleetSize, Limiter, LimiterError, MemoryStore, RedisStore, StoreSettings,
+    Fallback, FleetSize, InFlight, Limiter, LimiterError, MemorySlots, MemoryStore, RedisStore,
+    StoreSettings,
 };
 use crate::proxy::{Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
@@ -34,6 +35,8 @@ pub enum BuildError {
 pub struct Stores {
     /// Where buckets live.
     pub limiter: Arc<dyn Limiter>,
+    /// Where concurrency slots are counted (beside the buckets).
+    pub in_flight: Arc<dyn InFlight>,
     /// The Redis store, when buckets live there (for startup checks and fleet announcements).
     pub redis: Option<Arc<RedisStore>>,
     /// How many instances share the store.
@@ -60,6 +63,7 @@ impl Stores {
         Ok(match settings {
             StoreSettings::Memory { max_entries } => Stores {
                 limiter: Arc::new(MemoryStore::new(*max_entries)),
+                in_flight: Arc::new(MemorySlots::new()),
                 redis: None,
                 fleet: Arc::new(FleetSize::new(Some(1), gauge)),
                 // The memory store always decides; its fallback is never asked.
@@ -83,6 +87,7 @@ impl Stores {
                 )?);
                 Stores {
                     limiter: store.clone(),
+                    in_flight: Arc::new(store.slots()),
                     redis: Some(store),
                     fleet,
                     fallback,
@@ -105,8 +110,11 @@ impl Stores {
             &config.policies,
             config.identity.clone(),
             self.digest_key.clone(),
-            self.limiter.clone(),
-            self.fallback.clone(),
+            Deciders {
+                limiter: self.limiter.clone(),
+                in_flight: self.in_flight.clone(),
+                fallback: self.fallback.clone(),
+            },
             &self.metrics,
         );
         let callers = Callers {

@@ -98,8 +98,8 @@ impl fmt::Display for Config {
                 )?;
                 writeln!(
                     f,
-                    "                deny cache {} entries, key expiry margin {:?}",
-                    r.deny_cache_entries, r.ttl_margin
+                    "                deny cache {} entries, key expiry margin {:?}, concurrency leases {:?}",
+                    r.deny_cache_entries, r.ttl_margin, r.in_flight_lease
                 )?;
                 match r.fleet_size {
                     Some(n) => writeln!(f, "                fleet of {n} instances (pinned)")?,

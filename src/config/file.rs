@@ -154,6 +154,7 @@ pub(crate) struct StoreFile {
     pub(crate) lease_for: Option<Spanned<String>>,
     pub(crate) deny_cache_entries: Option<Spanned<i64>>,
     pub(crate) ttl_margin: Option<Spanned<String>>,
+    pub(crate) in_flight_lease: Option<Spanned<String>>,
 }
 
 /// A list of source strings, each located.
@@ -224,6 +225,13 @@ pub(crate) struct PolicyFile {
     pub(crate) route: Option<MatchFile>,
     pub(crate) tier: Option<Spanned<String>>,
     pub(crate) tiers: Option<std::collections::BTreeMap<String, TierFile>>,
+    pub(crate) cost_header: Option<Spanned<String>>,
+    pub(crate) count_status: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub(crate) settle_header: Option<Spanned<String>>,
+    pub(crate) max_in_flight: Option<Spanned<i64>>,
+    pub(crate) max_delay: Option<Spanned<String>>,
+    pub(crate) max_held: Option<Spanned<i64>>,
+    pub(crate) block_for: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

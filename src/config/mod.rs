@@ -8,6 +8,7 @@ mod error;
 mod file;
 mod identity;
 mod policies;
+mod rules;
 mod runtime;
 mod server;
 mod store;

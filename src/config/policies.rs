@@ -81,6 +81,7 @@ fn policy(
             None => None,
         },
         tiers,
+        rules: super::rules::rules(check, file)?,
     })
 }
 

@@ -17,14 +17,19 @@ const DEFAULT_MAX_ENTRIES: i64 = 1_000_000;
 /// `on_error`, so the budget must cover a busy machine, not an idle one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 
-pub(crate) fn store(check: &Checker<'_>, file: &StoreFile) -> Result<StoreSettings, ConfigError> {
+/// `[store]`; `read_timeout` (the upstream's) sets the default concurrency lease.
+pub(crate) fn store(
+    check: &Checker<'_>,
+    file: &StoreFile,
+    read_timeout: Duration,
+) -> Result<StoreSettings, ConfigError> {
     let max_entries = match &file.max_entries {
         Some(n) => check.integer(n, "store.max_entries", 1..=1_000_000_000)?,
         None => DEFAULT_MAX_ENTRIES,
     } as usize;
     match &file.kind {
         Some(kind) if *kind.get_ref() == StoreKind::Redis => {
-            redis_store(check, kind, file, max_entries).map(StoreSettings::Redis)
+            redis_store(check, kind, file, max_entries, read_timeout).map(StoreSettings::Redis)
         }
         _ => {
             if let Some(url) = &file.url {
@@ -41,6 +46,7 @@ fn redis_store(
     kind: &Spanned<StoreKind>,
     file: &StoreFile,
     max_entries: usize,
+    read_timeout: Duration,
 ) -> Result<RedisSettings, ConfigError> {
     // Parsed only: the store connects when the server is built.
     let valid_url = |url: &Spanned<String>, key: &str| {
@@ -115,7 +121,30 @@ fn redis_store(
         },
         ttl_margin: check.duration(file.ttl_margin.as_ref(), "store.ttl_margin", ms(1000))?,
         fallback_max_entries: max_entries,
+        in_flight_lease: in_flight_lease(check, file, read_timeout)?,
     })
+}
+
+/// `store.in_flight_lease`: by default a little longer than a backend may stay silent
+/// (`upstream.read_timeout` + 5 s), so a live request keeps its slot.
+fn in_flight_lease(
+    check: &Checker<'_>,
+    file: &StoreFile,
+    read_timeout: Duration,
+) -> Result<Duration, ConfigError> {
+    let default = read_timeout.saturating_add(Duration::from_secs(5));
+    let lease = check.duration(
+        file.in_flight_lease.as_ref(),
+        "store.in_flight_lease",
+        default,
+    )?;
+    match (&file.in_flight_lease, lease < Duration::from_millis(100)) {
+        (Some(at), true) => Err(check.error(
+            at,
+            format!("`store.in_flight_lease` must be at least 100ms, not {lease:?}"),
+        )),
+        _ => Ok(lease),
+    }
 }
 
 /// The breaker keys of `[store]`, each defaulting to [`BreakerSettings::default`].

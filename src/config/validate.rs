@@ -38,6 +38,8 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         client_ip,
         hash_key,
     } = identity::identity(&check, &file.identity)?;
+    let upstream = upstream::upstream(&check, &file.upstream, &file.routes)?;
+    let store = store(&check, &file.store, upstream.read_timeout)?;
     Ok(Config {
         path: path.to_owned(),
         admin: AdminSettings {
@@ -52,8 +54,8 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 None => 20,
             },
         },
-        upstream: upstream::upstream(&check, &file.upstream, &file.routes)?,
-        store: store(&check, &file.store)?,
+        upstream,
+        store,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
         identity: chain,
         hash_key,

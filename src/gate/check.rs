@@ -1,9 +1,14 @@
-//! The limiting step: every planned bucket (enforcing and shadow) in one store call, the
-//! fallback when the store cannot decide, the counting, and the outcome.
+//! The limiting step: concurrency slots first, then every planned bucket (enforcing and
+//! shadow) in one store call, the fallback when the store cannot decide, the counting, the
+//! wait of a prepaid request, and the outcome with what later phases owe it.
 
-use super::{most_restrictive, Decided, Few, Gate, Outcome, Planned, Standing};
-use crate::limiter::{Assessments, LimiterError, Take};
-use crate::telemetry::Decision;
+use super::aftercare::{Aftercare, Settlement};
+use super::concurrency::{release_all, HeldSlot, SlotRefusal};
+use super::hold::{hold, HeldPermit};
+use super::verdict::{busy, verdict, Verdict};
+use super::{Few, Gate, Outcome, Planned};
+use crate::limiter::{Assessment, Assessments, LimiterError, Take, Undecided};
+use crate::telemetry::{Decision, HeldResult};
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -11,49 +16,89 @@ impl Gate {
     /// Takes from the planned buckets and says what happens to the request.
     pub(super) async fn check<'g>(&self, planned: &[Planned<'g>]) -> Outcome<'g> {
         if planned.is_empty() {
-            return Outcome::Unlimited;
+            return Outcome::Unlimited(Aftercare::default());
         }
-        let takes: Few<Take<'g>> = planned.iter().map(Planned::take).collect();
+        let slots = match self.take_slots(planned).await {
+            Ok(slots) => slots,
+            Err(SlotRefusal::Busy(i)) => return busy(planned, i),
+            Err(SlotRefusal::Store) => return undecided(planned, Undecided::Refuse),
+        };
+        // A place to be held lets a take prepay within `max_delay`; without one it cannot.
+        let mut permits: Few<Option<HeldPermit<'g>>> =
+            planned.iter().map(|p| p.bound().try_hold()).collect();
+        let takes: Few<Take<'g>> = planned
+            .iter()
+            .zip(&permits)
+            .map(|(p, permit)| p.take(permit.is_some()))
+            .collect();
+        let assessments = match self.ask(&takes).await {
+            Ok(assessments) => assessments,
+            // Failing open (or closed) drops the slots: nothing is limited or forwarded.
+            Err(e) => return undecided(planned, e),
+        };
+        count_overflow(planned, &assessments, &permits);
+        match verdict(planned, &assessments) {
+            Verdict::Throttled(decided) => {
+                release_all(slots).await;
+                Outcome::Throttled(decided)
+            }
+            Verdict::Allowed(decided) => {
+                hold(planned, &assessments, &mut permits).await;
+                drop(permits);
+                Outcome::Allowed(decided, self.aftercare(planned, &assessments, slots))
+            }
+            Verdict::ShadowOnly => Outcome::Unlimited(self.aftercare(planned, &assessments, slots)),
+        }
+    }
+
+    /// The store's answers for `takes`, or what `on_error` makes of its failure.
+    async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
         let started = Instant::now();
-        let answer = self.limiter.acquire(&takes).await;
+        let answer = self.limiter.acquire(takes).await;
         self.counters
             .limiter_seconds
             .observe(started.elapsed().as_secs_f64());
-        let assessments = match answer {
-            Ok(assessments) => assessments,
-            Err(e) => match self.fall_back(&e, &takes) {
-                Ok(assessments) => assessments,
-                Err(outcome) => {
-                    planned
-                        .iter()
-                        .for_each(|p| p.counters().count(Decision::Error));
-                    // Shadow policies never block, whatever `on_error` says.
-                    let enforcing = planned.iter().any(|p| !p.is_shadow());
-                    return if enforcing {
-                        outcome
-                    } else {
-                        Outcome::Unlimited
-                    };
-                }
-            },
-        };
-        decide(planned, &assessments)
+        match answer {
+            Ok(assessments) => Ok(assessments),
+            Err(e) => {
+                self.log_store_error(&e);
+                let decided = self.fallback.decide(takes)?;
+                self.counters.store_fallbacks.inc();
+                Ok(decided)
+            }
+        }
     }
 
-    /// Applies `store.on_error` after the store failed with `e`.
-    fn fall_back<'g>(
+    /// What the request owes once forwarded: a settlement for each policy with a settling
+    /// rule whose bucket paid, and its slots.
+    fn aftercare(
         &self,
-        e: &LimiterError,
-        takes: &[Take<'_>],
-    ) -> Result<Assessments, Outcome<'g>> {
-        self.log_store_error(e);
-        let decided = self.fallback.decide(takes).map_err(Outcome::Undecided)?;
-        self.counters.store_fallbacks.inc();
-        Ok(decided)
+        planned: &[Planned<'_>],
+        assessments: &[Assessment],
+        slots: Few<HeldSlot>,
+    ) -> Aftercare {
+        let settlements = planned
+            .iter()
+            .zip(assessments)
+            .filter(|(_, a)| a.allowed)
+            .filter_map(|(p, _)| {
+                let rule = p.rules().settle.clone()?;
+                let take = p.take(false);
+                Some(Settlement {
+                    policy: take.key.policy.clone(),
+                    identity: take.key.identity,
+                    spec: take.spec,
+                    reserved: take.cost,
+                    rule,
+                    counters: p.bound().counters.clone(),
+                })
+            })
+            .collect();
+        Aftercare::new(self.limiter.clone(), settlements, slots)
     }
 
     /// Logs a store error at most once a second: an outage must not flood the log.
-    fn log_store_error(&self, e: &LimiterError) {
+    pub(super) fn log_store_error(&self, e: &LimiterError) {
         let now_s = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -63,37 +108,27 @@ impl Gate {
     }
 }
 
-/// Counts each policy's decision and picks the outcome from the store's `assessments`.
-fn decide<'g>(planned: &[Planned<'g>], assessments: &Assessments) -> Outcome<'g> {
-    let passed = planned
+/// The store could not decide: every policy counts an error, and `undecided` applies unless
+/// only shadow policies are on the route (they never block).
+fn undecided<'g>(planned: &[Planned<'g>], what: Undecided) -> Outcome<'g> {
+    planned
         .iter()
-        .zip(assessments)
-        .all(|(p, a)| p.is_shadow() || a.allowed);
-    let mut enforcing: Few<(Standing<'g>, &Planned<'g>)> = Few::new();
-    for (p, a) in planned.iter().zip(assessments) {
-        p.counters()
-            .count(match (p.is_shadow(), passed, a.allowed) {
-                (true, _, true) => Decision::Allowed,
-                (true, _, false) => Decision::ShadowThrottled,
-                (false, true, _) => Decision::Allowed,
-                (false, false, false) => Decision::Throttled,
-                (false, false, true) => Decision::ThrottledByOther,
-            });
-        if !p.is_shadow() {
-            enforcing.push((p.standing(*a), p));
-        }
+        .for_each(|p| p.counters().count(Decision::Error));
+    match planned.iter().any(|p| !p.is_shadow()) {
+        true => Outcome::Undecided(what),
+        false => Outcome::Unlimited(Aftercare::default()),
     }
-    let standings: Few<Standing<'g>> = enforcing.iter().map(|(s, _)| *s).collect();
-    let Some(index) = most_restrictive(&standings) else {
-        return Outcome::Unlimited;
-    };
-    let (standing, p) = enforcing[index];
-    let decided = Decided {
-        standing,
-        identity: p.identity(),
-    };
-    match passed {
-        true => Outcome::Allowed(decided),
-        false => Outcome::Throttled(decided),
+}
+
+/// Counts the refusals of shaping policies that found every `max_held` place taken.
+fn count_overflow(
+    planned: &[Planned<'_>],
+    assessments: &[Assessment],
+    permits: &[Option<HeldPermit<'_>>],
+) {
+    for ((p, a), permit) in planned.iter().zip(assessments).zip(permits) {
+        if !a.allowed && permit.is_none() && p.rules().shaping.is_some() && !p.is_shadow() {
+            p.counters().held(HeldResult::Overflow);
+        }
     }
 }

@@ -1,23 +1,34 @@
 //! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
-//! access lists, finds the policies on the request's route with each one's caller and limits
-//! (`bound`), takes from all their buckets in one store call (`check`) and returns a typed
-//! [`Outcome`] for the proxy to render.
+//! access lists, finds the policies on the request's route with each one's caller, limits and
+//! cost (`bound`, `cost`), takes concurrency slots (`concurrency`), takes from all their
+//! buckets in one store call (`check`, `verdict`), holds a request that prepaid (`hold`) and
+//! returns a typed [`Outcome`] for the proxy to render, carrying the [`Aftercare`] the
+//! response phases owe (settlements, slots).
 //!
 //! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
 //! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
 //! their tokens.
 
+mod aftercare;
 mod bound;
 mod check;
+mod concurrency;
+mod cost;
+mod hold;
 mod outcome;
 mod standing;
+mod verdict;
 
+pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use outcome::{Decided, Outcome, OutcomeKind, Ticket};
+pub use cost::BadCost;
+pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Standing};
 
-use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, IdentityKey, Request};
-use crate::limiter::{Fallback, Limiter};
+use crate::identity::{
+    Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
+};
+use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Limits, Policy, RouteFacts};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
@@ -44,25 +55,41 @@ pub struct Gate {
     identity: IdentityChain,
     key: IdentityKey,
     limiter: Arc<dyn Limiter>,
+    in_flight: Arc<dyn InFlight>,
     fallback: Fallback,
     counters: GateCounters,
     last_error_log_s: AtomicU64,
     needs_host: bool,
 }
 
+/// What the gate's decisions are made by: the bucket store, the concurrency slots, and what
+/// decides when they fail.
+pub struct Deciders {
+    /// Where buckets live.
+    pub limiter: Arc<dyn Limiter>,
+    /// Where concurrency slots live.
+    pub in_flight: Arc<dyn InFlight>,
+    /// What decides when the store cannot.
+    pub fallback: Fallback,
+}
+
 impl Gate {
     /// A gate applying `access` lists, then `policies` (to callers found by `identity` unless
-    /// a policy has its own sources, their digests made with `key`) with buckets in `limiter`,
-    /// and `fallback` when it fails.
+    /// a policy has its own sources, their digests made with `key`), decided by `deciders`.
     pub fn new(
         access: AccessRules,
         policies: &[Policy],
         identity: IdentityChain,
         key: IdentityKey,
-        limiter: Arc<dyn Limiter>,
-        fallback: Fallback,
+        deciders: Deciders,
         metrics: &Metrics,
     ) -> Self {
+        let Deciders {
+            limiter,
+            in_flight,
+            fallback,
+        } = deciders;
+        let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         Self {
             access,
             policies: policies
@@ -73,6 +100,7 @@ impl Gate {
             identity,
             key,
             limiter,
+            in_flight,
             fallback,
             counters: GateCounters {
                 access: metrics.access.clone(),
@@ -81,20 +109,24 @@ impl Gate {
                 store_fallbacks: metrics.store.fallbacks.clone(),
             },
             last_error_log_s: AtomicU64::new(0),
-            needs_host: policies.iter().any(|p| p.route.host.is_some()),
+            needs_host,
         }
     }
 
-    /// Whether any route looks at the host (so the proxy need not work it out otherwise).
+    /// Whether any route or source looks at the host (so the proxy need not work it out
+    /// otherwise).
     pub fn needs_host(&self) -> bool {
         self.needs_host
     }
 
-    /// Every level of every policy: its id, the policy's name and the limits.
-    pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits)> {
+    /// Every level of every policy: its id, the policy's name, the limits and its
+    /// `max_in_flight`.
+    pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits, Option<u32>)> {
         self.policies.iter().flat_map(|b| {
             let name = b.policy.name();
-            b.levels().map(move |(id, limits)| (id, name, limits))
+            let in_flight = b.policy.rules.max_in_flight;
+            b.levels()
+                .map(move |(id, limits)| (id, name, limits, in_flight))
         })
     }
 
@@ -107,11 +139,12 @@ impl Gate {
         }
         match self.plan(req, route) {
             Ok(planned) => self.check(&planned).await,
-            Err(e) => {
+            Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
                 log::debug!("refusing a request: {e}");
                 Outcome::InvalidToken
             }
+            Err(PlanError::Cost(bad)) => Outcome::BadCost(bad),
         }
     }
 
@@ -120,13 +153,14 @@ impl Gate {
         Outcome::Listed(list)
     }
 
-    /// The policies on `route`, each with its caller and limits. Fails when a bearer token is
-    /// presented that does not verify (and the chain rejects such tokens).
+    /// The policies on `route`, each with its caller, limits and cost. Fails when a bearer
+    /// token is presented that does not verify (and the chain rejects such tokens), or when a
+    /// cost header is not a cost.
     pub fn plan<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
-    ) -> Result<Few<Planned<'g>>, IdentityError> {
+    ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
         for bound in self
@@ -141,8 +175,33 @@ impl Gate {
                     None => *caller.insert(self.identity.identify(req, &self.key)?),
                 },
             };
-            planned.push(bound.plan(req, identity));
+            planned.push(bound.plan(req, identity).map_err(PlanError::Cost)?);
         }
         Ok(planned)
     }
+}
+
+/// Why a request could not be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A bearer token was presented that does not verify.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// A cost header is not a whole number from 1 to the capacity.
+    #[error("`{}` is not a cost from 1 to {}", .0.header, .0.capacity)]
+    Cost(BadCost),
+}
+
+/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
+fn reads_host(policy: &Policy) -> bool {
+    let tier_by_host = policy
+        .tiers
+        .as_ref()
+        .is_some_and(|t| t.source == Source::Fact(Fact::Host));
+    policy.route.host.is_some()
+        || tier_by_host
+        || policy
+            .sources
+            .as_ref()
+            .is_some_and(IdentityChain::uses_host)
 }

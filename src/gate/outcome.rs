@@ -1,7 +1,7 @@
 //! What the gate decided about a request: a typed outcome with no HTTP in it. The proxy
-//! renders it; what later phases need travels in the [`Ticket`].
+//! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
-use super::Standing;
+use super::{Aftercare, BadCost, Standing};
 use crate::identity::Identity;
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
@@ -10,19 +10,35 @@ use std::sync::Arc;
 /// The gate's answer for one request.
 #[derive(Debug)]
 pub enum Outcome<'g> {
-    /// No enforcing policy applies: forward.
-    Unlimited,
+    /// No enforcing policy applies: forward (shadow policies may still owe aftercare).
+    Unlimited(Aftercare),
     /// On an access list: the allow-list forwards unlimited, the deny-list refuses (403).
     Listed(AccessList),
     /// A bearer token was presented that does not verify: refuse (401).
     InvalidToken,
-    /// Every enforcing bucket paid: forward, describing the most restrictive standing.
-    Allowed(Decided<'g>),
+    /// A `cost_header` that is not a whole number from 1 to the capacity: refuse (400).
+    BadCost(BadCost),
+    /// Every enforcing bucket paid (a held request: after its wait): forward, describing the
+    /// most restrictive standing; the aftercare settles and releases when the request ends.
+    Allowed(Decided<'g>, Aftercare),
     /// A bucket could not pay: refuse, describing the policy that makes the caller wait
     /// longest.
     Throttled(Decided<'g>),
+    /// The caller already has `max_in_flight` requests under way: refuse.
+    Busy(Busy<'g>),
     /// The store could not decide and `on_error` says what happens.
     Undecided(Undecided),
+}
+
+/// A refusal for want of a concurrency slot.
+#[derive(Debug, Clone, Copy)]
+pub struct Busy<'g> {
+    /// The policy whose slots are all taken.
+    pub policy: &'g Arc<str>,
+    /// Its `max_in_flight`.
+    pub limit: u32,
+    /// The caller whose slots they are.
+    pub identity: Identity,
 }
 
 /// The policy and caller a decision is about.
@@ -35,7 +51,7 @@ pub struct Decided<'g> {
 }
 
 /// What the proxy keeps of a decision for the rest of the request (the access log, the
-/// offenders view, and the response-phase work of policies that need it).
+/// offenders view, the caller a hashed pool sticks to).
 #[derive(Debug, Clone)]
 pub struct Ticket {
     /// The deciding policy.
@@ -69,6 +85,8 @@ pub enum OutcomeKind {
     Denylisted,
     /// A bearer token did not verify.
     InvalidToken,
+    /// A cost header was malformed or too large.
+    BadCost,
     /// The store failed; the request was let through.
     StoreError,
     /// The store failed; the request was refused.
@@ -77,13 +95,14 @@ pub enum OutcomeKind {
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 8] = [
+    pub const ALL: [OutcomeKind; 9] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
         OutcomeKind::Allowlisted,
         OutcomeKind::Denylisted,
         OutcomeKind::InvalidToken,
+        OutcomeKind::BadCost,
         OutcomeKind::StoreError,
         OutcomeKind::StoreUnavailable,
     ];
@@ -97,6 +116,7 @@ impl OutcomeKind {
             OutcomeKind::Allowlisted => "allowlisted",
             OutcomeKind::Denylisted => "denylisted",
             OutcomeKind::InvalidToken => "invalid_token",
+            OutcomeKind::BadCost => "bad_cost",
             OutcomeKind::StoreError => "store_error",
             OutcomeKind::StoreUnavailable => "store_unavailable",
         }
@@ -107,12 +127,13 @@ impl Outcome<'_> {
     /// Which kind of outcome this is.
     pub fn kind(&self) -> OutcomeKind {
         match self {
-            Outcome::Unlimited => OutcomeKind::Unlimited,
+            Outcome::Unlimited(_) => OutcomeKind::Unlimited,
             Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
             Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
-            Outcome::Allowed(_) => OutcomeKind::Allowed,
-            Outcome::Throttled(_) => OutcomeKind::Throttled,
+            Outcome::BadCost(_) => OutcomeKind::BadCost,
+            Outcome::Allowed(..) => OutcomeKind::Allowed,
+            Outcome::Throttled(_) | Outcome::Busy(_) => OutcomeKind::Throttled,
             Outcome::Undecided(Undecided::Pass) => OutcomeKind::StoreError,
             Outcome::Undecided(Undecided::Refuse) => OutcomeKind::StoreUnavailable,
         }
@@ -121,8 +142,29 @@ impl Outcome<'_> {
     /// The decision, when a policy's bucket decided.
     pub fn decided(&self) -> Option<&Decided<'_>> {
         match self {
-            Outcome::Allowed(d) | Outcome::Throttled(d) => Some(d),
+            Outcome::Allowed(d, _) | Outcome::Throttled(d) => Some(d),
             _ => None,
+        }
+    }
+
+    /// What the proxy keeps of the deciding policy and caller, if one decided.
+    pub fn ticket(&self) -> Option<Ticket> {
+        match self {
+            Outcome::Busy(b) => Some(Ticket {
+                policy: b.policy.clone(),
+                identity: b.identity,
+            }),
+            _ => self.decided().map(Decided::ticket),
+        }
+    }
+
+    /// The work later phases owe the request (settlements, slots), taken out of the outcome.
+    pub fn take_aftercare(&mut self) -> Aftercare {
+        match self {
+            Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare) => {
+                std::mem::take(aftercare)
+            }
+            _ => Aftercare::default(),
         }
     }
 }

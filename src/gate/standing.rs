@@ -59,6 +59,7 @@ pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limiter::Penalty;
 
     fn limits(capacity: u64, rate: &str) -> Limits {
         Limits::new(capacity, rate.parse().unwrap()).unwrap()
@@ -88,6 +89,7 @@ mod tests {
             remaining,
             retry_after_us,
             full_in_us,
+            penalty: Penalty::None,
         }
     }
 

@@ -9,12 +9,14 @@
 
 mod access;
 mod client_ip;
+mod facts;
 mod jwt;
 mod key;
 mod source;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
+pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
@@ -91,6 +93,7 @@ pub struct Request<'a> {
     pub client_ip: Option<IpAddr>,
     verifier: Option<&'a JwtVerifier>,
     token: OnceLock<TokenState>,
+    facts: RequestFacts<'a>,
 }
 
 impl<'a> Request<'a> {
@@ -107,6 +110,7 @@ impl<'a> Request<'a> {
             client_ip,
             verifier,
             token: OnceLock::new(),
+            facts: RequestFacts::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 //! wrapped in double quotes loses that one pair (RFC 6265 `cookie-value`). So `sid=dave`,
 //! `sid= dave ` and `sid="dave"` are one caller. Nothing inside the value is changed.
 
+use super::facts::Fact;
 use super::jwt::TokenError;
 use super::{Request, TokenState};
 use http::header::{HeaderMap, HeaderName, COOKIE};
@@ -31,6 +32,8 @@ pub enum Source {
     Jwt(String),
     /// The client's address, folded to a network prefix.
     Ip,
+    /// A fact of the request (`path`, `method`, `host`) or a constant (`const:<name>`).
+    Fact(Fact),
 }
 
 /// Several sources that identify a caller together (`header:x-tenant+ip`): all must yield.
@@ -46,7 +49,7 @@ pub struct SourceSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     /// The kind before `:` is not a known kind.
-    #[error("unknown identity source `{0}`; expected header:<name>, cookie:<name>, query:<name>, jwt:<claim> or ip")]
+    #[error("unknown identity source `{0}`; expected header:<name>, cookie:<name>, query:<name>, jwt:<claim>, ip, path, method, host or const:<name>")]
     UnknownKind(String),
     /// The name after `:` is empty or not valid for its kind.
     #[error("identity source `{0}` needs a valid name after `:`")]
@@ -59,6 +62,9 @@ impl FromStr for Source {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         if text == "ip" {
             return Ok(Source::Ip);
+        }
+        if let Some(fact) = Fact::parse(text)? {
+            return Ok(Source::Fact(fact));
         }
         let (kind, name) = text
             .split_once(':')
@@ -87,6 +93,7 @@ impl fmt::Display for Source {
             Source::Query(name) => write!(f, "query:{name}"),
             Source::Jwt(claim) => write!(f, "jwt:{claim}"),
             Source::Ip => f.write_str("ip"),
+            Source::Fact(fact) => fact.fmt(f),
         }
     }
 }
@@ -115,6 +122,11 @@ impl SourceSpec {
     /// The spec as written (`header:x-tenant+ip`).
     pub fn tag(&self) -> &str {
         &self.tag
+    }
+
+    /// Whether any part reads the host.
+    pub fn uses_host(&self) -> bool {
+        self.parts.iter().any(|p| *p == Source::Fact(Fact::Host))
     }
 
     /// Whether any part reads the bearer token.
@@ -163,6 +175,7 @@ impl Source {
                 .and_then(|q| query_value(q, name))
                 .map(|v| Cow::Owned(v.into_bytes())),
             Source::Ip => req.client_ip.map(|ip| Cow::Owned(folding.fold(ip))),
+            Source::Fact(fact) => fact.value(req),
             Source::Jwt(claim) => match req.token() {
                 TokenState::Absent => None,
                 TokenState::Invalid(e) => return Err(e.clone()),

@@ -4,6 +4,10 @@
 //! fractions of a token are kept, never rounded away. Time is whole microseconds on one clock
 //! (the proxy's monotonic clock for the memory store, Redis's `TIME` for the Redis store). A
 //! clock that goes backwards counts as no time passed. A bucket nobody has stored is full.
+//!
+//! A take may come with [`Terms`]: an overdraft (prepayment, `max_delay`: the take pays now,
+//! into debt, and waits until its tokens would have been there) and a penalty (`block_for`: a
+//! refusal blocks the bucket for that long, whatever the refill).
 
 /// Tokens are compared with this slack so that waiting exactly the advertised retry-after is
 /// always enough, whatever the floating-point rounding of the refill.
@@ -44,23 +48,72 @@ pub enum SpecError {
 /// What is stored for a bucket between requests.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BucketState {
-    /// Tokens held at `updated_us`, fractional.
+    /// Tokens held at `updated_us`, fractional; below zero while the bucket is in debt.
     pub tokens: f64,
     /// When `tokens` was true, in microseconds on the store's clock.
     pub updated_us: u64,
+    /// Until when a penalty refuses every take, on the store's clock; 0 for none.
+    pub blocked_until_us: u64,
+}
+
+/// What a take may do beyond paying from what the bucket holds now.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Terms {
+    /// Tokens the bucket may go below zero to pay now (rate × `max_delay`): such a take is
+    /// allowed and waits `retry_after_us` for its tokens to have been there.
+    pub overdraft: f64,
+    /// How long a refusal blocks the bucket (`block_for`), in microseconds; 0 for never.
+    pub block_us: u64,
+}
+
+/// A penalty's part in an answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Penalty {
+    /// No block is involved.
+    #[default]
+    None,
+    /// This refusal started a block.
+    Started,
+    /// A block started earlier refused this take.
+    Standing,
+}
+
+impl Penalty {
+    /// The penalty's number in the Redis script's reply.
+    pub fn wire(self) -> u8 {
+        match self {
+            Penalty::None => 0,
+            Penalty::Started => 1,
+            Penalty::Standing => 2,
+        }
+    }
+
+    /// The penalty the script's number `n` stands for.
+    pub fn from_wire(n: u64) -> Option<Self> {
+        match n {
+            0 => Some(Penalty::None),
+            1 => Some(Penalty::Started),
+            2 => Some(Penalty::Standing),
+            _ => None,
+        }
+    }
 }
 
 /// The answer for one bucket and one cost at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Assessment {
-    /// Whether the bucket holds `cost` tokens.
+    /// Whether the bucket holds `cost` tokens (or can prepay them within its overdraft).
     pub allowed: bool,
-    /// Tokens left: after taking `cost` if allowed, as they are if not.
+    /// Tokens left: after taking `cost` if allowed (below zero when prepaid), as they are if
+    /// not.
     pub remaining: f64,
-    /// Microseconds until `cost` tokens are available; 0 when allowed.
+    /// Refused: microseconds until the take would be allowed (a block's end at the earliest).
+    /// Allowed: how long a prepaid take waits for its tokens; 0 when it needs not wait.
     pub retry_after_us: u64,
     /// Microseconds until the bucket is full again, counted from `remaining`.
     pub full_in_us: u64,
+    /// Whether a penalty block refused the take, or this refusal started one.
+    pub penalty: Penalty,
 }
 
 impl BucketSpec {
@@ -97,6 +150,7 @@ impl BucketSpec {
             return BucketState {
                 tokens: self.capacity,
                 updated_us: now_us,
+                blocked_until_us: 0,
             };
         };
         // A clock that went backwards is treated as no time passed; the later stamp is kept
@@ -106,40 +160,71 @@ impl BucketSpec {
         BucketState {
             tokens: (state.tokens + gained).min(self.capacity),
             updated_us: state.updated_us.max(now_us),
+            blocked_until_us: state.blocked_until_us,
         }
     }
 
-    /// Whether `level` can pay `cost`, and what the bucket would look like after.
-    pub fn assess(&self, level: BucketState, cost: f64) -> Assessment {
-        if level.tokens + EPSILON >= cost {
-            let remaining = (level.tokens - cost).max(0.0);
-            Assessment {
-                allowed: true,
-                remaining,
-                retry_after_us: 0,
-                full_in_us: self.micros_to_gain(self.capacity - remaining),
-            }
-        } else {
-            Assessment {
-                allowed: false,
-                remaining: level.tokens,
-                retry_after_us: self.micros_to_gain(cost - level.tokens),
-                full_in_us: self.micros_to_gain(self.capacity - level.tokens),
-            }
+    /// Whether `level` can pay `cost` at `now_us` under `terms`, and what the bucket would
+    /// look like after: paid from what it holds, prepaid into the overdraft (allowed, with a
+    /// wait), or refused (by a standing block, or for want of tokens, which starts a block
+    /// when the terms have one).
+    pub fn assess(&self, level: BucketState, cost: f64, terms: Terms, now_us: u64) -> Assessment {
+        let tokens = level.tokens;
+        let refused = |retry_after_us: u64, penalty: Penalty| Assessment {
+            allowed: false,
+            remaining: tokens,
+            retry_after_us,
+            full_in_us: self.micros_to_gain(self.capacity - tokens),
+            penalty,
+        };
+        let short = cost - terms.overdraft - tokens;
+        let token_wait = match tokens + terms.overdraft + EPSILON >= cost {
+            true => 0,
+            false => self.micros_to_gain(short),
+        };
+        if now_us < level.blocked_until_us {
+            let block_wait = level.blocked_until_us - now_us;
+            return refused(block_wait.max(token_wait), Penalty::Standing);
+        }
+        if token_wait > 0 {
+            return match terms.block_us {
+                0 => refused(token_wait, Penalty::None),
+                block => refused(token_wait.max(block), Penalty::Started),
+            };
+        }
+        let (remaining, wait_us) = match tokens + EPSILON >= cost {
+            true => ((tokens - cost).max(0.0), 0),
+            false => (tokens - cost, self.micros_to_gain(cost - tokens)),
+        };
+        Assessment {
+            allowed: true,
+            remaining,
+            retry_after_us: wait_us,
+            full_in_us: self.micros_to_gain(self.capacity - remaining),
+            penalty: Penalty::None,
         }
     }
 
-    /// The state to store after an allowed take of `cost` from `level`.
-    pub fn after_take(&self, level: BucketState, cost: f64) -> BucketState {
+    /// The state to store after an allowed take from `level` answered `assessment`.
+    pub fn after_take(&self, level: BucketState, assessment: &Assessment) -> BucketState {
         BucketState {
-            tokens: (level.tokens - cost).max(0.0),
-            updated_us: level.updated_us,
+            tokens: assessment.remaining,
+            ..level
+        }
+    }
+
+    /// The state to store after a refusal at `now_us` that started a block under `terms`:
+    /// the tokens are untouched, the block runs from now.
+    pub fn after_refusal(&self, level: BucketState, terms: Terms, now_us: u64) -> BucketState {
+        BucketState {
+            blocked_until_us: now_us.saturating_add(terms.block_us),
+            ..level
         }
     }
 
     /// A settlement of `delta` tokens at `level` (positive charges, negative refunds): never
     /// refused. A charge may leave the bucket in debt, below zero, which refill and later
-    /// requests pay off; a refund never fills it past capacity.
+    /// requests pay off; a refund never fills it past capacity. A block stays as it is.
     pub fn settle(&self, level: BucketState, delta: f64) -> Assessment {
         let tokens = (level.tokens - delta).min(self.capacity);
         Assessment {
@@ -147,6 +232,7 @@ impl BucketSpec {
             remaining: tokens,
             retry_after_us: 0,
             full_in_us: self.micros_to_gain(self.capacity - tokens),
+            penalty: Penalty::None,
         }
     }
 
@@ -154,8 +240,15 @@ impl BucketSpec {
     pub fn after_settle(&self, level: BucketState, delta: f64) -> BucketState {
         BucketState {
             tokens: (level.tokens - delta).min(self.capacity),
-            updated_us: level.updated_us,
+            ..level
         }
+    }
+
+    /// How long a bucket stored as `state` must be kept at `now_us`: until it is full again
+    /// and its block is over (0: it can be forgotten, an unknown bucket being full).
+    pub fn keep_for_us(&self, state: &BucketState, now_us: u64) -> u64 {
+        let full_in = self.micros_to_gain(self.capacity - state.tokens);
+        full_in.max(state.blocked_until_us.saturating_sub(now_us))
     }
 
     /// Microseconds needed to gain `tokens`, rounded up.
@@ -168,209 +261,4 @@ impl BucketSpec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SECOND: u64 = 1_000_000;
-
-    fn spec(capacity: f64, rate_per_second: f64) -> BucketSpec {
-        BucketSpec::new(capacity, rate_per_second).unwrap()
-    }
-
-    /// Takes `cost` at `now`, storing the result as the memory store does.
-    fn take(s: &BucketSpec, state: &mut Option<BucketState>, cost: f64, now: u64) -> Assessment {
-        let level = s.refill(*state, now);
-        let a = s.assess(level, cost);
-        if a.allowed {
-            *state = Some(s.after_take(level, cost));
-        }
-        a
-    }
-
-    #[test]
-    fn an_unknown_bucket_is_full() {
-        let s = spec(10.0, 1.0);
-        assert_eq!(s.refill(None, 42).tokens, 10.0);
-    }
-
-    #[test]
-    fn a_burst_of_capacity_passes_then_the_next_is_refused() {
-        let s = spec(10.0, 10.0);
-        let mut state = None;
-        for i in 0..10 {
-            let a = take(&s, &mut state, 1.0, 0);
-            assert!(a.allowed, "request {i}");
-            assert_eq!(a.remaining, 9.0 - i as f64);
-        }
-        let refused = take(&s, &mut state, 1.0, 0);
-        assert!(!refused.allowed);
-        assert_eq!(refused.retry_after_us, 100_000);
-        assert_eq!(refused.full_in_us, SECOND);
-    }
-
-    #[test]
-    fn refill_adds_rate_times_elapsed() {
-        let s = spec(10.0, 2.0);
-        let state = Some(BucketState {
-            tokens: 1.0,
-            updated_us: 0,
-        });
-        assert_eq!(s.refill(state, 2 * SECOND).tokens, 5.0);
-    }
-
-    #[test]
-    fn refill_caps_at_capacity() {
-        let s = spec(10.0, 2.0);
-        let state = Some(BucketState {
-            tokens: 9.0,
-            updated_us: 0,
-        });
-        assert_eq!(s.refill(state, 60 * SECOND).tokens, 10.0);
-    }
-
-    #[test]
-    fn fractional_refill_is_kept_across_requests() {
-        // 1 token per 3 s: three requests one second apart add up to one whole token.
-        let s = spec(1.0, 1.0 / 3.0);
-        let mut state = Some(BucketState {
-            tokens: 0.0,
-            updated_us: 0,
-        });
-        assert!(!take(&s, &mut state, 1.0, SECOND).allowed);
-        assert!(!take(&s, &mut state, 1.0, 2 * SECOND).allowed);
-        assert!(take(&s, &mut state, 1.0, 3 * SECOND).allowed);
-    }
-
-    #[test]
-    fn fractional_rates_per_minute_give_exact_retry_after() {
-        // 1 per 60 s (seed 004): the second request waits the whole minute.
-        let s = spec(1.0, 1.0 / 60.0);
-        let mut state = None;
-        assert!(take(&s, &mut state, 1.0, 0).allowed);
-        let refused = take(&s, &mut state, 1.0, 15 * SECOND);
-        assert!(!refused.allowed);
-        assert_eq!(refused.retry_after_us, 45 * SECOND);
-        assert!(take(&s, &mut state, 1.0, 60 * SECOND).allowed);
-    }
-
-    #[test]
-    fn cost_above_one_takes_that_many_tokens() {
-        // Seed 001: cost 5 on capacity 10 → allowed, allowed, refused.
-        let s = spec(10.0, 1.0);
-        let mut state = None;
-        assert!(take(&s, &mut state, 5.0, 0).allowed);
-        assert!(take(&s, &mut state, 5.0, 0).allowed);
-        let refused = take(&s, &mut state, 5.0, 0);
-        assert!(!refused.allowed);
-        assert_eq!(refused.remaining, 0.0);
-        assert_eq!(refused.retry_after_us, 5 * SECOND);
-    }
-
-    #[test]
-    fn a_refused_request_takes_nothing() {
-        let s = spec(10.0, 1.0);
-        let mut state = Some(BucketState {
-            tokens: 3.0,
-            updated_us: 0,
-        });
-        assert!(!take(&s, &mut state, 5.0, 0).allowed);
-        assert_eq!(state.map(|b| b.tokens), Some(3.0));
-    }
-
-    #[test]
-    fn a_long_idle_gap_refills_to_capacity_without_overflow() {
-        let s = spec(5.0, 1000.0);
-        let state = Some(BucketState {
-            tokens: 0.0,
-            updated_us: 0,
-        });
-        let level = s.refill(state, u64::MAX);
-        assert_eq!(level.tokens, 5.0);
-        assert_eq!(level.updated_us, u64::MAX);
-    }
-
-    #[test]
-    fn a_clock_going_backwards_counts_as_no_time() {
-        let s = spec(10.0, 1.0);
-        let state = Some(BucketState {
-            tokens: 2.0,
-            updated_us: 10 * SECOND,
-        });
-        let level = s.refill(state, 4 * SECOND);
-        assert_eq!(level.tokens, 2.0);
-        assert_eq!(level.updated_us, 10 * SECOND, "the later stamp is kept");
-        // Once the clock passes the stored stamp again, only the new interval counts.
-        assert_eq!(s.refill(Some(level), 11 * SECOND).tokens, 3.0);
-    }
-
-    #[test]
-    fn waiting_the_retry_after_is_always_enough() {
-        for rate in [0.1, 0.3, 1.0, 3.0, 7.0, 10.0, 333.0] {
-            let s = spec(3.0, rate);
-            let mut state = Some(BucketState {
-                tokens: 0.123,
-                updated_us: 1,
-            });
-            let refused = take(&s, &mut state, 1.0, 1);
-            assert!(!refused.allowed);
-            let later = 1 + refused.retry_after_us;
-            assert!(take(&s, &mut state, 1.0, later).allowed, "rate {rate}");
-        }
-    }
-
-    #[test]
-    fn specs_that_would_lose_exactness_are_refused() {
-        assert_eq!(BucketSpec::new(0.0, 1.0), Err(SpecError::Capacity));
-        assert_eq!(BucketSpec::new(1e13, 1.0), Err(SpecError::Capacity));
-        assert_eq!(BucketSpec::new(1.0, 0.0), Err(SpecError::Rate));
-        assert_eq!(BucketSpec::new(1.0, f64::NAN), Err(SpecError::Rate));
-        assert_eq!(BucketSpec::new(1.0, 1e-300), Err(SpecError::TooSlow));
-        // One token a year, and a year's worth of tokens at once, are fine.
-        assert!(BucketSpec::new(1.0, 1.0 / (365.0 * 86_400.0)).is_ok());
-        let slowest = BucketSpec::new(MAX_CAPACITY, 1e9).unwrap();
-        assert!(slowest.micros_to_gain(MAX_CAPACITY) < u64::MAX / 1000);
-    }
-
-    #[test]
-    fn a_charge_past_the_level_leaves_debt_that_refill_pays_off() {
-        let s = spec(100.0, 10.0);
-        let mut state = Some(BucketState {
-            tokens: 50.0,
-            updated_us: 0,
-        });
-        let level = s.refill(state, 0);
-        let charged = s.settle(level, 80.0);
-        assert!(charged.allowed);
-        assert_eq!(charged.remaining, -30.0);
-        state = Some(s.after_settle(level, 80.0));
-        // In debt, even a cost of one waits for the debt to be paid off.
-        let refused = take(&s, &mut state, 1.0, 0);
-        assert!(!refused.allowed);
-        assert_eq!(refused.retry_after_us, 3_100_000);
-        assert!(take(&s, &mut state, 1.0, 3_100_000).allowed);
-    }
-
-    #[test]
-    fn a_refund_never_fills_past_capacity() {
-        let s = spec(10.0, 1.0);
-        let level = BucketState {
-            tokens: 8.0,
-            updated_us: 0,
-        };
-        assert_eq!(s.settle(level, -5.0).remaining, 10.0);
-        assert_eq!(s.after_settle(level, -1.5).tokens, 9.5);
-    }
-
-    #[test]
-    fn full_in_counts_from_what_is_left() {
-        let s = spec(10.0, 2.0);
-        let a = s.assess(
-            BucketState {
-                tokens: 10.0,
-                updated_us: 0,
-            },
-            4.0,
-        );
-        assert_eq!(a.full_in_us, 2 * SECOND);
-    }
-}
+mod tests;

@@ -1,6 +1,6 @@
 //! `store.on_error`: what decides a request when the shared store cannot.
 
-use super::{Assessments, FleetSize, LocalShare, Take};
+use super::{Assessments, BucketKey, FleetSize, LocalShare, Slot, Take};
 use std::sync::Arc;
 
 /// The configured answer to a store failure.
@@ -69,6 +69,15 @@ impl Fallback {
     pub fn decide(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
         match self {
             Fallback::Local(share) => Ok(share.acquire(takes)),
+            Fallback::Allow => Err(Undecided::Pass),
+            Fallback::Deny => Err(Undecided::Refuse),
+        }
+    }
+
+    /// A concurrency slot of `key` from the local share, or what to do without one.
+    pub fn slot(&self, key: BucketKey<'_>, limit: u32) -> Result<Option<Slot>, Undecided> {
+        match self {
+            Fallback::Local(share) => Ok(share.acquire_slot(key, limit)),
             Fallback::Allow => Err(Undecided::Pass),
             Fallback::Deny => Err(Undecided::Refuse),
         }

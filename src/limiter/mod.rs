@@ -6,6 +6,7 @@
 pub mod bucket;
 mod fallback;
 mod fleet;
+mod in_flight;
 mod key;
 pub mod memory;
 pub mod redis;
@@ -13,12 +14,13 @@ mod settings;
 mod share;
 mod take;
 
-pub use bucket::{Assessment, BucketSpec, BucketState, SpecError};
+pub use bucket::{Assessment, BucketSpec, BucketState, Penalty, SpecError, Terms};
 pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet::FleetSize;
+pub use in_flight::{InFlight, MemorySlots, Slot, SlotId, SlotOwner};
 pub use key::{BucketKey, PolicyKey};
 pub use memory::MemoryStore;
-pub use redis::{fleet_hash_key, RedisSettings, RedisStore};
+pub use redis::{fleet_hash_key, RedisSettings, RedisSlots, RedisStore};
 pub use settings::StoreSettings;
 pub use share::LocalShare;
 pub use take::{paying, Assessments, Mode, Take};

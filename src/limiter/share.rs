@@ -4,16 +4,18 @@
 //! and refills at rate ÷ N, so N instances deciding alone admit about one limit together. It
 //! does not start full: every answer the store gives about a caller (on time or late) is
 //! mirrored here as that caller's share of what the store said was left. A caller the store
-//! never answered about starts with a full share.
+//! never answered about starts with a full share. Concurrency slots (`max_in_flight`) are
+//! shared the same way: this instance holds at most its share of a caller's slots.
 
 use super::fleet::FleetSize;
-use super::{Assessment, Assessments, BucketSpec, MemoryStore, Take};
+use super::{Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Slot, Take};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// The local buckets of the `on_error = "local"` fallback.
 pub struct LocalShare {
     buckets: MemoryStore,
+    slots: MemorySlots,
     fleet: Arc<FleetSize>,
 }
 
@@ -22,6 +24,7 @@ impl LocalShare {
     pub fn new(max_entries: usize, fleet: Arc<FleetSize>) -> Self {
         Self {
             buckets: MemoryStore::new(max_entries),
+            slots: MemorySlots::new(),
             fleet,
         }
     }
@@ -30,6 +33,12 @@ impl LocalShare {
     pub fn acquire(&self, takes: &[Take<'_>]) -> Assessments {
         let shares = self.shares(takes);
         self.buckets.acquire_now(&shares)
+    }
+
+    /// One of this instance's share of `limit` slots of `key` (at least one), or `None`.
+    pub fn acquire_slot(&self, key: BucketKey<'_>, limit: u32) -> Option<Slot> {
+        let share = (limit / self.fleet.get().max(1)).max(1);
+        self.slots.try_acquire(key, share)
     }
 
     /// Remembers what the store answered for `takes`: each bucket's share of what was left.

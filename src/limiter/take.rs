@@ -1,6 +1,6 @@
 //! A take: how many tokens a request needs from one bucket, and whether it may be refused.
 
-use super::bucket::{Assessment, BucketSpec};
+use super::bucket::{Assessment, BucketSpec, Terms};
 use super::key::BucketKey;
 use smallvec::SmallVec;
 
@@ -39,8 +39,10 @@ pub struct Take<'a> {
     pub spec: BucketSpec,
     /// Tokens this request needs.
     pub cost: f64,
-    /// Enforcing or shadow.
+    /// Enforcing, shadow or a settlement.
     pub mode: Mode,
+    /// Overdraft and penalty (none by default); settlements ignore them.
+    pub terms: Terms,
 }
 
 impl Take<'_> {

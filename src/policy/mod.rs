@@ -5,12 +5,14 @@ mod limits;
 mod path;
 mod rate;
 mod route;
+mod rules;
 mod tier;
 
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
+pub use rules::{Rules, Settle, Shaping};
 pub use tier::Tiers;
 
 use crate::identity::IdentityChain;
@@ -35,6 +37,8 @@ pub struct Policy {
     pub sources: Option<IdentityChain>,
     /// Limits chosen by a value of the request.
     pub tiers: Option<Tiers>,
+    /// Cost from a header, settling by the response, concurrency, shaping and penalties.
+    pub rules: Rules,
 }
 
 impl Policy {
@@ -67,7 +71,7 @@ impl fmt::Display for Policy {
                 .collect();
             write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
         }
-        Ok(())
+        self.rules.fmt(f)
     }
 }
 
@@ -85,6 +89,7 @@ mod tests {
             route: Route::default(),
             sources: None,
             tiers: None,
+            rules: Rules::default(),
         };
         assert_eq!(policy(10).key, policy(20).key);
         assert_ne!(PolicyKey::new("p").id(), PolicyKey::new("q").id());

@@ -2,7 +2,7 @@
 
 use super::Snapshot;
 use crate::gate::Outcome;
-use crate::identity::Request;
+use crate::identity::{Request, RequestFacts};
 use crate::policy::{request_host, RouteFacts};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
@@ -18,14 +18,20 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Out
     let req = session.req_header();
     let callers = &snapshot.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
+    let host = host(req, snapshot.gate.needs_host());
+    let route = route_facts(req, host.as_deref());
+    let facts = RequestFacts {
+        path: Some(route.path),
+        method: Some(req.method.as_str()),
+        host: route.host,
+    };
     let request = Request::new(
         &req.headers,
         req.uri.query(),
         client_ip,
         callers.jwt.as_deref(),
-    );
-    let host = host(req, snapshot.gate.needs_host());
-    let route = route_facts(req, host.as_deref());
+    )
+    .with_facts(facts);
     snapshot.gate.decide(&request, &route).await
 }
 

@@ -21,7 +21,7 @@ pub use upstream::{
 };
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
-use crate::gate::{Decided, Outcome, OutcomeKind, Ticket};
+use crate::gate::{Aftercare, Outcome, OutcomeKind, Ticket};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -48,6 +48,8 @@ pub struct RequestCtx {
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
     ticket: Option<Ticket>,
+    /// Settlements and slots the response phases owe the request's policies.
+    aftercare: Aftercare,
     upstream: Attempts,
     started: Instant,
     upstream_started: Option<Instant>,
@@ -73,14 +75,17 @@ impl Floodgate {
     /// Keeps what later phases need of `outcome` and says what to do now.
     fn note_outcome(
         &self,
-        outcome: &Outcome<'_>,
+        outcome: &mut Outcome<'_>,
         snapshot: &Snapshot,
         ctx: &mut RequestCtx,
     ) -> Action {
         ctx.outcome = Some(outcome.kind());
-        ctx.ticket = outcome.decided().map(Decided::ticket);
-        if let Outcome::Throttled(d) = outcome {
-            self.offenders.record(d.identity, d.standing.policy);
+        ctx.ticket = outcome.ticket();
+        ctx.aftercare = outcome.take_aftercare();
+        match outcome {
+            Outcome::Throttled(d) => self.offenders.record(d.identity, d.standing.policy),
+            Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
+            _ => {}
         }
         render::render(outcome, &snapshot.policy_headers, snapshot.throttle_status)
     }
@@ -104,6 +109,7 @@ impl ProxyHttp for Floodgate {
             ratelimit: None,
             outcome: None,
             ticket: None,
+            aftercare: Aftercare::default(),
             upstream: Attempts::default(),
             started: Instant::now(),
             upstream_started: None,
@@ -129,8 +135,8 @@ impl ProxyHttp for Floodgate {
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
         let snapshot = self.snapshot.load_full();
         let action = {
-            let outcome = decide::decide(&snapshot, session).await;
-            self.note_outcome(&outcome, &snapshot, ctx)
+            let mut outcome = decide::decide(&snapshot, session).await;
+            self.note_outcome(&mut outcome, &snapshot, ctx)
         };
         ctx.snapshot = Some(snapshot);
         match action {
@@ -227,7 +233,29 @@ impl ProxyHttp for Floodgate {
             upstream_response.insert_header("ratelimit-policy", headers.policy)?;
             upstream_response.insert_header("ratelimit", headers.ratelimit)?;
         }
+        // Settled before the client sees the answer, so its next request sees the bucket
+        // settled; an informational answer (but a protocol switch) is not the final one.
+        let status = upstream_response.status;
+        let is_final =
+            !status.is_informational() || status == http::StatusCode::SWITCHING_PROTOCOLS;
+        if is_final && !ctx.aftercare.is_empty() {
+            ctx.aftercare
+                .on_response(status.as_u16(), &upstream_response.headers)
+                .await;
+        }
         Ok(())
+    }
+
+    async fn response_trailer_filter(
+        &self,
+        _session: &mut Session,
+        upstream_trailers: &mut http::HeaderMap,
+        ctx: &mut Self::CTX,
+    ) -> Result<Option<bytes::Bytes>> {
+        if !ctx.aftercare.is_empty() {
+            ctx.aftercare.on_trailers(upstream_trailers).await;
+        }
+        Ok(None)
     }
 
     async fn fail_to_proxy(
@@ -259,11 +287,16 @@ impl ProxyHttp for Floodgate {
     }
 
     async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {
+        let written = session.response_written().map(|r| r.status.as_u16());
+        // However the request ended: what is still open settles, the slots go back.
+        if !ctx.aftercare.is_empty() {
+            ctx.aftercare.finish(written).await;
+        }
         if !ctx.snapshot.as_ref().is_some_and(|s| s.access_log) {
             return;
         }
         let req = session.req_header();
-        let status = session.response_written().map_or(0, |r| r.status.as_u16());
+        let status = written.unwrap_or(0);
         let identity = ctx
             .ticket
             .as_ref()

@@ -2,7 +2,7 @@
 //! `Retry-After`, and RFC 9457 problem+json bodies. Rendering cannot fail open: a refusal that
 //! cannot be built becomes a 500, never a forward.
 
-use crate::gate::{Gate, LevelId, Outcome, Standing};
+use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Standing};
 use crate::limiter::Undecided;
 use crate::policy::Limits;
 use crate::telemetry::AccessList;
@@ -38,7 +38,14 @@ impl PolicyHeaders {
     pub(crate) fn new(gate: &Gate) -> Self {
         let values = gate
             .levels()
-            .map(|(id, name, limits)| (id, header_value(policy_text(name, limits))))
+            .map(|(id, name, limits, in_flight)| {
+                let mut text = policy_text(name, limits);
+                if let Some(limit) = in_flight {
+                    text.push_str(", ");
+                    text.push_str(&concurrency_text(name, limit));
+                }
+                (id, header_value(text))
+            })
             .collect();
         Self(values)
     }
@@ -58,16 +65,18 @@ pub(crate) fn render(
     throttle_status: u16,
 ) -> Action {
     match outcome {
-        Outcome::Unlimited
+        Outcome::Unlimited(_)
         | Outcome::Listed(AccessList::Allow)
         | Outcome::Undecided(Undecided::Pass) => Action::Forward(None),
-        Outcome::Allowed(decided) => Action::Forward(Some(RateLimitHeaders {
+        Outcome::Allowed(decided, _) => Action::Forward(Some(RateLimitHeaders {
             policy: policies.of(&decided.standing),
             ratelimit: header_value(ratelimit_text(&decided.standing)),
         })),
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
+        Outcome::Busy(busy) => concurrency_refusal(throttle_status, busy),
+        Outcome::BadCost(bad) => bad_cost(bad),
         Outcome::Undecided(Undecided::Refuse) => store_unavailable(),
     }
 }
@@ -80,6 +89,12 @@ fn policy_text(name: &str, limits: &Limits) -> String {
         limits.capacity(),
         limits.window_seconds()
     )
+}
+
+/// The `RateLimit-Policy` item of a `max_in_flight` of `limit` (quota unit: concurrent
+/// requests, no window).
+fn concurrency_text(name: &str, limit: u32) -> String {
+    format!("\"{name}\";q={limit};qu=\"concurrent-requests\"")
 }
 
 /// `RateLimit` text: whole tokens remaining and seconds until the bucket is full again.
@@ -213,6 +228,38 @@ fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> 
         throttled_body(status, standing.policy, retry_after),
         &headers,
     )
+}
+
+/// The refusal of a caller holding all `max_in_flight` slots of a policy: `status`,
+/// `Retry-After: 1` (a slot frees when a request ends, which cannot be foreseen), the
+/// concurrency quota and a problem body naming the policy.
+fn concurrency_refusal(status: u16, busy: &Busy<'_>) -> Action {
+    let (name, limit): (&str, u32) = (busy.policy, busy.limit);
+    let detail =
+        format!("Policy \"{name}\" allows {limit} concurrent requests per caller; retry in 1 s.");
+    let extra = serde_json::json!({ "policy": name, "retry_after": 1, "max_in_flight": limit });
+    let headers = [
+        (RETRY_AFTER, HeaderValue::from(1u64)),
+        (
+            HeaderName::from_static("ratelimit-policy"),
+            header_value(concurrency_text(name, limit)),
+        ),
+        (
+            HeaderName::from_static("ratelimit"),
+            header_value(format!("\"{name}\";r=0")),
+        ),
+    ];
+    problem(status, problem_body(status, &detail, extra), &headers)
+}
+
+/// The refusal of a request whose cost header is not a cost: 400.
+fn bad_cost(bad: &BadCost) -> Action {
+    let detail = format!(
+        "The {} header must be a whole number from 1 to {}.",
+        bad.header, bad.capacity
+    );
+    let extra = serde_json::json!({ "policy": &*bad.policy, "header": bad.header.as_str() });
+    problem(400, problem_body(400, &detail, extra), &[])
 }
 
 /// A refusal that is not about rate: `status` with a problem body saying `detail`.

@@ -6,8 +6,9 @@
 
 use super::backends::BackendGauge;
 use super::counters::ByLabel;
+use super::policy::{PolicyCounters, PolicyFamilies};
 use super::store::StoreMetrics;
-use super::vocab::{AccessList, ConnectionRefusal, Decision, ReloadResult, UpstreamErrorKind};
+use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
@@ -16,23 +17,10 @@ use prometheus::{
 /// The `class` label values of `floodgate_upstream_responses_total`.
 const UPSTREAM_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
-/// One policy's request counters, one per decision.
-#[derive(Clone)]
-pub struct PolicyCounters {
-    by_decision: [IntCounter; 5],
-}
-
-impl PolicyCounters {
-    /// Counts one request with `decision`.
-    pub fn count(&self, decision: Decision) {
-        self.by_decision[decision as usize].inc();
-    }
-}
-
 /// The registry and the series Floodgate exports.
 pub struct Metrics {
     registry: Registry,
-    requests: IntCounterVec,
+    policies: PolicyFamilies,
     /// Requests that could not be proxied, by kind.
     pub upstream_errors: ByLabel<UpstreamErrorKind>,
     /// Requests on the allow-list or the deny-list.
@@ -70,14 +58,6 @@ fn latency(name: &str, help: &str) -> Histogram {
 impl Metrics {
     /// Registers every series.
     pub fn new() -> Self {
-        let requests = IntCounterVec::new(
-            Opts::new(
-                "floodgate_requests_total",
-                "Requests seen by each policy, by decision.",
-            ),
-            &["policy", "decision"],
-        )
-        .expect("static metric definition");
         let build_info = IntGaugeVec::new(
             Opts::new(
                 "floodgate_build_info",
@@ -99,7 +79,7 @@ impl Metrics {
         .expect("static metric definition");
         let metrics = Self {
             registry: Registry::new(),
-            requests,
+            policies: PolicyFamilies::new(),
             upstream_errors: ByLabel::new(
                 "floodgate_upstream_errors_total",
                 "Requests that could not be proxied, by kind (connect, timeout, other).",
@@ -143,6 +123,7 @@ impl Metrics {
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
+        collectors.extend(metrics.policies.collectors());
         collectors.extend([
             metrics.access.collector(),
             Box::new(metrics.invalid_tokens.clone()),
@@ -152,7 +133,6 @@ impl Metrics {
             metrics.reloads.collector(),
             metrics.connections_refused.collector(),
             Box::new(metrics.connections_open.clone()),
-            Box::new(metrics.requests.clone()),
             metrics.upstream_errors.collector(),
             metrics.backends.collector(),
             Box::new(build_info),
@@ -166,18 +146,9 @@ impl Metrics {
         metrics
     }
 
-    /// The counters of policy `name`, created at zero so they show before the first request.
+    /// The series of policy `name`, created at zero so they show before the first request.
     pub fn policy(&self, name: &str) -> PolicyCounters {
-        PolicyCounters {
-            by_decision: [
-                Decision::Allowed,
-                Decision::Throttled,
-                Decision::ThrottledByOther,
-                Decision::ShadowThrottled,
-                Decision::Error,
-            ]
-            .map(|d| self.requests.with_label_values(&[name, d.label()])),
-        }
+        self.policies.policy(name)
     }
 
     /// Counts a backend response by the class of its status.
@@ -205,6 +176,7 @@ impl Default for Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::{Decision, SettleResult};
 
     #[test]
     fn policy_counters_render_with_their_labels() {
@@ -218,6 +190,25 @@ mod tests {
             text.contains(r#"floodgate_requests_total{decision="allowed",policy="per-user"} 0"#)
         );
         assert!(text.contains("floodgate_build_info"));
+    }
+
+    #[test]
+    fn the_rules_series_of_a_policy_show_at_zero() {
+        let metrics = Metrics::new();
+        let counters = metrics.policy("login");
+        counters.settled(SettleResult::Refunded);
+        let text = metrics.render();
+        for series in [
+            r#"floodgate_settles_total{policy="login",result="refunded"} 1"#,
+            r#"floodgate_settles_total{policy="login",result="failed"} 0"#,
+            r#"floodgate_held_total{policy="login",result="overflow"} 0"#,
+            r#"floodgate_held_requests{policy="login"} 0"#,
+            r#"floodgate_in_flight{policy="login"} 0"#,
+            r#"floodgate_in_flight_refused_total{policy="login"} 0"#,
+            r#"floodgate_penalties_total{event="started",policy="login"} 0"#,
+        ] {
+            assert!(text.contains(series), "{series}");
+        }
     }
 
     #[test]

@@ -4,15 +4,17 @@ mod backends;
 mod counters;
 mod metrics;
 mod offenders;
+mod policy;
 mod store;
 mod vocab;
 
 pub use backends::BackendGauge;
 pub use counters::ByLabel;
-pub use metrics::{Metrics, PolicyCounters};
+pub use metrics::Metrics;
 pub use offenders::{Offender, Offenders};
+pub use policy::PolicyCounters;
 pub use store::StoreMetrics;
 pub use vocab::{
-    AccessList, ConnectionRefusal, Decision, ReloadResult, StoreErrorKind, UpstreamErrorKind,
-    Vocabulary,
+    AccessList, ConnectionRefusal, Decision, HeldResult, PenaltyEvent, ReloadResult, SettleResult,
+    StoreErrorKind, UpstreamErrorKind, Vocabulary,
 };

@@ -117,6 +117,40 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// What settling a reservation did (`result` of `floodgate_settles_total`).
+    SettleResult {
+        /// Tokens were given back: a status not counted, or usage below the reservation.
+        Refunded => "refunded",
+        /// More was taken: usage above the reservation (the bucket may go into debt).
+        Charged => "charged",
+        /// The reservation stands: a counted status, usage equal to it, or no usage header.
+        Kept => "kept",
+        /// The store could not settle; the reservation stands.
+        Failed => "failed",
+    }
+}
+
+vocabulary! {
+    /// What `max_delay` did (`result` of `floodgate_held_total`).
+    HeldResult {
+        /// The request was held until its tokens (or a slot) were there, then forwarded.
+        Held => "held",
+        /// The request was refused: `max_held` requests were already held.
+        Overflow => "overflow",
+    }
+}
+
+vocabulary! {
+    /// A penalty event (`event` of `floodgate_penalties_total`).
+    PenaltyEvent {
+        /// A refusal started a block of `block_for`.
+        Started => "started",
+        /// A standing block refused a request.
+        Refused => "refused",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod fleet;
 pub mod load;
 pub mod raw;
 pub mod redis;

@@ -1,5 +1,6 @@
 //! A real HTTP/1.1 upstream (hyper on its own tokio runtime) that answers 200 to everything
-//! (after `ms` milliseconds for `?ms=N`) and counts what it serves. Each answer names the
+//! and counts what it serves. The query chooses the answer: `ms=N` answers after N
+//! milliseconds, `status=N` with status N, `usage=N` adds `x-usage: N` (a metered cost). Each answer names the
 //! upstream (`x-served-by`) and the `Host` it was sent (`x-seen-host`). `/healthz` is its
 //! health endpoint, counted apart, which can be made to fail or hang; the whole upstream can
 //! be made to hang. It keeps the target and headers of the last request it served. Stopped,
@@ -138,16 +139,22 @@ async fn answer(
             .path_and_query()
             .map_or_else(String::new, |p| p.to_string());
         *state.last.lock().unwrap() = Some((target, req.headers().clone()));
-        // `/slow?ms=N` answers after N milliseconds.
-        let delay = req.uri().query().and_then(|q| q.strip_prefix("ms="));
-        if let Some(ms) = delay.and_then(|ms| ms.parse().ok()) {
+        // `?ms=N` answers after N milliseconds.
+        if let Some(ms) = param(&req, "ms").and_then(|ms| ms.parse().ok()) {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+        if let Some(chosen) = param(&req, "status").and_then(|s| s.parse().ok()) {
+            status = chosen;
         }
     }
     let host = req.headers().get("host").cloned();
+    let usage = param(&req, "usage").and_then(|u| hyper::header::HeaderValue::from_str(u).ok());
     let mut resp = hyper::Response::new(Full::new(Bytes::from_static(b"ok")));
     *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
     let headers = resp.headers_mut();
+    if let Some(usage) = usage {
+        headers.insert("x-usage", usage);
+    }
     if let Ok(value) = hyper::header::HeaderValue::from_str(&name) {
         headers.insert("x-served-by", value);
     }
@@ -155,6 +162,14 @@ async fn answer(
         headers.insert("x-seen-host", host);
     }
     Ok(resp)
+}
+
+/// The value of query parameter `name`.
+fn param<'r>(req: &'r hyper::Request<hyper::body::Incoming>, name: &str) -> Option<&'r str> {
+    req.uri()
+        .query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
 async fn serve(

@@ -17,7 +17,7 @@
 //!   up to 64 buckets), the one whose buckets are all full soonest, across all its policies,
 //!   is evicted: evicting it hands back the fewest tokens.
 
-use super::bucket::BucketState;
+use super::bucket::{BucketState, Penalty};
 use super::{paying, Assessments, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
 use async_trait::async_trait;
@@ -98,21 +98,33 @@ impl MemoryStore {
             .zip(&levels)
             .map(|(t, level)| match t.mode {
                 Mode::Settle => t.spec.settle(*level, t.cost),
-                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost),
+                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost, t.terms, now_us),
             })
             .collect();
-        for i in paying(takes, &assessments) {
-            let (t, k, a) = (&takes[i], slots[i], &assessments[i]);
+        let paid = paying(takes, &assessments).map(|i| {
+            let (t, level, a) = (&takes[i], levels[i], &assessments[i]);
             // A settlement's cost is a change, not a request's cost: it owes while in debt.
             let (state, owed) = match t.mode {
-                Mode::Settle => (t.spec.after_settle(levels[i], t.cost), -a.remaining),
-                Mode::Enforce | Mode::Shadow => {
-                    (t.spec.after_take(levels[i], t.cost), t.cost - a.remaining)
-                }
+                Mode::Settle => (t.spec.after_settle(level, t.cost), -a.remaining),
+                Mode::Enforce | Mode::Shadow => (t.spec.after_take(level, a), t.cost - a.remaining),
             };
+            (i, state, owed)
+        });
+        // A refusal that starts a penalty is written too: the block must outlive the request.
+        let blocked = assessments
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.penalty == Penalty::Started)
+            .map(|(i, _)| {
+                let t = &takes[i];
+                (i, t.spec.after_refusal(levels[i], t.terms, now_us), t.cost)
+            });
+        let writes: SmallVec<[(usize, BucketState, f64); 4]> = paid.chain(blocked).collect();
+        for (i, state, owed) in writes {
+            let (t, k) = (&takes[i], slots[i]);
             let entry = Entry {
                 state,
-                full_at_us: now_us.saturating_add(a.full_in_us),
+                full_at_us: now_us.saturating_add(t.spec.keep_for_us(&state, now_us)),
                 pay_at_us: now_us.saturating_add(t.spec.micros_to_gain(owed)),
             };
             guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
@@ -145,6 +157,7 @@ impl MemoryStore {
             state: BucketState {
                 tokens,
                 updated_us: now_us,
+                blocked_until_us: 0,
             },
             full_at_us: now_us.saturating_add(full_in),
             pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(take.cost - tokens)),

@@ -4,7 +4,7 @@ use super::shard::{Caller, SWEEP_INTERVAL_US};
 use super::*;
 use crate::identity::{Identity, IdentityKey};
 use crate::limiter::bucket::MAX_REFILL_US;
-use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey};
+use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey, Terms};
 use std::sync::LazyLock;
 
 const SECOND: u64 = 1_000_000;
@@ -25,6 +25,7 @@ fn take(policy: usize, who: &str, capacity: f64, rate: f64) -> Take<'static> {
         spec: BucketSpec::new(capacity, rate).unwrap(),
         cost: 1.0,
         mode: Mode::Enforce,
+        terms: Terms::default(),
     }
 }
 
@@ -172,6 +173,7 @@ fn entry(full_at_us: u64, pay_at_us: u64) -> Entry {
     let state = BucketState {
         tokens: 1.0,
         updated_us: 0,
+        blocked_until_us: 0,
     };
     Entry {
         state,

@@ -165,7 +165,8 @@ impl Batcher {
         }
     }
 
-    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode)…)…` (lua/take.lua).
+    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode overdraft block)…)…`
+    /// (lua/take.lua).
     fn evalsha(&self, jobs: &[Job]) -> Cmd {
         let keys: usize = jobs.iter().map(|j| j.takes.len()).sum();
         let mut cmd = redis::cmd("EVALSHA");
@@ -180,7 +181,9 @@ impl Batcher {
                 cmd.arg(take.spec.capacity())
                     .arg(take.spec.rate_per_second())
                     .arg(take.cost)
-                    .arg(take.mode.wire());
+                    .arg(take.mode.wire())
+                    .arg(take.terms.overdraft)
+                    .arg(take.terms.block_us);
             }
         }
         cmd

@@ -3,12 +3,14 @@
 //!
 //! Nothing but the store adds tokens, so a refusal the store computed stays true until its
 //! retry-after has passed: answering locally until then refuses nothing the store would have
-//! allowed. Memory is bounded: expired refusals are swept, and a full cache stores no more
-//! (it is only a shortcut).
+//! allowed. A refund (a settlement that gives tokens back) is the one exception: when this
+//! instance learns of one, the caller's refusals are forgotten. Memory is bounded: expired
+//! refusals are swept, and a full cache stores no more (it is only a shortcut).
 
 use crate::identity::Identity;
-use crate::limiter::{Assessment, Assessments, Take};
+use crate::limiter::{Assessment, Assessments, Penalty, Take};
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 const SHARDS: usize = 16;
@@ -21,12 +23,15 @@ struct DenyKey {
 
 impl DenyKey {
     /// The key of a call, if its refusal may be reused: the exact same caller under the same
-    /// policies, all enforcing (a shadow bucket must still be asked on every request).
+    /// policies at the same costs and overdrafts (a cost from a header may differ from one
+    /// request to the next), all enforcing (a shadow bucket must still be asked on every
+    /// request).
     fn of(takes: &[Take<'_>]) -> Option<Self> {
         let first = takes.first()?;
-        let policies = takes
-            .iter()
-            .fold(0u64, |acc, t| acc.rotate_left(17) ^ t.key.policy.id());
+        let policies = takes.iter().fold(0u64, |acc, t| {
+            let terms = t.cost.to_bits() ^ t.terms.overdraft.to_bits().rotate_left(29);
+            acc.rotate_left(17) ^ t.key.policy.id() ^ terms.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        });
         takes
             .iter()
             .all(|t| t.key.identity == first.key.identity && t.enforces())
@@ -55,9 +60,12 @@ pub enum Lookup {
     Unknown,
 }
 
+/// One caller's refusals, by policy set (usually one).
+type Denials = SmallVec<[(u64, Denial); 1]>;
+
 /// Recent refusals, keyed by identity and policy set.
 pub struct DenyCache {
-    shards: Box<[Mutex<HashMap<DenyKey, Denial>>]>,
+    shards: Box<[Mutex<HashMap<Identity, Denials>>]>,
     per_shard_cap: usize,
 }
 
@@ -70,8 +78,8 @@ impl DenyCache {
         }
     }
 
-    fn shard(&self, key: &DenyKey) -> &Mutex<HashMap<DenyKey, Denial>> {
-        &self.shards[(key.identity.prefix_u64() ^ key.policies) as usize % SHARDS]
+    fn shard(&self, identity: &Identity) -> &Mutex<HashMap<Identity, Denials>> {
+        &self.shards[identity.prefix_u64() as usize % SHARDS]
     }
 
     /// What is known of these takes at `now_us`: a refusal still standing (its waits brought
@@ -80,8 +88,11 @@ impl DenyCache {
         let Some(key) = DenyKey::of(takes) else {
             return Lookup::Unknown;
         };
-        let shard = self.shard(&key).lock();
-        let Some(denial) = shard.get(&key) else {
+        let shard = self.shard(&key.identity).lock();
+        let found = shard
+            .get(&key.identity)
+            .and_then(|d| d.iter().find(|(policies, _)| *policies == key.policies));
+        let Some((_, denial)) = found else {
             return Lookup::Unknown;
         };
         if now_us >= denial.until_us {
@@ -98,6 +109,11 @@ impl DenyCache {
                         false => a.retry_after_us.saturating_sub(waited).max(1),
                     },
                     full_in_us: a.full_in_us.saturating_sub(waited),
+                    // The block was started by the refusal remembered; it only stands now.
+                    penalty: match a.penalty {
+                        Penalty::Started => Penalty::Standing,
+                        other => other,
+                    },
                     ..*a
                 })
                 .collect(),
@@ -117,9 +133,12 @@ impl DenyCache {
         else {
             return;
         };
-        let mut shard = self.shard(&key).lock();
-        if shard.len() >= self.per_shard_cap {
-            shard.retain(|_, d| d.until_us > now_us);
+        let mut shard = self.shard(&key.identity).lock();
+        if shard.len() >= self.per_shard_cap && !shard.contains_key(&key.identity) {
+            shard.retain(|_, denials| {
+                denials.retain(|(_, d)| d.until_us > now_us);
+                !denials.is_empty()
+            });
             if shard.len() >= self.per_shard_cap {
                 return;
             }
@@ -129,10 +148,17 @@ impl DenyCache {
             until_us: now_us.saturating_add(wait),
             assessments: assessments.iter().copied().collect(),
         };
-        shard.insert(key, denial);
+        let denials = shard.entry(key.identity).or_default();
+        denials.retain(|(policies, _)| *policies != key.policies);
+        denials.push((key.policies, denial));
     }
 
-    /// How many refusals are held (expired ones not yet swept included).
+    /// Forgets every refusal of `identity`: tokens were given back, so they may be stale.
+    pub fn forget(&self, identity: &Identity) {
+        self.shard(identity).lock().remove(identity);
+    }
+
+    /// How many callers have refusals held (expired ones not yet swept included).
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().len()).sum()
     }
@@ -146,7 +172,7 @@ impl DenyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey};
+    use crate::limiter::{BucketKey, BucketSpec, Mode, PolicyKey, Terms};
     use std::sync::LazyLock;
 
     static POLICIES: LazyLock<[PolicyKey; 3]> =
@@ -165,6 +191,7 @@ mod tests {
             spec: BucketSpec::new(1.0, 1.0).unwrap(),
             cost: 1.0,
             mode: Mode::Enforce,
+            terms: Terms::default(),
         }
     }
 
@@ -174,6 +201,7 @@ mod tests {
             remaining: 0.0,
             retry_after_us,
             full_in_us: retry_after_us,
+            penalty: Penalty::None,
         }
     }
 
@@ -212,6 +240,7 @@ mod tests {
             remaining: 0.0,
             retry_after_us: 0,
             full_in_us: 5,
+            penalty: Penalty::None,
         };
         cache.remember(&takes, &[allowed], 0);
         assert!(cache.is_empty());
@@ -228,6 +257,33 @@ mod tests {
         cache.remember(&[take("late", 1)], &[refused(5)], 2_000_000);
         assert!(matches!(
             cache.lookup(&[take("late", 1)], 2_000_001),
+            Lookup::Refused(_)
+        ));
+    }
+
+    #[test]
+    fn a_refusal_at_one_cost_says_nothing_of_another() {
+        let cache = DenyCache::new(100);
+        let costly = Take {
+            cost: 4.0,
+            ..take("a", 1)
+        };
+        cache.remember(&[costly], &[refused(1000)], 0);
+        assert!(matches!(cache.lookup(&[costly], 1), Lookup::Refused(_)));
+        assert_eq!(cache.lookup(&[take("a", 1)], 1), Lookup::Unknown);
+    }
+
+    #[test]
+    fn a_refund_forgets_the_callers_refusals() {
+        let cache = DenyCache::new(100);
+        cache.remember(&[take("a", 1)], &[refused(1000)], 0);
+        cache.remember(&[take("a", 2)], &[refused(1000)], 0);
+        cache.remember(&[take("b", 1)], &[refused(1000)], 0);
+        assert_eq!(cache.len(), 2, "two callers");
+        cache.forget(&take("a", 1).key.identity);
+        assert_eq!(cache.lookup(&[take("a", 2)], 1), Lookup::Unknown);
+        assert!(matches!(
+            cache.lookup(&[take("b", 1)], 1),
             Lookup::Refused(_)
         ));
     }

@@ -2,7 +2,7 @@
 //! alive; and before serving, an instance checks that Redis answers and holds the scripts.
 
 use super::connection::Conn;
-use super::script::{Script, FLEET_SCRIPT, TAKE_SCRIPT};
+use super::script::{Script, FLEET_SCRIPT, INFLIGHT_SCRIPT, TAKE_SCRIPT};
 use super::RedisStore;
 use crate::limiter::LimiterError;
 use redis::{RedisResult, Value};
@@ -57,7 +57,8 @@ impl RedisStore {
     pub async fn prepare(&self, id: &str, wait: Duration) -> Result<u32, LimiterError> {
         let check = self.connection.with_fresh(|mut conn| async move {
             redis::cmd("PING").query_async::<String>(&mut conn).await?;
-            for script in [Script::new(TAKE_SCRIPT), Script::new(FLEET_SCRIPT)] {
+            for code in [TAKE_SCRIPT, FLEET_SCRIPT, INFLIGHT_SCRIPT] {
+                let script = Script::new(code);
                 script
                     .load_command()
                     .query_async::<String>(&mut conn)

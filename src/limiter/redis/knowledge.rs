@@ -3,7 +3,7 @@
 
 use super::deny_cache::{DenyCache, Lookup};
 use crate::identity::Identity;
-use crate::limiter::{Assessment, BucketKey, BucketSpec, LocalShare, Mode, PolicyKey, Take};
+use crate::limiter::{Assessment, BucketKey, BucketSpec, LocalShare, Mode, PolicyKey, Take, Terms};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -32,6 +32,13 @@ impl Knowledge {
             if answers.iter().any(|a| !a.allowed) {
                 cache.remember(takes, answers, asked_at);
             }
+            // A refund gives tokens back: the caller's refusals may no longer hold.
+            for refund in takes
+                .iter()
+                .filter(|t| t.mode == Mode::Settle && t.cost < 0.0)
+            {
+                cache.forget(&refund.key.identity);
+            }
         }
         if let Some(mirror) = &self.mirror {
             mirror.mirror(takes, answers);
@@ -52,6 +59,7 @@ pub(super) struct OwnedTake {
     spec: BucketSpec,
     cost: f64,
     mode: Mode,
+    terms: Terms,
 }
 
 impl From<&Take<'_>> for OwnedTake {
@@ -62,6 +70,7 @@ impl From<&Take<'_>> for OwnedTake {
             spec: take.spec,
             cost: take.cost,
             mode: take.mode,
+            terms: take.terms,
         }
     }
 }
@@ -82,6 +91,7 @@ impl OwnedTake {
             spec: self.spec,
             cost: self.cost,
             mode: self.mode,
+            terms: self.terms,
         }
     }
 }

@@ -11,7 +11,7 @@
 //! the leased tokens as taken: never more than exact).
 
 use crate::identity::Identity;
-use crate::limiter::{Assessment, BucketSpec, PolicyKey};
+use crate::limiter::{Assessment, BucketSpec, Penalty, PolicyKey};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -97,6 +97,7 @@ impl Leases {
             remaining,
             retry_after_us: 0,
             full_in_us: spec.micros_to_gain(spec.capacity() - remaining),
+            penalty: Penalty::None,
         })
     }
 

@@ -4,7 +4,7 @@
 use super::knowledge::OwnedTake;
 use super::lease::Refund;
 use super::RedisStore;
-use crate::limiter::{Assessments, BucketKey, Mode, Take};
+use crate::limiter::{Assessments, BucketKey, Mode, Take, Terms};
 use smallvec::smallvec;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -13,7 +13,7 @@ impl RedisStore {
     /// The answer from the caller's live lease, for a request of one enforcing take.
     pub(super) fn answer_from_lease(&self, takes: &[Take<'_>]) -> Option<Assessments> {
         let [take] = takes else { return None };
-        if !take.enforces() {
+        if !leasable(take) {
             return None;
         }
         let key = (take.key.policy.id(), take.key.identity);
@@ -27,7 +27,7 @@ impl RedisStore {
     /// After Redis allowed `takes`: if the caller is hot, asks for a lease in the next round.
     pub(super) fn after_allowed(&self, takes: &[Take<'_>]) {
         let [take] = takes else { return };
-        if !take.enforces() {
+        if !leasable(take) {
             return;
         }
         let key = (take.key.policy.id(), take.key.identity);
@@ -89,6 +89,12 @@ impl RedisStore {
     }
 }
 
+/// Whether a take may be answered from a lease: an enforcing take on plain terms (a policy that
+/// prepays or blocks needs every decision made by Redis).
+fn leasable(take: &Take<'_>) -> bool {
+    take.enforces() && take.terms == Terms::default()
+}
+
 impl super::batch::Batcher {
     /// Gives `refund`'s tokens back to its Redis bucket (a settlement of minus the tokens),
     /// in the next round; nobody waits for the answer.
@@ -101,6 +107,7 @@ impl super::batch::Batcher {
             spec: refund.spec,
             cost: -refund.tokens,
             mode: Mode::Settle,
+            terms: Terms::default(),
         };
         drop(self.submit(std::slice::from_ref(&take), now_us));
     }

@@ -17,6 +17,7 @@ mod deny_cache;
 mod fleet;
 mod flight;
 mod hash_key;
+mod in_flight;
 mod knowledge;
 mod lease;
 mod leasing;
@@ -29,7 +30,8 @@ pub use breaker::{Breaker, BreakerSettings, Permission};
 pub use deny_cache::{DenyCache, Lookup};
 pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 pub use hash_key::{fleet_hash_key, hash_key_name};
-pub use script::{FLEET_SCRIPT, TAKE_SCRIPT};
+pub use in_flight::RedisSlots;
+pub use script::{FLEET_SCRIPT, INFLIGHT_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 
 use super::{Assessments, FleetSize, Health, Limiter, LimiterError, LocalShare, Take};
@@ -52,6 +54,7 @@ pub struct RedisStore {
     batcher: Arc<Batcher>,
     prefix: String,
     timeout: Duration,
+    in_flight_lease: Duration,
     breaker: Breaker,
     knowledge: Arc<Knowledge>,
     flights: Flights,
@@ -89,6 +92,7 @@ impl RedisStore {
             batcher,
             prefix: settings.prefix.clone(),
             timeout: settings.timeout,
+            in_flight_lease: settings.in_flight_lease,
             breaker: Breaker::new(settings.breaker, metrics.breaker_open.clone()),
             knowledge,
             flights: Flights::new(),

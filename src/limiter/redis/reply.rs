@@ -1,13 +1,16 @@
 //! The script's reply, read into assessments: `{ now_us, (allowed, remaining, retry_after_us,
-//! full_in_us) × n }`, `remaining` as an 8-byte little-endian double.
+//! full_in_us, penalty) × n }`, `remaining` as an 8-byte little-endian double.
 
-use crate::limiter::{Assessment, Assessments, LimiterError};
+use crate::limiter::{Assessment, Assessments, LimiterError, Penalty};
 use redis::Value;
+
+/// Values per bucket in the reply.
+const FIELDS: usize = 5;
 
 /// The Redis time the script ran at, and one assessment per bucket.
 fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
     let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
-    if reply.len() != 1 + 4 * n {
+    if reply.len() != 1 + FIELDS * n {
         return Err(bad());
     }
     let int = |v: &Value| match v {
@@ -22,13 +25,14 @@ fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> 
     };
     let now = int(&reply[0])?;
     let assessments = reply[1..]
-        .chunks_exact(4)
+        .chunks_exact(FIELDS)
         .map(|c| {
             Ok(Assessment {
                 allowed: int(&c[0])? == 1,
                 remaining: float(&c[1])?,
                 retry_after_us: int(&c[2])?,
                 full_in_us: int(&c[3])?,
+                penalty: Penalty::from_wire(int(&c[4])?).ok_or_else(bad)?,
             })
         })
         .collect::<Result<_, LimiterError>>()?;
@@ -63,10 +67,12 @@ mod tests {
             Value::BulkString(2.5f64.to_le_bytes().to_vec()),
             Value::Int(0),
             Value::Int(10),
+            Value::Int(1),
         ];
         let (now, a) = parse(&ok, 1).unwrap();
         assert_eq!((now, a[0].allowed, a[0].remaining), (7, true, 2.5));
         assert!(parse(&ok[..4], 1).is_err());
+        assert_eq!(parse(&ok, 1).unwrap().1[0].penalty, Penalty::Started);
         let two = [ok.to_vec(), ok[1..].to_vec()].concat();
         let (_, groups) = parse_groups(&two, &[1, 1]).unwrap();
         assert_eq!(groups.len(), 2);
@@ -74,6 +80,7 @@ mod tests {
         assert!(parse(
             &[
                 Value::Int(-1),
+                Value::Nil,
                 Value::Nil,
                 Value::Nil,
                 Value::Nil,

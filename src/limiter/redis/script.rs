@@ -8,6 +8,9 @@ pub const TAKE_SCRIPT: &str = include_str!("../../../lua/take.lua");
 /// `lua/fleet.lua`: announce this instance and count the live ones.
 pub const FLEET_SCRIPT: &str = include_str!("../../../lua/fleet.lua");
 
+/// `lua/inflight.lua`: concurrency slots as leases.
+pub const INFLIGHT_SCRIPT: &str = include_str!("../../../lua/inflight.lua");
+
 /// A script and its hash.
 pub(super) struct Script {
     code: &'static str,

@@ -38,6 +38,9 @@ pub struct RedisSettings {
     pub ttl_margin: Duration,
     /// Most buckets of the local fallback store.
     pub fallback_max_entries: usize,
+    /// How long a concurrency slot (`max_in_flight`) is held in Redis without being
+    /// released: an instance that dies gives its slots back after this.
+    pub in_flight_lease: Duration,
 }
 
 impl RedisSettings {

@@ -3,7 +3,7 @@
 use super::*;
 use crate::gate::Decided;
 use crate::identity::Identity;
-use crate::limiter::Assessment;
+use crate::limiter::{Assessment, Penalty};
 use std::sync::Arc;
 
 fn limits(capacity: u64, rate: &str) -> Limits {
@@ -16,6 +16,7 @@ fn assessment(allowed: bool, remaining: f64, retry_after_us: u64, full_in_us: u6
         remaining,
         retry_after_us,
         full_in_us,
+        penalty: Penalty::None,
     }
 }
 
