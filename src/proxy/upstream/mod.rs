@@ -64,6 +64,7 @@ pub enum UpstreamError {
 pub struct Upstream {
     pools: Vec<Arc<Pool>>,
     routes: Routes,
+    idle_timeout: std::time::Duration,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -115,7 +116,13 @@ impl Upstream {
         Ok(Self {
             pools,
             routes: Routes::new(&settings.routes),
+            idle_timeout: settings.idle_timeout,
         })
+    }
+
+    /// How long an upgraded connection (WebSocket) may idle, each way.
+    pub fn idle_timeout(&self) -> std::time::Duration {
+        self.idle_timeout
     }
 
     /// Whether any route looks at the host.

@@ -13,6 +13,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
             .map(|a| Backend {
                 address: (*a).to_owned(),
                 tls_name: None,
+                h2c: false,
                 weight: 1,
             })
             .collect(),
@@ -31,6 +32,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
         connect_timeout: Duration::from_secs(1),
         read_timeout: Duration::from_secs(1),
         write_timeout: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(3600),
     }
 }
 
