@@ -156,6 +156,12 @@ impl Upstream {
     /// tried yet, chosen by its balance (`key` is the caller, for hashing).
     pub fn peer(&self, attempts: &mut Attempts, pool: usize, key: &[u8]) -> Result<Box<HttpPeer>> {
         let index = *attempts.pool.get_or_insert(pool);
+        // Asked again with no failure counted: pingora retries a request whose reused
+        // connection the backend had closed (nothing reached it). That backend may serve it
+        // on a fresh connection.
+        if let Some(slot) = attempts.current.take() {
+            attempts.tried.retain(|s| *s != slot);
+        }
         let pool = self
             .pools
             .get(index)

@@ -103,6 +103,16 @@ fn a_failed_connection_retries_each_other_backend_once() {
 }
 
 #[test]
+fn a_retry_after_a_stale_reused_connection_may_use_the_same_backend() {
+    let upstream = Upstream::resolve(&settings(Balance::RoundRobin, &THREE[..1]), None).unwrap();
+    let mut attempts = Attempts::default();
+    let first = upstream.peer(&mut attempts, 0, b"").unwrap();
+    // No failure was counted: the backend closed a kept-alive connection.
+    let again = upstream.peer(&mut attempts, 0, b"").unwrap();
+    assert_eq!(first._address, again._address);
+}
+
+#[test]
 fn hashing_keeps_a_key_on_one_backend() {
     let upstream = Upstream::resolve(&settings(Balance::Hash, &THREE), None).unwrap();
     let mut spread = BTreeSet::new();
