@@ -144,3 +144,35 @@ fn tls_listener(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    fn load(server: &str) -> Result<crate::config::Config, crate::config::ConfigError> {
+        let text = format!(
+            "[server]\nlisten = \"127.0.0.1:8080\"\n{server}\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n"
+        );
+        parse(&text, Path::new("f.toml"))
+    }
+
+    #[test]
+    fn front_keys_have_defaults_and_the_request_id_header_is_checked() {
+        let server = load("").unwrap().server;
+        assert!(!server.h2c && !server.front.via);
+        assert_eq!(server.front.request_id_header, "x-request-id");
+        let server = load("h2c = true\nvia = true\nrequest_id_header = \"X-Trace-Id\"")
+            .unwrap()
+            .server;
+        assert!(server.h2c && server.front.via);
+        assert_eq!(server.front.request_id_header, "x-trace-id");
+        for bad in ["x trace", "", "host", "X-Forwarded-For", "ratelimit"] {
+            let e = load(&format!("request_id_header = \"{bad}\"")).unwrap_err();
+            assert!(
+                e.to_string().contains("server.request_id_header"),
+                "{bad}: {e}"
+            );
+        }
+    }
+}
