@@ -163,6 +163,7 @@ fn h2c_and_h2_over_tls_answer_with_http2_and_https_backends_get_h2() {
     assert_eq!(upstream.last_header("x-forwarded-proto"), ["https"]);
     let (_, version, _) = curl(&["--http1.1", "--cacert", &ca, "-w", "%{http_version}", &tls]);
     assert_eq!(version, "1.1");
+    assert_eq!(upstream.last_header("x-forwarded-proto"), ["https"]);
 
     // A proxy in front whose backend is that TLS listener speaks h2 to it (ALPN).
     let front = Proxy::start_with_server(
