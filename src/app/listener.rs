@@ -10,9 +10,14 @@
 //!   request head is not whole within `server.header_timeout` of its first byte (of the accept,
 //!   for the first request), however slowly it trickles in.
 //!
-//! Idle time between requests is the proxy's keep-alive setting (`server.keepalive_timeout`).
+//! Idle time between requests is the proxy's keep-alive setting (`server.keepalive_timeout`),
+//! on HTTP/2 connections too. With `server.h2c`, the plain listener tells cleartext HTTP/2
+//! (prior knowledge) from HTTP/1 by the first bytes, within the head deadline (`preface`).
 
-use crate::proxy::{head_watch, peer_ip, ConnectionLimits, Floodgate, HeadWatch, WatchedStream};
+use crate::config::Config;
+use crate::proxy::{
+    head_watch, peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, Preface, WatchedStream,
+};
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -96,12 +101,24 @@ fn one_client(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Pingora's HTTP server options for `config`: h2c on the plain listener if configured, and
+/// HTTP/2 connections closed after idling `server.keepalive_timeout`.
+pub(super) fn http_options(config: &Config) -> HttpServerOptions {
+    let mut options = HttpServerOptions::default();
+    options.h2c = config.server.h2c;
+    let idle = config.server.limits.keepalive_timeout;
+    options.h2_idle_timeout = (!idle.is_zero()).then_some(idle);
+    options
+}
+
 /// Pingora's proxy behind the connection caps.
 pub(super) struct Listener {
     http: Arc<HeadDeadline>,
     connections: Arc<Connections>,
     refused: ByLabel<ConnectionRefusal>,
     max_header_bytes: usize,
+    header_timeout: Duration,
+    h2c: bool,
 }
 
 impl Listener {
@@ -111,7 +128,10 @@ impl Listener {
         limits: &ConnectionLimits,
         metrics: &Metrics,
     ) -> Self {
+        let h2c = proxy.server_options.as_ref().is_some_and(|o| o.h2c);
         Self {
+            h2c,
+            header_timeout: limits.header_timeout,
             http: Arc::new(HeadDeadline {
                 proxy: Arc::new(proxy),
                 header_timeout: limits.header_timeout,
@@ -125,6 +145,27 @@ impl Listener {
             refused: metrics.connections_refused.clone(),
             max_header_bytes: limits.max_header_bytes,
         }
+    }
+}
+
+impl Listener {
+    /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1;
+    /// `None` if it closed or stayed silent past the head deadline.
+    async fn sniffed(&self, mut stream: Stream) -> Option<Stream> {
+        let watch = HeadWatch::accepted();
+        let (preface, read) = match sniff(&mut stream, self.header_timeout).await {
+            Ok(sniffed) => sniffed,
+            Err(e) => {
+                log::debug!("closing a connection before its first request: {e}");
+                return None;
+            }
+        };
+        let watch = match preface {
+            Preface::H2 => HeadWatch::unwatched(),
+            Preface::Http1 => watch,
+        };
+        let watched = WatchedStream::new(stream, watch, self.max_header_bytes);
+        Some(Box::new(watched.with_prefix(read)))
     }
 }
 
@@ -146,6 +187,7 @@ impl ServerApp for Listener {
         // HTTP/2 frames its own headers (and pingora bounds them); HTTP/1 heads are watched.
         let stream: Stream = match stream.selected_alpn_proto() {
             Some(ALPN::H2) => stream,
+            _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await?,
             _ => Box::new(WatchedStream::new(
                 stream,
                 HeadWatch::accepted(),

@@ -20,6 +20,7 @@ use crate::limiter::StoreSettings;
 use crate::proxy::Floodgate;
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
+use pingora::listeners::tls::TlsSettings;
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
 use pingora::services::background::background_service;
@@ -81,16 +82,21 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
     let limits = &config.server.limits;
     let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
-    let http = pingora::proxy::http_proxy(&server.configuration, floodgate);
+    let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
+    http.server_options = Some(listener::http_options(config));
     let mut proxy = Service::new(
         "floodgate proxy".to_owned(),
         listener::Listener::new(http, limits, &metrics),
     );
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {
-        proxy
-            .add_tls(&tls.listen.to_string(), &tls.cert_file, &tls.key_file)
+        let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
             .map_err(|e| BuildError::Tls(e.to_string()))?;
+        if tls.h2 {
+            // ALPN: h2 and http/1.1.
+            settings.enable_h2();
+        }
+        proxy.add_tls_with_settings(&tls.listen.to_string(), None, settings);
     }
 
     let ready_needs_store = stores.fallback.needs_store();

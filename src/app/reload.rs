@@ -101,6 +101,7 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.pid_file", o.pid_file != n.pid_file),
         ("server.upgrade_sock", o.upgrade_sock != n.upgrade_sock),
         ("server.tls_listen", o.tls != n.tls),
+        ("server.h2c", o.h2c != n.h2c),
         (
             "server.header_timeout",
             o.limits.header_timeout != n.limits.header_timeout,

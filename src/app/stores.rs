@@ -127,6 +127,7 @@ impl Stores {
             Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?,
             config.response.throttle_status,
             config.server.access_log,
-        ))
+        )
+        .with_front(config.server.front.clone()))
     }
 }

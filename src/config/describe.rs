@@ -17,6 +17,7 @@ fn describe_pool(pool: &PoolSettings) -> String {
             };
             match &b.tls_name {
                 Some(name) => format!("https://{} (verified as {name}){weight}", b.address),
+                None if b.h2c => format!("h2c://{}{weight}", b.address),
                 None => format!("{}{weight}", b.address),
             }
         })
@@ -44,7 +45,12 @@ impl fmt::Display for Config {
         let s = &self.server;
         let u = &self.upstream;
         writeln!(f, "config {} is valid", self.path.display())?;
-        writeln!(f, "proxy listener  {} ({} threads)", s.listen, s.threads)?;
+        let h2c = if s.h2c { ", HTTP/1 and h2c" } else { "" };
+        writeln!(
+            f,
+            "proxy listener  {} ({} threads{h2c})",
+            s.listen, s.threads
+        )?;
         writeln!(
             f,
             "shutdown        in-flight requests get {:?}, then {:?} to stop",
@@ -72,12 +78,23 @@ impl fmt::Display for Config {
             l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
         )?;
         if let Some(tls) = &s.tls {
-            writeln!(f, "TLS listener    {} ({})", tls.listen, tls.cert_file)?;
+            let alpn = if tls.h2 { "h2, http/1.1" } else { "http/1.1" };
+            writeln!(
+                f,
+                "TLS listener    {} ({}; ALPN {alpn})",
+                tls.listen, tls.cert_file
+            )?;
         }
         writeln!(
             f,
-            "timeouts        connect {:?}, read {:?}, write {:?}",
-            u.connect_timeout, u.read_timeout, u.write_timeout
+            "timeouts        connect {:?}, read {:?}, write {:?}; upgraded connections idle {:?}",
+            u.connect_timeout, u.read_timeout, u.write_timeout, u.idle_timeout
+        )?;
+        let via = if s.front.via { "; Via added" } else { "" };
+        writeln!(
+            f,
+            "forwarding      X-Forwarded-For/-Proto/-Host, Forwarded; request id in `{}`{via}",
+            s.front.request_id_header
         )?;
         match &self.store {
             StoreSettings::Memory { max_entries } => {

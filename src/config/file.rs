@@ -49,6 +49,12 @@ pub(crate) struct ServerFile {
     pub(crate) max_header_bytes: Option<Spanned<i64>>,
     pub(crate) max_connections: Option<Spanned<i64>>,
     pub(crate) max_connections_per_ip: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) h2c: bool,
+    pub(crate) h2: Option<bool>,
+    #[serde(default)]
+    pub(crate) via: bool,
+    pub(crate) request_id_header: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +72,7 @@ pub(crate) struct UpstreamFile {
     pub(crate) connect_timeout: Option<Spanned<String>>,
     pub(crate) read_timeout: Option<Spanned<String>>,
     pub(crate) write_timeout: Option<Spanned<String>>,
+    pub(crate) idle_timeout: Option<Spanned<String>>,
     pub(crate) ca_file: Option<Spanned<String>>,
     pub(crate) balance: Option<BalanceFile>,
     pub(crate) host: Option<Spanned<String>>,

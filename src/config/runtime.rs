@@ -3,7 +3,7 @@
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
-use crate::proxy::{ConnectionLimits, UpstreamSettings};
+use crate::proxy::{ConnectionLimits, FrontSettings, UpstreamSettings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -64,6 +64,10 @@ pub struct ServerSettings {
     pub tls: Option<TlsListener>,
     /// Deadlines and caps of downstream connections.
     pub limits: ConnectionLimits,
+    /// Whether the plain listener also accepts cleartext HTTP/2 with prior knowledge.
+    pub h2c: bool,
+    /// The request id header and `Via`.
+    pub front: FrontSettings,
 }
 
 /// `server.tls_listen` with its certificate chain and key (PEM files).
@@ -75,6 +79,8 @@ pub struct TlsListener {
     pub cert_file: String,
     /// Private key, PEM.
     pub key_file: String,
+    /// Whether HTTP/2 is offered by ALPN besides HTTP/1.1.
+    pub h2: bool,
 }
 
 /// `[admin]`.

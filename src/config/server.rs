@@ -5,8 +5,10 @@ use super::error::ConfigError;
 use super::file::ServerFile;
 use super::runtime::{ServerSettings, TlsListener};
 
-use crate::proxy::ConnectionLimits;
+use crate::proxy::{ConnectionLimits, FrontSettings};
+use http::HeaderName;
 use std::time::Duration;
+use toml::Spanned;
 
 /// The validated `[server]` table.
 pub(super) fn server(
@@ -42,7 +44,49 @@ pub(super) fn server(
             .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
         tls: tls_listener(check, file)?,
         limits: limits(check, file)?,
+        h2c: file.h2c,
+        front: FrontSettings {
+            request_id_header: match &file.request_id_header {
+                Some(name) => request_id_header(check, name)?,
+                None => FrontSettings::default().request_id_header,
+            },
+            via: file.via,
+        },
     })
+}
+
+/// Headers a request id may not travel in: HTTP's own and the forwarding headers.
+const RESERVED: [&str; 14] = [
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "via",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-forwarded-host",
+];
+
+/// `server.request_id_header`: a header name of no other use.
+fn request_id_header(
+    check: &Checker<'_>,
+    name: &Spanned<String>,
+) -> Result<HeaderName, ConfigError> {
+    let text = name.get_ref();
+    let key = "server.request_id_header";
+    let header = HeaderName::from_bytes(text.as_bytes())
+        .map_err(|_| check.error(name, format!("`{key}` must be a header name, not `{text}`")))?;
+    if RESERVED.contains(&header.as_str()) || header.as_str().starts_with("ratelimit") {
+        let message = format!("`{key}`: `{text}` has another use; name another header");
+        return Err(check.error(name, message));
+    }
+    Ok(header)
 }
 
 /// `header_timeout`, `keepalive_timeout`, `max_header_bytes` and the connection caps.
@@ -92,10 +136,43 @@ fn tls_listener(
             listen: check.address(listen, "server.tls_listen")?,
             cert_file: check.readable(cert, "server.tls_cert_file")?,
             key_file: check.readable(key, "server.tls_key_file")?,
+            h2: file.h2.unwrap_or(true),
         })),
         _ => Err(check.error(
             &file.listen,
             "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    fn load(server: &str) -> Result<crate::config::Config, crate::config::ConfigError> {
+        let text = format!(
+            "[server]\nlisten = \"127.0.0.1:8080\"\n{server}\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n"
+        );
+        parse(&text, Path::new("f.toml"))
+    }
+
+    #[test]
+    fn front_keys_have_defaults_and_the_request_id_header_is_checked() {
+        let server = load("").unwrap().server;
+        assert!(!server.h2c && !server.front.via);
+        assert_eq!(server.front.request_id_header, "x-request-id");
+        let server = load("h2c = true\nvia = true\nrequest_id_header = \"X-Trace-Id\"")
+            .unwrap()
+            .server;
+        assert!(server.h2c && server.front.via);
+        assert_eq!(server.front.request_id_header, "x-trace-id");
+        for bad in ["x trace", "", "host", "X-Forwarded-For", "ratelimit"] {
+            let e = load(&format!("request_id_header = \"{bad}\"")).unwrap_err();
+            assert!(
+                e.to_string().contains("server.request_id_header"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

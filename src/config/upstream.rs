@@ -56,7 +56,18 @@ pub(crate) fn upstream(
             "upstream.write_timeout",
             Duration::from_secs(60),
         )?,
+        idle_timeout: idle_timeout(check, file)?,
     })
+}
+
+/// `upstream.idle_timeout`: above zero.
+fn idle_timeout(check: &Checker<'_>, file: &UpstreamFile) -> Result<Duration, ConfigError> {
+    let key = "upstream.idle_timeout";
+    let idle = check.duration(file.idle_timeout.as_ref(), key, Duration::from_secs(3600))?;
+    match &file.idle_timeout {
+        Some(at) if idle.is_zero() => Err(check.error(at, format!("`{key}` must be above zero"))),
+        _ => Ok(idle),
+    }
 }
 
 /// `[upstream.pools.NAME]`: its own keys, with `upstream.health` keys and `upstream.ca_file`
@@ -141,8 +152,8 @@ fn backends(
         .collect()
 }
 
-/// `host:port`, `http://host:port` or `https://host:port`, optionally followed by
-/// ` weight=N`.
+/// `host:port`, `http://host:port`, `https://host:port` or `h2c://host:port`, optionally
+/// followed by ` weight=N`.
 fn backend(
     check: &Checker<'_>,
     entry: &Spanned<String>,
@@ -168,16 +179,17 @@ fn backend(
             return Err(check.error(entry, message));
         }
     };
-    let (address, tls) = match target.split_once("://") {
-        Some(("https", rest)) => (rest, true),
-        Some(("http", rest)) => (rest, false),
+    let (address, tls, h2c) = match target.split_once("://") {
+        Some(("https", rest)) => (rest, true, false),
+        Some(("http", rest)) => (rest, false, false),
+        Some(("h2c", rest)) => (rest, false, true),
         Some(_) => {
             let message = format!(
-                "`{key}`: `{text}` must be host:port, http://host:port or https://host:port"
+                "`{key}`: `{text}` must be host:port, http://host:port, https://host:port or h2c://host:port"
             );
             return Err(check.error(entry, message));
         }
-        None => (target, false),
+        None => (target, false, false),
     };
     let Some(host) = backend_host(address) else {
         let message = format!("`{key}`: `{text}` is not a host:port");
@@ -191,6 +203,7 @@ fn backend(
     Ok(Backend {
         address: address.to_owned(),
         tls_name,
+        h2c,
         weight,
     })
 }

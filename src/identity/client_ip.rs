@@ -88,6 +88,11 @@ impl ClientIpResolver {
         self.trusted.iter().any(|net| net.contains(&ip))
     }
 
+    /// Whether `peer`, a request's TCP peer, is a trusted proxy.
+    pub fn trusts(&self, peer: Option<IpAddr>) -> bool {
+        peer.is_some_and(|ip| self.is_trusted(ip.to_canonical()))
+    }
+
     /// The client address of a request from `peer` with `headers`.
     pub fn resolve(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
         let peer = peer?.to_canonical();

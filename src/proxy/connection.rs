@@ -83,6 +83,14 @@ impl HeadWatch {
         })
     }
 
+    /// The watch of a connection whose heads are not watched (HTTP/2 frames its own): the
+    /// head counts as complete, so reads pass through.
+    pub fn unwatched() -> Arc<Self> {
+        let watch = Self::accepted();
+        watch.complete();
+        watch
+    }
+
     /// A new request begins: on a reused connection, its head's clock starts at its first byte.
     pub fn expect_head(&self) {
         let mut state = self.state.lock();

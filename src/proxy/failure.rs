@@ -1,5 +1,6 @@
 //! When proxying fails: which status the client gets, and how the failure is counted.
 
+use super::front::{write_answer, Front};
 use super::render::{problem, problem_body, Action};
 use crate::telemetry::UpstreamErrorKind;
 use pingora::proxy::Session;
@@ -51,19 +52,19 @@ pub(super) fn is_client_error(e: &Error) -> bool {
     matches!(e.etype(), HTTPStatus(status) if (400..500).contains(status))
 }
 
-/// Answers the request with a problem body for `failure`, the outcome of `e`.
+/// Answers the request of `front` with a problem body for `failure`, the outcome of `e`.
 pub(super) async fn write_problem(
     session: &mut Session,
     status: u16,
     failure: Failure,
     e: &Error,
+    front: &Front,
 ) -> Result<()> {
     let body = problem_body(status, detail(e, failure.upstream), serde_json::json!({}));
-    if let Action::Answer(header, body) = problem(status, body, &[]) {
-        session.write_response_header(header, false).await?;
-        session.write_response_body(Some(body), true).await?;
+    match problem(status, body, &[]) {
+        Action::Answer(header, body) => write_answer(session, front, header, body).await,
+        Action::Forward(_) => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

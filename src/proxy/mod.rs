@@ -5,14 +5,23 @@
 mod connection;
 mod decide;
 mod failure;
+mod forwarding;
+mod front;
+mod grpc;
 mod hygiene;
 mod pick;
+mod preface;
 mod render;
+mod request_id;
+mod response;
 mod snapshot;
+mod streams;
 mod upstream;
 mod watched;
 
 pub use connection::{ConnectionLimits, HeadWatch};
+pub use front::FrontSettings;
+pub use preface::{sniff, Preface};
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{
@@ -53,6 +62,8 @@ pub struct RequestCtx {
     upstream: Attempts,
     started: Instant,
     upstream_started: Option<Instant>,
+    /// The request id, the way in, gRPC or not.
+    front: front::Front,
 }
 
 impl Floodgate {
@@ -113,20 +124,22 @@ impl ProxyHttp for Floodgate {
             upstream: Attempts::default(),
             started: Instant::now(),
             upstream_started: None,
+            front: front::Front::default(),
         }
     }
 
-    async fn early_request_filter(
-        &self,
-        session: &mut Session,
-        _ctx: &mut Self::CTX,
-    ) -> Result<()> {
+    async fn early_request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<()> {
         connection::head_complete(session);
         // Pingora keeps HTTP/1.1 connections open with no idle limit: set ours, unless this
         // request already closes its connection.
         if session.get_keepalive().is_some() {
             session.set_keepalive(self.keepalive);
         }
+        // Pipelined requests are answered in order (RFC 9112 §9.3.2).
+        session.set_pipelining_enabled(true);
+        let snapshot = self.snapshot.load();
+        let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
+        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
@@ -145,8 +158,7 @@ impl ProxyHttp for Floodgate {
                 Ok(false)
             }
             Action::Answer(header, body) => {
-                session.write_response_header(header, false).await?;
-                session.write_response_body(Some(body), true).await?;
+                front::write_answer(session, &ctx.front, header, body).await?;
                 Ok(true)
             }
         }
@@ -159,7 +171,9 @@ impl ProxyHttp for Floodgate {
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
         let snapshot = ctx.snapshot()?.clone();
-        pick::peer(&snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)
+        let mut peer = pick::peer(&snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
+        streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
+        Ok(peer)
     }
 
     fn fail_to_connect(
@@ -186,31 +200,9 @@ impl ProxyHttp for Floodgate {
         upstream_request: &mut RequestHeader,
         ctx: &mut Self::CTX,
     ) -> Result<()> {
-        use std::io::Write;
-        if let Some(host) = ctx
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.upstream.host(&ctx.upstream))
-        {
-            upstream_request.insert_header(http::header::HOST, host)?;
-        }
-        if let Some(ip) = decide::peer_ip(session) {
-            // Every incoming line, in order, then the peer: one list, as the limiter read it.
-            let mut forwarded = Vec::with_capacity(64);
-            for prior in upstream_request.headers.get_all("x-forwarded-for") {
-                let prior = prior.as_bytes().trim_ascii();
-                if !prior.is_empty() {
-                    forwarded.extend_from_slice(prior);
-                    forwarded.extend_from_slice(b", ");
-                }
-            }
-            // Writing to a Vec cannot fail.
-            let _ = write!(forwarded, "{ip}");
-            let value = http::HeaderValue::from_maybe_shared(bytes::Bytes::from(forwarded))
-                .map_err(|_| Error::explain(ErrorType::InvalidHTTPHeader, "x-forwarded-for"))?;
-            upstream_request.insert_header("x-forwarded-for", value)?;
-        }
-        Ok(())
+        let snapshot = ctx.snapshot.as_ref();
+        let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
+        forwarding::apply(session, upstream_request, &ctx.front, host)
     }
 
     async fn response_filter(
@@ -229,7 +221,10 @@ impl ProxyHttp for Floodgate {
                 snapshot.upstream.answered(&mut ctx.upstream, status);
             }
         }
-        if let Some(headers) = ctx.ratelimit.take() {
+        response::apply(upstream_response, &ctx.front)?;
+        // One caller's quota must not be stored by a shared cache and handed to others.
+        let shared = response::shared_cacheable(upstream_response, ctx.front.authorized);
+        if let Some(headers) = ctx.ratelimit.take().filter(|_| !shared) {
             upstream_response.insert_header("ratelimit-policy", headers.policy)?;
             upstream_response.insert_header("ratelimit", headers.ratelimit)?;
         }
@@ -265,6 +260,13 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> FailToProxy {
         let failure = failure::classify(e);
+        let errors = &self.metrics.upstream_errors;
+        if streams::abort_if_started(session, e, failure, errors, ctx.front.id()).await {
+            return FailToProxy {
+                error_code: 0,
+                can_reuse_downstream: false,
+            };
+        }
         if let Some(kind) = failure.upstream {
             self.metrics.upstream_errors.inc(kind);
             if let Some(snapshot) = &ctx.snapshot {
@@ -272,7 +274,9 @@ impl ProxyHttp for Floodgate {
             }
         }
         if let Some(status) = failure.status {
-            if let Err(e) = failure::write_problem(session, status, failure, e).await {
+            // The connection closes after this answer, and the answer says so.
+            session.set_keepalive(None);
+            if let Err(e) = failure::write_problem(session, status, failure, e, &ctx.front).await {
                 log::debug!("could not send the error response: {e}");
             }
         }
@@ -282,8 +286,9 @@ impl ProxyHttp for Floodgate {
         }
     }
 
-    fn suppress_error_log(&self, _session: &Session, _ctx: &Self::CTX, e: &Error) -> bool {
-        failure::is_client_error(e)
+    fn suppress_error_log(&self, session: &Session, _ctx: &Self::CTX, e: &Error) -> bool {
+        // An aborted response was logged once already.
+        failure::is_client_error(e) || streams::started(session)
     }
 
     async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {
@@ -304,13 +309,14 @@ impl ProxyHttp for Floodgate {
             .unwrap_or_default();
         log::info!(
             target: "floodgate::access",
-            "{} {} status={} decision={} policy={} identity={} ms={:.3}",
+            "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}",
             req.method,
             req.uri.path(),
             status,
             ctx.outcome.map_or("", OutcomeKind::label),
             ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
             identity.get(..12).unwrap_or("-"),
+            ctx.front.id(),
             ctx.started.elapsed().as_secs_f64() * 1000.0
         );
     }

@@ -1,6 +1,7 @@
 //! What one request runs under, start to finish: a config reload swaps in a new snapshot, and
 //! requests already under way keep theirs.
 
+use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
 use crate::gate::Gate;
@@ -29,6 +30,8 @@ pub struct Snapshot {
     pub throttle_status: u16,
     /// Whether to write one access-log line per request.
     pub access_log: bool,
+    /// The request id header and `Via`.
+    pub front: FrontSettings,
 }
 
 impl Snapshot {
@@ -47,6 +50,12 @@ impl Snapshot {
             upstream,
             throttle_status,
             access_log,
+            front: FrontSettings::default(),
         }
+    }
+
+    /// The snapshot with `front` settings instead of the defaults.
+    pub fn with_front(self, front: FrontSettings) -> Self {
+        Self { front, ..self }
     }
 }

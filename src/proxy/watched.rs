@@ -2,10 +2,13 @@
 //! trait passes through, and reads of a request head are counted. A head that grows past
 //! `max_header_bytes` is not read any further: the connection answers 431 and fails the read,
 //! so no more than the limit is ever buffered for one head (pingora alone would take 1 MiB).
+//! Bytes the listener read ahead (to tell HTTP/2 from HTTP/1, see `preface`) are read again
+//! first, and are what a peek sees.
 
 use super::connection::HeadWatch;
 use super::render::problem_body;
 use async_trait::async_trait;
+use bytes::{Buf, BytesMut};
 use pingora::protocols::http::ServerSession;
 use pingora::protocols::l4::socket::SocketAddr;
 use pingora::protocols::raw_connect::ProxyDigest;
@@ -47,6 +50,8 @@ pub struct WatchedStream {
     max_header_bytes: usize,
     /// Bytes of the 431 answer written, once the head outgrew the limit.
     refusing: Option<usize>,
+    /// Bytes read ahead by the listener, read again before the stream's own.
+    prefix: BytesMut,
 }
 
 impl WatchedStream {
@@ -57,7 +62,22 @@ impl WatchedStream {
             watch,
             max_header_bytes,
             refusing: None,
+            prefix: BytesMut::new(),
         }
+    }
+
+    /// The stream with `prefix`, bytes already read from it, to be read again first.
+    pub fn with_prefix(mut self, prefix: BytesMut) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// Reads what is left of the prefix into `buf`, at most `limit` bytes: how many.
+    fn read_prefix(&mut self, buf: &mut ReadBuf<'_>, limit: usize) -> usize {
+        let n = self.prefix.len().min(buf.remaining()).min(limit);
+        buf.put_slice(&self.prefix[..n]);
+        self.prefix.advance(n);
+        n
     }
 
     /// Writes the 431 answer, then fails the read that asked for more of the head.
@@ -95,10 +115,19 @@ impl AsyncRead for WatchedStream {
             return this.poll_refuse(cx);
         }
         let Some(allowance) = this.watch.allowance(this.max_header_bytes) else {
+            if !this.prefix.is_empty() {
+                this.read_prefix(buf, usize::MAX);
+                return Poll::Ready(Ok(()));
+            }
             return Pin::new(&mut this.inner).poll_read(cx, buf);
         };
         if allowance == 0 {
             return this.poll_refuse(cx);
+        }
+        if !this.prefix.is_empty() {
+            let n = this.read_prefix(buf, allowance);
+            this.watch.read(n);
+            return Poll::Ready(Ok(()));
         }
         if allowance >= buf.remaining() {
             // The whole space offered fits the allowance: read straight into it (limiting the
@@ -213,7 +242,14 @@ impl GetSocketDigest for WatchedStream {
 #[async_trait]
 impl Peek for WatchedStream {
     async fn try_peek(&mut self, buf: &mut [u8]) -> io::Result<bool> {
-        self.inner.try_peek(buf).await
+        if self.prefix.is_empty() {
+            return self.inner.try_peek(buf).await;
+        }
+        // What the listener read ahead is what there is to see: a prefix shorter than `buf`
+        // already differs from what the peek looks for.
+        let n = self.prefix.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.prefix[..n]);
+        Ok(true)
     }
 }
 

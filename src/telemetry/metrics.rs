@@ -82,7 +82,7 @@ impl Metrics {
             policies: PolicyFamilies::new(),
             upstream_errors: ByLabel::new(
                 "floodgate_upstream_errors_total",
-                "Requests that could not be proxied, by kind (connect, timeout, other).",
+                "Requests that could not be proxied, by kind (connect, timeout, other; aborted: failed after the response started).",
                 "kind",
             ),
             access: ByLabel::new(

@@ -71,6 +71,9 @@ vocabulary! {
         Timeout => "timeout",
         /// Anything else that went wrong upstream.
         Other => "other",
+        /// The backend failed after the response had started, so the client's response was
+        /// aborted (never rewritten).
+        Aborted => "aborted",
     }
 }
 

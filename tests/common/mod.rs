@@ -1,13 +1,17 @@
 //! Test harness: a real upstream HTTP server, the real `floodgate` binary on free ports, and a
 //! real HTTP client. Everything started here is stopped by its handle when dropped.
+//! `grpc.rs` (tonic) and `ws.rs` (tokio-tungstenite) are included only by the tests that use
+//! them (`#[path]`), so the other test binaries do not build those crates in.
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod cluster;
 pub mod fleet;
 pub mod load;
 pub mod raw;
 pub mod redis;
 pub mod relay;
+pub mod scripted;
 mod upstream;
 
 #[allow(unused_imports)]

@@ -122,3 +122,23 @@ fn bad_values_are_located() {
         );
     }
 }
+
+#[test]
+fn h2c_backends_and_the_idle_timeout() {
+    let config = load("").unwrap();
+    assert_eq!(config.upstream.idle_timeout, Duration::from_secs(3600));
+    let text = "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\n\
+                backends = [\"h2c://127.0.0.1:50051\", \"https://a.internal:443\"]\n\
+                idle_timeout = \"10m\"\n";
+    let config = parse(text, Path::new("f.toml")).unwrap();
+    let backends = &config.upstream.pools[0].backends;
+    assert!(backends[0].h2c && backends[0].tls_name.is_none());
+    assert!(!backends[1].h2c && backends[1].tls_name.is_some());
+    assert_eq!(config.upstream.idle_timeout, Duration::from_secs(600));
+    assert!(
+        error_of("idle_timeout = \"0s\"\n").contains("`upstream.idle_timeout` must be above zero")
+    );
+    let text = text.replace("h2c://", "ws://");
+    let e = parse(&text, Path::new("f.toml")).unwrap_err().to_string();
+    assert!(e.contains("h2c://host:port"), "{e}");
+}

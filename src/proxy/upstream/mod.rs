@@ -64,6 +64,7 @@ pub enum UpstreamError {
 pub struct Upstream {
     pools: Vec<Arc<Pool>>,
     routes: Routes,
+    idle_timeout: std::time::Duration,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -115,7 +116,13 @@ impl Upstream {
         Ok(Self {
             pools,
             routes: Routes::new(&settings.routes),
+            idle_timeout: settings.idle_timeout,
         })
+    }
+
+    /// How long an upgraded connection (WebSocket) may idle, each way.
+    pub fn idle_timeout(&self) -> std::time::Duration {
+        self.idle_timeout
     }
 
     /// Whether any route looks at the host.
@@ -149,6 +156,12 @@ impl Upstream {
     /// tried yet, chosen by its balance (`key` is the caller, for hashing).
     pub fn peer(&self, attempts: &mut Attempts, pool: usize, key: &[u8]) -> Result<Box<HttpPeer>> {
         let index = *attempts.pool.get_or_insert(pool);
+        // Asked again with no failure counted: pingora retries a request whose reused
+        // connection the backend had closed (nothing reached it). That backend may serve it
+        // on a fresh connection.
+        if let Some(slot) = attempts.current.take() {
+            attempts.tried.retain(|s| *s != slot);
+        }
         let pool = self
             .pools
             .get(index)

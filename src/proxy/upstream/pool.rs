@@ -12,12 +12,16 @@ use pingora::lb::{Backend as LbBackend, Extensions};
 use pingora::prelude::HttpPeer;
 use pingora::protocols::l4::socket::SocketAddr as PeerAddr;
 use pingora::protocols::tls::CaType;
+use pingora::protocols::ALPN;
 use pingora::server::ShutdownWatch;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Concurrent streams on one HTTP/2 connection to a backend.
+const H2_STREAMS: usize = 100;
 
 /// The index of a backend address in its pool, carried in pingora's backend extensions.
 #[derive(Debug, Clone, Copy)]
@@ -264,15 +268,21 @@ impl Pool {
 }
 
 /// A peer for `addr`, a resolved address of configured backend `member`: over TLS for
-/// `https://` backends, named (SNI, verified) by the pool's `host` or the backend's own host.
+/// `https://` backends, named (SNI, verified) by the pool's `host` or the backend's own host,
+/// offering HTTP/2 and HTTP/1.1 by ALPN; HTTP/2 with prior knowledge for `h2c://` backends.
 fn peer_of(settings: &PoolSettings, member: usize, addr: SocketAddr) -> HttpPeer {
-    match &settings.backends[member].tls_name {
+    let backend = &settings.backends[member];
+    let (mut peer, alpn) = match &backend.tls_name {
         Some(name) => {
             let sni = settings.host.as_deref().map_or(name.as_str(), host_name);
-            HttpPeer::new(addr, true, sni.to_owned())
+            (HttpPeer::new(addr, true, sni.to_owned()), ALPN::H2H1)
         }
-        None => HttpPeer::new(addr, false, String::new()),
-    }
+        None if backend.h2c => (HttpPeer::new(addr, false, String::new()), ALPN::H2),
+        None => return HttpPeer::new(addr, false, String::new()),
+    };
+    peer.options.alpn = alpn;
+    peer.options.max_h2_streams = H2_STREAMS;
+    peer
 }
 
 /// `host` without a `:port`.

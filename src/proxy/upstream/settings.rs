@@ -12,8 +12,11 @@ pub const DEFAULT_POOL: &str = "default";
 pub struct Backend {
     /// `host:port` as configured (resolved when the proxy starts or reloads).
     pub address: String,
-    /// The name to present (SNI) and verify, for `https://` backends.
+    /// The name to present (SNI) and verify, for `https://` backends (which are offered
+    /// HTTP/2 and HTTP/1.1 by ALPN).
     pub tls_name: Option<String>,
+    /// Whether the backend speaks cleartext HTTP/2 with prior knowledge (`h2c://`).
+    pub h2c: bool,
     /// Relative share of the requests (round robin) or of the hash ring (1 unless configured).
     pub weight: usize,
 }
@@ -116,4 +119,6 @@ pub struct UpstreamSettings {
     pub read_timeout: Duration,
     /// Time allowed for each write to a backend.
     pub write_timeout: Duration,
+    /// Time an upgraded connection (WebSocket) may idle, each way, instead of `read_timeout`.
+    pub idle_timeout: Duration,
 }

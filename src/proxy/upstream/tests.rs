@@ -13,6 +13,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
             .map(|a| Backend {
                 address: (*a).to_owned(),
                 tls_name: None,
+                h2c: false,
                 weight: 1,
             })
             .collect(),
@@ -31,6 +32,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
         connect_timeout: Duration::from_secs(1),
         read_timeout: Duration::from_secs(1),
         write_timeout: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(3600),
     }
 }
 
@@ -98,6 +100,16 @@ fn a_failed_connection_retries_each_other_backend_once() {
     }
     assert!(!upstream.may_retry(&attempts));
     assert!(upstream.peer(&mut attempts, 0, b"caller").is_err());
+}
+
+#[test]
+fn a_retry_after_a_stale_reused_connection_may_use_the_same_backend() {
+    let upstream = Upstream::resolve(&settings(Balance::RoundRobin, &THREE[..1]), None).unwrap();
+    let mut attempts = Attempts::default();
+    let first = upstream.peer(&mut attempts, 0, b"").unwrap();
+    // No failure was counted: the backend closed a kept-alive connection.
+    let again = upstream.peer(&mut attempts, 0, b"").unwrap();
+    assert_eq!(first._address, again._address);
 }
 
 #[test]

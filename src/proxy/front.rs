@@ -1,0 +1,121 @@
+//! What the proxy, as the client's front, keeps of each request: its id, whether it came over
+//! TLS, from a trusted proxy, as gRPC; and how answers the proxy writes itself are stamped.
+//! The headers built from it live in `forwarding` (upstream) and `response` (downstream).
+
+use super::grpc;
+use super::request_id;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Version};
+use pingora::http::ResponseHeader;
+use pingora::protocols::http::HttpTask;
+use pingora::proxy::Session;
+use pingora::Result;
+
+/// `[server]` keys about what the proxy adds to requests and responses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontSettings {
+    /// The header that carries the request id (`server.request_id_header`).
+    pub request_id_header: HeaderName,
+    /// Whether to add `Via` to requests and responses (`server.via`).
+    pub via: bool,
+}
+
+impl Default for FrontSettings {
+    fn default() -> Self {
+        Self {
+            request_id_header: HeaderName::from_static("x-request-id"),
+            via: false,
+        }
+    }
+}
+
+/// One request as the front sees it.
+#[derive(Debug, Default)]
+pub(super) struct Front {
+    /// The request id and the header it travels in; `None` until the head is read.
+    pub(super) request_id: Option<(HeaderName, HeaderValue)>,
+    /// Whether the TCP peer is a trusted proxy (its forwarding headers are believed).
+    pub(super) trusted_peer: bool,
+    /// Whether the request came over TLS.
+    pub(super) tls: bool,
+    /// Whether the request is gRPC (`content-type: application/grpc…`).
+    pub(super) grpc: bool,
+    /// Whether the request carried `Authorization` (which keeps shared caches off its
+    /// response unless it says otherwise).
+    pub(super) authorized: bool,
+    /// Whether to add `Via`.
+    pub(super) via: bool,
+}
+
+impl Front {
+    /// The front of the request in `session`, under `settings`; `trusted_peer` says whether
+    /// its TCP peer is a trusted proxy.
+    pub(super) fn begin(settings: &FrontSettings, session: &Session, trusted_peer: bool) -> Self {
+        let req = session.req_header();
+        let name = &settings.request_id_header;
+        let id = request_id::of(&req.headers, name, trusted_peer);
+        Self {
+            request_id: Some((name.clone(), id)),
+            trusted_peer,
+            tls: session.digest().is_some_and(|d| d.ssl_digest.is_some()),
+            grpc: grpc::is_grpc(req),
+            authorized: req.headers.contains_key(http::header::AUTHORIZATION),
+            via: settings.via,
+        }
+    }
+
+    /// The request id, for the log.
+    pub(super) fn id(&self) -> &str {
+        self.request_id
+            .as_ref()
+            .and_then(|(_, v)| v.to_str().ok())
+            .unwrap_or("-")
+    }
+
+    /// Adds the request id to a response header.
+    pub(super) fn stamp(&self, header: &mut ResponseHeader) -> Result<()> {
+        if let Some((name, value)) = &self.request_id {
+            header.insert_header(name.clone(), value.clone())?;
+        }
+        Ok(())
+    }
+}
+
+/// The `Via` protocol version of `version`.
+pub(super) fn via_version(version: Version) -> &'static str {
+    match version {
+        Version::HTTP_09 => "0.9",
+        Version::HTTP_10 => "1.0",
+        Version::HTTP_2 => "2",
+        Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
+/// Writes an answer the proxy made itself (a refusal, an error): stamped with the request id,
+/// in gRPC's form for a gRPC request.
+pub(super) async fn write_answer(
+    session: &mut Session,
+    front: &Front,
+    header: Box<ResponseHeader>,
+    body: Bytes,
+) -> Result<()> {
+    let grpc = front.grpc.then(|| grpc::refusal(&header, &body)).flatten();
+    let (mut header, body) = match grpc {
+        Some(grpc) => (grpc, Bytes::new()),
+        None => (header, body),
+    };
+    front.stamp(&mut header)?;
+    if body.is_empty() {
+        // The header ends the stream: gRPC's trailers-only form (on HTTP/2, one HEADERS frame
+        // with END_STREAM), or an empty answer.
+        let task = HttpTask::Header(header, true);
+        session
+            .as_downstream_mut()
+            .response_duplex_vec(vec![task])
+            .await?;
+        return Ok(());
+    }
+    session.write_response_header(header, false).await?;
+    session.write_response_body(Some(body), true).await
+}

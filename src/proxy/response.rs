@@ -1,0 +1,184 @@
+//! What the client gets of a backend's response header: no hop-by-hop fields (RFC 9110
+//! §7.6.1), the request id, optionally `Via`; and whether the caller's `RateLimit` headers may
+//! ride on it (not when a shared cache may store it, RFC 9111 §3 and §3.5).
+
+use super::front::{via_version, Front};
+use http::header::{CACHE_CONTROL, CONNECTION, EXPIRES, TE, UPGRADE, VIA};
+use http::{HeaderName, HeaderValue};
+use pingora::http::ResponseHeader;
+use pingora::Result;
+use smallvec::SmallVec;
+
+/// Hop-by-hop fields removed from every response besides `Connection`, `Upgrade` and the
+/// fields `Connection` names (`Transfer-Encoding` is pingora's: it frames the body itself).
+const HOP_BY_HOP: [&str; 5] = [
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "trailer",
+];
+
+/// Makes `resp` fit to pass on to the client of `front`.
+pub(super) fn apply(resp: &mut ResponseHeader, front: &Front) -> Result<()> {
+    strip_hop_by_hop(resp);
+    front.stamp(resp)?;
+    if front.via {
+        let hop = format!("{} floodgate", via_version(resp.version));
+        let mut vias: Vec<u8> = Vec::new();
+        for line in resp.headers.get_all(VIA) {
+            vias.extend_from_slice(line.as_bytes());
+            vias.extend_from_slice(b", ");
+        }
+        vias.extend_from_slice(hop.as_bytes());
+        if let Ok(value) = HeaderValue::from_bytes(&vias) {
+            resp.insert_header(VIA, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the hop-by-hop fields of `resp`; a `101 Switching Protocols` keeps `Connection` and
+/// `Upgrade`, which complete the upgrade.
+pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
+    let switching = resp.status == 101;
+    let named: SmallVec<[HeaderName; 4]> = resp
+        .headers
+        .get_all(CONNECTION)
+        .iter()
+        .flat_map(|line| line.as_bytes().split(|&b| b == b','))
+        .filter_map(|token| HeaderName::from_bytes(token.trim_ascii()).ok())
+        .collect();
+    for name in named {
+        if !(switching && (name == UPGRADE || name == CONNECTION)) {
+            resp.remove_header(&name);
+        }
+    }
+    if !switching {
+        resp.remove_header(&CONNECTION);
+        resp.remove_header(&UPGRADE);
+    }
+    resp.remove_header(&TE);
+    for name in HOP_BY_HOP {
+        resp.remove_header(name);
+    }
+}
+
+/// Whether a shared cache may store `resp`, the answer to a request that carried
+/// `Authorization` or not (`authorized`): then one caller's `RateLimit` headers must stay off
+/// it, or the cache would hand that caller's quota to others.
+///
+/// `no-store` or `private`: never (`private="field"` only keeps those fields out of a shared
+/// cache, so it does not count). After `Authorization`, only
+/// `public`, `s-maxage` or `must-revalidate` let a shared cache store it. Else `public`,
+/// `s-maxage`, `max-age` or an `Expires` field do, whatever the status. A response with none of
+/// these (heuristic freshness) keeps the headers: give such responses a `Cache-Control`.
+pub(super) fn shared_cacheable(resp: &ResponseHeader, authorized: bool) -> bool {
+    if resp.status.is_informational() {
+        return false;
+    }
+    // Directive names, and whether each has an argument.
+    let directives = || {
+        resp.headers
+            .get_all(CACHE_CONTROL)
+            .iter()
+            .flat_map(|line| line.as_bytes().split(|&b| b == b','))
+            .map(|d| match d.iter().position(|&b| b == b'=') {
+                Some(at) => (d[..at].trim_ascii(), true),
+                None => (d.trim_ascii(), false),
+            })
+    };
+    let has = |wanted: &[&[u8]]| {
+        directives().any(|(d, _)| wanted.iter().any(|w| d.eq_ignore_ascii_case(w)))
+    };
+    let private =
+        directives().any(|(d, qualified)| !qualified && d.eq_ignore_ascii_case(b"private"));
+    if private || has(&[b"no-store"]) {
+        return false;
+    }
+    if authorized {
+        return has(&[b"public", b"s-maxage", b"must-revalidate"]);
+    }
+    has(&[b"public", b"s-maxage", b"max-age"]) || resp.headers.contains_key(EXPIRES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(status: u16, headers: &[(&str, &str)]) -> ResponseHeader {
+        let mut resp = ResponseHeader::build(status, None).unwrap();
+        for (name, value) in headers {
+            resp.append_header(name.to_string(), *value).unwrap();
+        }
+        resp
+    }
+
+    #[test]
+    fn hop_by_hop_fields_are_removed_but_an_upgrade_keeps_its_own() {
+        let fields = [
+            ("connection", "close, X-Secret"),
+            ("x-secret", "1"),
+            ("keep-alive", "timeout=5"),
+            ("upgrade", "h2c"),
+            ("proxy-authenticate", "Basic"),
+            ("te", "trailers"),
+            ("trailer", "x-checksum"),
+            ("content-type", "text/plain"),
+        ];
+        let mut resp = response(200, &fields);
+        strip_hop_by_hop(&mut resp);
+        let left: Vec<_> = resp.headers.keys().map(|k| k.as_str()).collect();
+        assert_eq!(left, ["content-type"]);
+
+        let fields = [
+            ("connection", "Upgrade, keep-alive"),
+            ("upgrade", "websocket"),
+        ];
+        let mut switching = response(101, &fields);
+        switching.append_header("keep-alive", "timeout=5").unwrap();
+        strip_hop_by_hop(&mut switching);
+        assert_eq!(switching.headers["upgrade"], "websocket");
+        assert!(switching.headers.contains_key("connection"));
+        assert!(!switching.headers.contains_key("keep-alive"));
+    }
+
+    #[test]
+    fn publicly_cacheable_responses_are_known() {
+        let shared =
+            |status, cc: &[(&str, &str)], auth| shared_cacheable(&response(status, cc), auth);
+        assert!(shared(200, &[("cache-control", "max-age=60")], false));
+        assert!(shared(200, &[("cache-control", "public")], false));
+        assert!(shared(404, &[("cache-control", "S-MaxAge=5")], false));
+        assert!(shared(
+            200,
+            &[("expires", "Thu, 01 Jan 2037 00:00:00 GMT")],
+            false
+        ));
+        assert!(!shared(
+            200,
+            &[("cache-control", "max-age=60, private")],
+            false
+        ));
+        assert!(!shared(
+            200,
+            &[("cache-control", "no-store"), ("expires", "x")],
+            false
+        ));
+        assert!(shared(
+            200,
+            &[("cache-control", "max-age=9, private=\"set-cookie\"")],
+            false
+        ));
+        assert!(!shared(200, &[("cache-control", "no-cache")], false));
+        assert!(!shared(200, &[], false));
+        // After Authorization, max-age alone does not let a shared cache store it.
+        assert!(!shared(200, &[("cache-control", "max-age=60")], true));
+        assert!(shared(
+            200,
+            &[("cache-control", "max-age=60, public")],
+            true
+        ));
+        assert!(!shared(101, &[("cache-control", "public")], false));
+    }
+}
