@@ -21,8 +21,8 @@ operation, so both give the same answers for the same times and costs):
   there). While a block stands every enforcing or shadow take is refused; a refusal for want of
   tokens starts a block when `block` > 0 (a standing block is never extended). A settlement
   changes its bucket by `cost` (negative: a refund) and is never refused: a charge may leave the
-  bucket in debt, below zero, which refill and later requests pay off; a refund never fills it
-  past capacity.
+  bucket in debt, below zero (at most ten years of refill), which refill and later requests pay
+  off; a refund never fills it past capacity.
 
   Returns { now_us, then for each bucket in KEYS order: allowed (1 or 0), remaining (an
   8-byte little-endian IEEE double, so no fraction of a token is lost in transit),
@@ -144,7 +144,8 @@ for _ = 1, tonumber(ARGV[2]) do
   for j = 1, count do
     local t = takes[j]
     if t.mode == '2' then
-      local settled = math.min(t.tokens - t.cost, t.capacity)
+      -- In debt by at most ten years of refill (MAX_DEBT_SECONDS in bucket.rs).
+      local settled = math.max(math.min(t.tokens - t.cost, t.capacity), -(t.rate * 316224000))
       stored[t.key] = { settled, t.ts, t.blocked }
       written[t.key] = { t.capacity, t.rate }
       answer(true, settled, 0, t.capacity, t.rate, 0)

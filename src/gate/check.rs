@@ -58,6 +58,15 @@ impl Gate {
         self.counters
             .limiter_seconds
             .observe(started.elapsed().as_secs_f64());
+        // One answer per take, or the answer is not believed (a short list must never pass).
+        let answer = answer.and_then(|a| match a.len() == takes.len() {
+            true => Ok(a),
+            false => Err(LimiterError::Store(format!(
+                "{} answers for {} takes",
+                a.len(),
+                takes.len()
+            ))),
+        });
         match answer {
             Ok(assessments) => Ok(assessments),
             Err(e) => {

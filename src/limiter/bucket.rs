@@ -23,6 +23,10 @@ pub const MAX_RATE_PER_SECOND: f64 = 1e9;
 /// reports (and so every `Retry-After`) stays below it, exact in microseconds.
 pub const MAX_REFILL_US: f64 = 10.0 * 366.0 * 86_400.0 * MICROS_PER_SECOND;
 
+/// The deepest debt a settlement leaves, in seconds of refill: [`MAX_REFILL_US`] in seconds.
+/// `lua/take.lua` uses the same number.
+const MAX_DEBT_SECONDS: f64 = 316_224_000.0;
+
 /// A bucket's shape: how many tokens it holds and how fast it refills. Built only through
 /// [`BucketSpec::new`], so every spec keeps the arithmetic exact.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -226,7 +230,7 @@ impl BucketSpec {
     /// refused. A charge may leave the bucket in debt, below zero, which refill and later
     /// requests pay off; a refund never fills it past capacity. A block stays as it is.
     pub fn settle(&self, level: BucketState, delta: f64) -> Assessment {
-        let tokens = (level.tokens - delta).min(self.capacity);
+        let tokens = self.settled(level, delta);
         Assessment {
             allowed: true,
             remaining: tokens,
@@ -239,9 +243,17 @@ impl BucketSpec {
     /// The state to store after settling `delta` at `level`.
     pub fn after_settle(&self, level: BucketState, delta: f64) -> BucketState {
         BucketState {
-            tokens: (level.tokens - delta).min(self.capacity),
+            tokens: self.settled(level, delta),
             ..level
         }
+    }
+
+    /// The tokens after settling `delta` at `level`: at most the capacity, and in debt by at
+    /// most ten years of refill, so every wait the arithmetic reports stays exact in
+    /// microseconds.
+    fn settled(&self, level: BucketState, delta: f64) -> f64 {
+        let deepest = -(self.rate_per_second * MAX_DEBT_SECONDS);
+        (level.tokens - delta).min(self.capacity).max(deepest)
     }
 
     /// How long a bucket stored as `state` must be kept at `now_us`: until it is full again

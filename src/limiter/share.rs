@@ -8,7 +8,9 @@
 //! shared the same way: this instance holds at most its share of a caller's slots.
 
 use super::fleet::FleetSize;
-use super::{Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Slot, Take};
+use super::{
+    Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Slot, Take, Terms,
+};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -55,6 +57,11 @@ impl LocalShare {
             .iter()
             .map(|t| Take {
                 spec: share(t.spec, t.cost, n),
+                // Prepayment runs at this instance's share of the rate too.
+                terms: Terms {
+                    overdraft: t.terms.overdraft / n,
+                    ..t.terms
+                },
                 ..*t
             })
             .collect()

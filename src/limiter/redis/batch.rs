@@ -10,13 +10,13 @@ use super::connection::Connection;
 use super::knowledge::{Knowledge, OwnedTake};
 use super::reply;
 use super::script::Script;
-use crate::limiter::{Assessments, LimiterError, Take};
+use crate::limiter::{Assessments, LimiterError, Mode, Take};
 use crate::telemetry::StoreMetrics;
 use parking_lot::Mutex;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// One decision waiting to be sent: its takes (one identity), when it was asked, and where its
@@ -24,6 +24,8 @@ use tokio::sync::oneshot;
 struct Job {
     takes: Vec<OwnedTake>,
     asked_at: u64,
+    /// A settlement: sent even when nobody waits for its answer.
+    must_send: bool,
     answer: oneshot::Sender<Result<Answer, LimiterError>>,
 }
 
@@ -45,6 +47,7 @@ pub(super) struct Batcher {
     ttl_margin_ms: u64,
     knowledge: Arc<Knowledge>,
     metrics: StoreMetrics,
+    round_budget: Duration,
 }
 
 impl Batcher {
@@ -55,8 +58,10 @@ impl Batcher {
         ttl_margin_ms: u64,
         knowledge: Arc<Knowledge>,
         metrics: StoreMetrics,
+        timeout: Duration,
     ) -> Self {
         Self {
+            round_budget: timeout.max(Duration::from_millis(500)),
             queue: Mutex::default(),
             connection,
             script,
@@ -88,6 +93,7 @@ impl Batcher {
         let job = Job {
             takes: takes.iter().map(OwnedTake::from).collect(),
             asked_at,
+            must_send: takes.iter().any(|t| t.mode == Mode::Settle),
             answer,
         };
         let start = {
@@ -112,8 +118,9 @@ impl Batcher {
                 }
                 std::mem::take(&mut queue.waiting)
             };
-            let calls = by_slot(jobs, self.connection.is_cluster())
+            let calls = by_slot(sendable(jobs), self.connection.is_cluster())
                 .into_values()
+                .flat_map(chunks)
                 .map(|jobs| self.round(jobs));
             futures::future::join_all(calls).await;
         }
@@ -122,7 +129,12 @@ impl Batcher {
     /// One script call for `jobs` (all in one slot); every answer is learned and delivered.
     async fn round(&self, jobs: Vec<Job>) {
         let started = Instant::now();
-        let reply = self.send(&jobs).await;
+        // A round never waits longer than this: a node that stops answering without closing
+        // the connection must not hold every later decision.
+        let reply = match tokio::time::timeout(self.round_budget, self.send(&jobs)).await {
+            Ok(reply) => reply,
+            Err(_) => Err(LimiterError::Timeout),
+        };
         let answers = reply.and_then(|r| {
             let lengths: Vec<usize> = jobs.iter().map(|j| j.takes.len()).collect();
             reply::parse_groups(&r, &lengths)
@@ -142,7 +154,11 @@ impl Batcher {
             }
             Err(e) => {
                 for job in jobs {
-                    let _ = job.answer.send(Err(LimiterError::Store(e.to_string())));
+                    let error = match &e {
+                        LimiterError::Timeout => LimiterError::Timeout,
+                        other => LimiterError::Store(other.to_string()),
+                    };
+                    let _ = job.answer.send(Err(error));
                 }
             }
         }
@@ -188,6 +204,34 @@ impl Batcher {
         }
         cmd
     }
+}
+
+/// The most keys one call carries (Lua's `unpack` of KEYS has a limit near 8,000).
+const MAX_KEYS_PER_CALL: usize = 1000;
+
+/// The jobs still worth sending: a decision whose request stopped waiting (the budget ran out
+/// and `on_error` decided) is dropped unsent; settlements are always sent.
+fn sendable(mut jobs: Vec<Job>) -> Vec<Job> {
+    jobs.retain(|j| j.must_send || !j.answer.is_closed());
+    jobs
+}
+
+/// `jobs` in calls of at most [`MAX_KEYS_PER_CALL`] keys.
+fn chunks(jobs: Vec<Job>) -> Vec<Vec<Job>> {
+    let mut calls: Vec<Vec<Job>> = Vec::new();
+    let mut keys = 0;
+    for job in jobs {
+        let n = job.takes.len();
+        match calls.last_mut() {
+            Some(call) if keys + n <= MAX_KEYS_PER_CALL => call.push(job),
+            _ => {
+                keys = 0;
+                calls.push(vec![job]);
+            }
+        }
+        keys += n;
+    }
+    calls
 }
 
 /// `jobs` grouped by Cluster slot (their identity's hash tag); one group without a Cluster.

@@ -55,8 +55,15 @@ impl ConnectionLike for Conn {
     }
 }
 
+/// How long a command may wait for its reply: the call budget, at least 500 ms (redis-rs's
+/// own default, which would otherwise cap a longer budget).
+fn response_timeout(settings: &RedisSettings) -> Duration {
+    settings.timeout.max(Duration::from_millis(500))
+}
+
 /// Connects on first use and keeps the connection.
 pub(crate) struct Connection {
+    response_timeout: Duration,
     target: Target,
     single: OnceLock<ConnectionManager>,
     cluster: tokio::sync::OnceCell<ClusterConnection>,
@@ -99,11 +106,14 @@ impl Connection {
                 .min_retry_wait(20)
                 .max_retry_wait(200)
                 .connection_timeout(CONNECT_BUDGET)
+                // A master that stops answering must not hold a call for ever.
+                .response_timeout(response_timeout(settings))
                 .build()
                 .map_err(store_error)?;
             Target::Cluster(client)
         };
         Ok(Self {
+            response_timeout: response_timeout(settings),
             target,
             single: OnceLock::new(),
             cluster: tokio::sync::OnceCell::new(),
@@ -128,7 +138,8 @@ impl Connection {
                     .set_connection_timeout(Some(CONNECT_BUDGET))
                     .set_number_of_retries(1)
                     .set_min_delay(Duration::from_millis(50))
-                    .set_max_delay(Duration::from_millis(200));
+                    .set_max_delay(Duration::from_millis(200))
+                    .set_response_timeout(Some(self.response_timeout));
                 let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
                     .map_err(store_error)?;
                 Ok(Conn::Single(self.single.get_or_init(|| manager).clone()))

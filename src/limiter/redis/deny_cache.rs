@@ -48,6 +48,9 @@ struct Denial {
     assessments: Assessments,
 }
 
+/// How long after a refusal lapses it still lines the caller's requests up one at a time.
+const LAPSED_FOR_US: u64 = 1_000_000;
+
 /// What the cache says of a call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lookup {
@@ -95,6 +98,10 @@ impl DenyCache {
         let Some((_, denial)) = found else {
             return Lookup::Unknown;
         };
+        if now_us >= denial.until_us.saturating_add(LAPSED_FOR_US) {
+            // Long lapsed: the flood that made one request at a time worth it is over.
+            return Lookup::Unknown;
+        }
         if now_us >= denial.until_us {
             return Lookup::Lapsed;
         }
@@ -151,6 +158,21 @@ impl DenyCache {
         let denials = shard.entry(key.identity).or_default();
         denials.retain(|(policies, _)| *policies != key.policies);
         denials.push((key.policies, denial));
+    }
+
+    /// Forgets the refusal of these takes: the store has just allowed them, so callers of that
+    /// set are no longer lined up one at a time.
+    pub fn clear(&self, takes: &[Take<'_>]) {
+        let Some(key) = DenyKey::of(takes) else {
+            return;
+        };
+        let mut shard = self.shard(&key.identity).lock();
+        if let Some(denials) = shard.get_mut(&key.identity) {
+            denials.retain(|(policies, _)| *policies != key.policies);
+            if denials.is_empty() {
+                shard.remove(&key.identity);
+            }
+        }
     }
 
     /// Forgets every refusal of `identity`: tokens were given back, so they may be stale.
@@ -286,5 +308,21 @@ mod tests {
             cache.lookup(&[take("b", 1)], 1),
             Lookup::Refused(_)
         ));
+    }
+
+    #[test]
+    fn an_allowed_answer_clears_the_refusal_and_a_long_lapsed_one_is_forgotten() {
+        let cache = DenyCache::new(100);
+        let takes = [take("a", 1)];
+        cache.remember(&takes, &[refused(1000)], 0);
+        assert_eq!(cache.lookup(&takes, 1000), Lookup::Lapsed);
+        assert_eq!(
+            cache.lookup(&takes, 1000 + LAPSED_FOR_US),
+            Lookup::Unknown,
+            "a refusal lapsed long ago no longer lines the caller up"
+        );
+        cache.clear(&takes);
+        assert_eq!(cache.lookup(&takes, 1000), Lookup::Unknown, "cleared");
+        assert!(cache.is_empty());
     }
 }

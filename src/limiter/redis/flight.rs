@@ -12,6 +12,8 @@ use std::sync::Arc;
 use tokio::sync::OwnedMutexGuard;
 
 const SHARDS: usize = 16;
+/// A shard holding this many lines sweeps out the ones nobody waits in.
+const SWEEP_AT: usize = 1024;
 
 type Line = Arc<tokio::sync::Mutex<()>>;
 
@@ -40,12 +42,15 @@ impl Flights {
 
     /// Waits for `identity`'s turn.
     pub(super) async fn turn(&self, identity: Identity) -> Turn<'_> {
-        let line = self
-            .shard(&identity)
-            .lock()
-            .entry(identity)
-            .or_default()
-            .clone();
+        let line = {
+            let mut shard = self.shard(&identity).lock();
+            if shard.len() >= SWEEP_AT {
+                // Lines whose waiters all gave up (their budget spent) hold only the map's
+                // reference; clones are made under this lock, so the count is exact.
+                shard.retain(|_, line| Arc::strong_count(line) > 1);
+            }
+            shard.entry(identity).or_default().clone()
+        };
         let guard = line.lock_owned().await;
         Turn {
             flights: self,

@@ -31,6 +31,8 @@ impl Knowledge {
         if let Some(cache) = &self.deny_cache {
             if answers.iter().any(|a| !a.allowed) {
                 cache.remember(takes, answers, asked_at);
+            } else {
+                cache.clear(takes);
             }
             // A refund gives tokens back: the caller's refusals may no longer hold.
             for refund in takes

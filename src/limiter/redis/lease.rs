@@ -6,7 +6,10 @@
 //!
 //! Size: the caller's allowed requests over the last lease period (what it is likely to use in
 //! the next), at least two requests' cost, and at most capacity ÷ (20 × fleet size), so the
-//! tokens held out of reach in leases stay under 5 % of the bucket at any time. Only requests
+//! tokens held out of reach in leases stay under 5 % of the bucket at any time. A lease is kept
+//! only while the Redis bucket cannot refill to capacity before it lapses (else refill the
+//! exact bucket would have kept would be lost and the fleet could pass it); otherwise it is
+//! given straight back. Only requests
 //! that take from one enforcing bucket use leases; the others go to Redis as before (and see
 //! the leased tokens as taken: never more than exact).
 
@@ -52,6 +55,23 @@ pub(super) struct Refund {
     pub(super) spec: BucketSpec,
     /// Tokens to give back.
     pub(super) tokens: f64,
+}
+
+impl Refund {
+    /// Giving back `tokens` of `policy`'s bucket `spec` of `identity`.
+    pub(super) fn of(
+        policy: &PolicyKey,
+        identity: Identity,
+        spec: BucketSpec,
+        tokens: f64,
+    ) -> Self {
+        Self {
+            policy: policy.clone(),
+            identity,
+            spec,
+            tokens,
+        }
+    }
 }
 
 /// This instance's leases.

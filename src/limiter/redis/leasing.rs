@@ -4,7 +4,7 @@
 use super::knowledge::OwnedTake;
 use super::lease::Refund;
 use super::RedisStore;
-use crate::limiter::{Assessments, BucketKey, Mode, Take, Terms};
+use crate::limiter::{Assessments, BucketKey, BucketSpec, Mode, Take, Terms};
 use smallvec::smallvec;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -52,10 +52,17 @@ impl RedisStore {
             let take = owned.take();
             match answer.await {
                 Ok(Ok((_, answers))) if answers.first().is_some_and(|a| a.allowed) => {
-                    granted.inc();
                     let remaining = answers[0].remaining;
                     let BucketKey { policy, identity } = take.key;
                     let now = clock.now_us();
+                    if !keeps_exact(take.spec, remaining, leases.period_us()) {
+                        // Redis's bucket could fill during the lease and drop refill the
+                        // exact bucket would have kept: give the lease straight back.
+                        leases.abandon(key);
+                        batcher.refund(&Refund::of(policy, identity, take.spec, size), now);
+                        return;
+                    }
+                    granted.inc();
                     let earlier = leases.grant(policy, identity, take.spec, size, remaining, now);
                     if let Some(refund) = earlier {
                         batcher.refund(&refund, now);
@@ -87,6 +94,13 @@ impl RedisStore {
             }
         });
     }
+}
+
+/// Whether a lease keeps the fleet within the exact bucket: while it lasts, the Redis bucket
+/// (holding `remaining` after the lease was taken) cannot refill to capacity, so no refill is
+/// lost that the exact bucket would have kept.
+fn keeps_exact(spec: BucketSpec, remaining: f64, period_us: u64) -> bool {
+    remaining + spec.rate_per_second() * period_us as f64 / 1e6 <= spec.capacity()
 }
 
 /// Whether a take may be answered from a lease: an enforcing take on plain terms (a policy that

@@ -86,6 +86,7 @@ impl RedisStore {
             settings.ttl_margin.as_millis() as u64,
             knowledge.clone(),
             metrics.clone(),
+            settings.timeout,
         ));
         Ok(Self {
             connection,
