@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// mimalloc: a proxy allocates and frees small buffers per request on every worker thread, where
+/// it spends about a third less CPU than the system allocator (bench/run).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A reverse proxy that throttles each caller with a token bucket.
 #[derive(Parser)]
 #[command(version, about)]
