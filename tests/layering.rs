@@ -32,30 +32,98 @@ fn module_of(file: &Path) -> Option<String> {
     }
 }
 
-/// The top-level modules each module's code names through `crate::`, outside tests.
+/// The code of a source file outside its unit tests: everything before a top-level
+/// `#[cfg(test)]` that opens a `mod` (a `#[cfg(test)]` on anything else is kept, so
+/// test-only helpers count as code); nothing of a `tests.rs` file.
+fn code_outside_tests(file: &Path, text: &str) -> String {
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return String::new();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|w| w[0] == "#[cfg(test)]" && w[1].starts_with("mod "))
+        .unwrap_or(lines.len());
+    lines[..end].join("\n")
+}
+
+/// The leading identifier of `text`.
+fn ident(text: &str) -> String {
+    text.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The top-level modules `code` names: `crate::name`, each first name of a grouped
+/// `crate::{a::…, b}`, and `super::name` when `at_root` (a file directly under `src/`, or a
+/// top-level `mod.rs`, whose `super` is the crate).
+fn names_in(code: &str, at_root: bool) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut prefixes = vec!["crate::"];
+    if at_root {
+        prefixes.push("super::");
+    }
+    for prefix in prefixes {
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => names.extend(group_heads(group)),
+                None => {
+                    names.insert(ident(rest));
+                }
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty() && n != "self");
+    names
+}
+
+/// The first name of each item of a `{…}` group (its text after the `{`).
+fn group_heads(group: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut at_item_start = true;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => at_item_start = true,
+            c if at_item_start && !c.is_whitespace() => {
+                heads.push(ident(&group[i..]));
+                at_item_start = false;
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// Whether `file` sits where `super::` names the crate root.
+fn at_root(file: &Path) -> bool {
+    let Ok(relative) = file.strip_prefix(src()) else {
+        return false;
+    };
+    let depth = relative.components().count();
+    depth == 1 || (depth == 2 && relative.ends_with("mod.rs"))
+}
+
+/// The top-level modules each module's code names, outside tests.
 fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in rust_files(&src()) {
         let Some(module) = module_of(&file) else {
             continue;
         };
-        let is_test_file = file.file_name().is_some_and(|n| n == "tests.rs");
         let text = std::fs::read_to_string(&file).expect("readable source");
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let code = code_outside_tests(&file, &text);
         let uses = graph.entry(module.clone()).or_default();
-        if is_test_file {
-            continue;
-        }
-        for (i, _) in code.match_indices("crate::") {
-            let rest = &code[i + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() && name != module {
-                uses.insert(name);
-            }
-        }
+        uses.extend(
+            names_in(&code, at_root(&file))
+                .into_iter()
+                .filter(|n| *n != module),
+        );
     }
     graph
 }
@@ -93,6 +161,29 @@ fn no_import_cycle_between_top_level_modules() {
 }
 
 #[test]
+fn the_cycle_detector_finds_a_cycle_and_reads_grouped_and_super_imports() {
+    let edges = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")];
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in edges {
+        graph.entry(from.into()).or_default().insert(to.into());
+    }
+    let cycle = cycle_from("d", &graph, &mut Vec::new()).expect("a → b → c → a");
+    assert_eq!(cycle, ["a", "b", "c", "a"]);
+
+    let code = "use crate::{gate::Outcome, proxy::{A, B}, limiter};\nuse super::admin::X;";
+    let names: Vec<String> = names_in(code, true).into_iter().collect();
+    assert_eq!(names, ["admin", "gate", "limiter", "proxy"]);
+    assert!(
+        !names_in(code, false).contains("admin"),
+        "super:: is the crate only at the root"
+    );
+
+    let text = "use crate::a::X;\n#[cfg(test)]\nfn helper() { crate::b::y() }\n#[cfg(test)]\nmod tests {\n    use crate::c::Z;\n}\n";
+    let names = names_in(&code_outside_tests(Path::new("x.rs"), text), false);
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["a", "b"]);
+}
+
+#[test]
 fn the_leaves_know_nothing_of_the_gate_the_proxy_or_the_app() {
     let graph = dependencies();
     for leaf in ["identity", "policy", "limiter", "telemetry", "clock"] {
@@ -117,26 +208,36 @@ fn the_gate_holds_no_pingora_types() {
     }
 }
 
+/// Every label value of the vocabularies (`Variant => "label"` in telemetry/vocab.rs).
+fn vocabulary_labels() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(src().join("telemetry/vocab.rs")).expect("vocab.rs");
+    text.match_indices("=> \"")
+        .map(|(i, m)| ident(&text[i + m.len()..]))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 #[test]
 fn no_outcome_is_compared_as_a_string() {
-    let words = [
-        "allowed",
-        "throttled",
-        "unlimited",
-        "allowlisted",
-        "denylisted",
-        "invalid_token",
-        "store_error",
-        "store_unavailable",
-        "timeout",
-        "connect",
-    ];
+    let labels = vocabulary_labels();
+    for word in ["allowed", "throttled", "timeout", "aborted", "breaker_open"] {
+        assert!(labels.contains(word), "vocabulary labels read: {labels:?}");
+    }
     for file in rust_files(&src()) {
+        if file.ends_with("telemetry/vocab.rs") {
+            continue;
+        }
         let text = std::fs::read_to_string(&file).unwrap();
-        for word in words {
-            for pattern in [format!("== \"{word}\""), format!("Some(\"{word}\")")] {
+        let code = code_outside_tests(&file, &text);
+        for word in &labels {
+            for pattern in [
+                format!("== \"{word}\""),
+                format!("!= \"{word}\""),
+                format!("Some(\"{word}\")"),
+                format!("\"{word}\" =>"),
+            ] {
                 assert!(
-                    !text.contains(&pattern),
+                    !code.contains(&pattern),
                     "{} compares an outcome as text: {pattern}",
                     file.display()
                 );

@@ -84,13 +84,13 @@ impl PolicyFamilies {
     /// The series of policy `name`, created at zero so they show before the first request.
     pub(super) fn policy(&self, name: &str) -> PolicyCounters {
         PolicyCounters {
-            by_decision: each::<Decision, 5>(&self.requests, name),
-            settles: each::<SettleResult, 4>(&self.settles, name),
-            held: each::<HeldResult, 2>(&self.held, name),
+            by_decision: each::<Decision, { Decision::COUNT }>(&self.requests, name),
+            settles: each::<SettleResult, { SettleResult::COUNT }>(&self.settles, name),
+            held: each::<HeldResult, { HeldResult::COUNT }>(&self.held, name),
             held_now: self.held_now.with_label_values(&[name]),
             in_flight: self.in_flight.with_label_values(&[name]),
             in_flight_refused: self.in_flight_refused.with_label_values(&[name]),
-            penalties: each::<PenaltyEvent, 2>(&self.penalties, name),
+            penalties: each::<PenaltyEvent, { PenaltyEvent::COUNT }>(&self.penalties, name),
         }
     }
 }
@@ -98,16 +98,16 @@ impl PolicyFamilies {
 /// One policy's series.
 #[derive(Clone)]
 pub struct PolicyCounters {
-    by_decision: [IntCounter; 5],
-    settles: [IntCounter; 4],
-    held: [IntCounter; 2],
+    by_decision: [IntCounter; Decision::COUNT],
+    settles: [IntCounter; SettleResult::COUNT],
+    held: [IntCounter; HeldResult::COUNT],
     /// Requests held now.
     pub held_now: IntGauge,
     /// Concurrency slots held now by this instance's requests.
     pub in_flight: IntGauge,
     /// Requests refused for want of a concurrency slot.
     pub in_flight_refused: IntCounter,
-    penalties: [IntCounter; 2],
+    penalties: [IntCounter; PenaltyEvent::COUNT],
 }
 
 impl PolicyCounters {

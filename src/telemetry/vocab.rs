@@ -24,6 +24,9 @@ macro_rules! vocabulary {
             /// Every value, in label order.
             pub const ALL: &'static [$name] = &[$($name::$variant,)+];
 
+            /// How many values there are: the length of arrays indexed by the variant.
+            pub const COUNT: usize = $name::ALL.len();
+
             /// The label value.
             pub fn label(self) -> &'static str {
                 match self {
