@@ -55,7 +55,7 @@ impl RedisStore {
                     let remaining = answers[0].remaining;
                     let BucketKey { policy, identity } = take.key;
                     let now = clock.now_us();
-                    if !keeps_exact(take.spec, remaining, leases.period_us()) {
+                    if !keeps_exact(take.spec, remaining, size, leases.period_us()) {
                         // Redis's bucket could fill during the lease and drop refill the
                         // exact bucket would have kept: give the lease straight back.
                         leases.abandon(key);
@@ -96,11 +96,13 @@ impl RedisStore {
     }
 }
 
-/// Whether a lease keeps the fleet within the exact bucket: while it lasts, the Redis bucket
-/// (holding `remaining` after the lease was taken) cannot refill to capacity, so no refill is
-/// lost that the exact bucket would have kept.
-fn keeps_exact(spec: BucketSpec, remaining: f64, period_us: u64) -> bool {
-    remaining + spec.rate_per_second() * period_us as f64 / 1e6 <= spec.capacity()
+/// Whether a lease of `lease` tokens keeps the fleet within the exact bucket. Redis's bucket
+/// holds `remaining` after the lease left it, but the exact bucket still counts the leased
+/// tokens until they are spent: it holds `remaining + lease`. If that cannot refill to capacity
+/// within the lease's period, no refill is lost that the exact bucket would have kept (Redis's
+/// bucket, lower by the lease, cannot fill either).
+fn keeps_exact(spec: BucketSpec, remaining: f64, lease: f64, period_us: u64) -> bool {
+    remaining + lease + spec.rate_per_second() * period_us as f64 / 1e6 <= spec.capacity()
 }
 
 /// Whether a take may be answered from a lease: an enforcing take on plain terms (a policy that
@@ -124,5 +126,29 @@ impl super::batch::Batcher {
             terms: Terms::default(),
         };
         drop(self.submit(std::slice::from_ref(&take), now_us));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_kept_only_if_the_exact_bucket_with_it_cannot_fill_during_the_lease() {
+        // Capacity 600 at 300/s, a lease of 10 for 100 ms: 30 tokens refill meanwhile.
+        let spec = BucketSpec::new(600.0, 300.0).unwrap();
+        let period_us = 100_000;
+        assert!(
+            keeps_exact(spec, 560.0, 10.0, period_us),
+            "560 + 10 + 30 = 600"
+        );
+        assert!(
+            !keeps_exact(spec, 565.0, 10.0, period_us),
+            "565 + 30 fits Redis's bucket, but the exact one holds the lease too: 605 > 600"
+        );
+        assert!(
+            !keeps_exact(spec, 0.0, 10.0, 3_000_000),
+            "900 tokens refill in 3 s"
+        );
     }
 }
