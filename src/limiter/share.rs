@@ -6,19 +6,35 @@
 //! mirrored here as that caller's share of what the store said was left. A caller the store
 //! never answered about starts with a full share. Concurrency slots (`max_in_flight`) are
 //! shared the same way: this instance holds at most its share of a caller's slots.
+//!
+//! The mirror only ever lowers a local bucket. An answer describes the store's bucket when the
+//! store computed it; by the time it arrives (late, or behind a slower one) this instance may
+//! have decided requests locally, and writing the store's figure over them would hand those
+//! tokens out again. So a caller's local level becomes the lower of its level now (refilled to
+//! now; an unknown bucket is full) and the store's share, read and written under the same lock
+//! as the caller's local takes. Tokens come back to a local bucket by its own refill.
 
 use super::fleet::FleetSize;
 use super::{
-    Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Slot, Take, Terms,
+    Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Mode, Slot, Take,
+    Terms,
 };
+use crate::clock::MonotonicClock;
+use crate::identity::Identity;
+use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 use std::sync::Arc;
+
+/// Locks that order a caller's mirroring with its local takes (by identity).
+const STRIPES: usize = 64;
 
 /// The local buckets of the `on_error = "local"` fallback.
 pub struct LocalShare {
     buckets: MemoryStore,
     slots: MemorySlots,
     fleet: Arc<FleetSize>,
+    clock: MonotonicClock,
+    stripes: Box<[Mutex<()>]>,
 }
 
 impl LocalShare {
@@ -28,13 +44,21 @@ impl LocalShare {
             buckets: MemoryStore::new(max_entries),
             slots: MemorySlots::new(),
             fleet,
+            clock: MonotonicClock::new(),
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
         }
     }
 
     /// The all-or-nothing take from this instance's share of each bucket, now.
     pub fn acquire(&self, takes: &[Take<'_>]) -> Assessments {
+        self.acquire_at(takes, self.clock.now_us())
+    }
+
+    /// The all-or-nothing take from this instance's share of each bucket at `now_us`.
+    pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
         let shares = self.shares(takes);
-        self.buckets.acquire_now(&shares)
+        let _held = self.hold(takes);
+        self.buckets.acquire_at(&shares, now_us)
     }
 
     /// One of this instance's share of `limit` slots of `key` (at least one), or `None`.
@@ -43,12 +67,51 @@ impl LocalShare {
         self.slots.try_acquire(key, share)
     }
 
-    /// Remembers what the store answered for `takes`: each bucket's share of what was left.
+    /// Remembers what the store answered for `takes`: each bucket's share of what was left,
+    /// where that is below what the bucket holds now.
     pub fn mirror(&self, takes: &[Take<'_>], answers: &[Assessment]) {
+        self.mirror_at(takes, answers, self.clock.now_us());
+    }
+
+    /// [`Self::mirror`] at `now_us`.
+    pub fn mirror_at(&self, takes: &[Take<'_>], answers: &[Assessment], now_us: u64) {
         let n = f64::from(self.fleet.get());
         for (share, answer) in self.shares(takes).iter().zip(answers) {
-            self.buckets.set_now(share, answer.remaining / n);
+            let _held = self.stripe(&share.key.identity).lock();
+            let told = answer.remaining / n;
+            if told < self.level_at(share, now_us) {
+                self.buckets.set_at(share, told, now_us);
+            }
         }
+    }
+
+    /// The tokens `share`'s local bucket holds at `now_us` (full when unknown): a settlement
+    /// of nothing reads it and changes nothing.
+    fn level_at(&self, share: &Take<'_>, now_us: u64) -> f64 {
+        let read = Take {
+            cost: 0.0,
+            mode: Mode::Settle,
+            ..*share
+        };
+        let answer = self.buckets.acquire_at(std::slice::from_ref(&read), now_us);
+        answer
+            .first()
+            .map_or(share.spec.capacity(), |a| a.remaining)
+    }
+
+    fn stripe(&self, identity: &Identity) -> &Mutex<()> {
+        &self.stripes[(identity.prefix_u64() >> 32) as usize % STRIPES]
+    }
+
+    /// The stripes of every caller in `takes`, locked in ascending order (never deadlocks).
+    fn hold(&self, takes: &[Take<'_>]) -> SmallVec<[MutexGuard<'_, ()>; 2]> {
+        let mut order: SmallVec<[usize; 4]> = takes
+            .iter()
+            .map(|t| (t.key.identity.prefix_u64() >> 32) as usize % STRIPES)
+            .collect();
+        order.sort_unstable();
+        order.dedup();
+        order.iter().map(|&i| self.stripes[i].lock()).collect()
     }
 
     fn shares<'a>(&self, takes: &[Take<'a>]) -> SmallVec<[Take<'a>; 4]> {
@@ -78,6 +141,7 @@ fn share(spec: BucketSpec, cost: f64, n: f64) -> BucketSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limiter::{Penalty, PolicyKey};
 
     #[test]
     fn a_share_is_a_part_of_the_bucket_but_never_below_one_request() {
@@ -87,5 +151,70 @@ mod tests {
         assert!((third.rate_per_second() - 50.0 / 3.0).abs() < 1e-9);
         let tiny = share(BucketSpec::new(1.0, 1.0 / 60.0).unwrap(), 1.0, 3.0);
         assert_eq!(tiny.capacity(), 1.0, "one request can still pass");
+    }
+
+    fn alice() -> Take<'static> {
+        static POLICY: std::sync::LazyLock<PolicyKey> =
+            std::sync::LazyLock::new(|| PolicyKey::new("p"));
+        let key = crate::identity::IdentityKey::from_bytes([0; 32]);
+        Take {
+            key: BucketKey {
+                policy: &POLICY,
+                identity: Identity::of(&key, "t", b"alice"),
+            },
+            // Shared by one instance: the share is the whole bucket, 10 tokens at 10/s.
+            spec: BucketSpec::new(10.0, 10.0).unwrap(),
+            cost: 1.0,
+            mode: Mode::Enforce,
+            terms: Terms::default(),
+        }
+    }
+
+    fn told(remaining: f64) -> Assessment {
+        Assessment {
+            allowed: true,
+            remaining,
+            retry_after_us: 0,
+            full_in_us: 0,
+            penalty: Penalty::None,
+        }
+    }
+
+    fn one_instance() -> LocalShare {
+        let gauge = prometheus::IntGauge::new("g", "g").unwrap();
+        LocalShare::new(100, Arc::new(FleetSize::new(Some(1), gauge)))
+    }
+
+    #[test]
+    fn a_stale_answer_never_gives_back_what_was_spent_locally_since() {
+        let local = one_instance();
+        let takes = [alice()];
+        local.mirror_at(&takes, &[told(5.0)], 0);
+        for _ in 0..4 {
+            assert!(local.acquire_at(&takes, 0)[0].allowed);
+        }
+        // The store said 5 before these four local decisions: 1 is left, not 5.
+        local.mirror_at(&takes, &[told(5.0)], 0);
+        let next = local.acquire_at(&takes, 0);
+        assert!(next[0].allowed && next[0].remaining == 0.0, "{next:?}");
+        assert!(!local.acquire_at(&takes, 0)[0].allowed);
+    }
+
+    #[test]
+    fn the_mirror_lowers_a_local_bucket_refilled_to_now_and_sets_an_unknown_one() {
+        let local = one_instance();
+        let takes = [alice()];
+        local.mirror_at(&takes, &[told(3.0)], 0);
+        assert_eq!(
+            local.level_at(&takes[0], 0),
+            3.0,
+            "unknown: the store's share"
+        );
+        // 200 ms later the local bucket has refilled to 5: a lower answer lowers it, a higher
+        // one (which would raise it) is ignored.
+        local.mirror_at(&takes, &[told(8.0)], 200_000);
+        assert_eq!(local.level_at(&takes[0], 200_000), 5.0);
+        local.mirror_at(&takes, &[told(2.0)], 200_000);
+        assert_eq!(local.level_at(&takes[0], 200_000), 2.0);
     }
 }
