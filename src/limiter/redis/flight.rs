@@ -1,33 +1,60 @@
 //! One call per caller at a time, for callers Redis has just refused: when such a caller's
-//! refusal lapses under a flood, the first request asks Redis and the others wait for its
-//! answer (which, if it refuses again, the deny cache hands them) instead of each calling.
+//! refusal lapses under a flood, the first request (the leader) asks Redis and the others
+//! (followers) wait for that call to land instead of each calling.
 //!
-//! Callers that are being allowed are not serialised: their concurrent calls are independent
-//! and exact, and waiting in line would cap a caller at one decision per round trip.
+//! A follower's wait is part of its budget: it waits no longer than one budget from when its
+//! request arrived, whatever the leader's call does. When the call lands, what the follower
+//! gets depends on what Redis said (`RedisStore::acquire` applies this):
+//! - a refusal: the deny cache holds it, and the follower is refused from it. This is exact:
+//!   nothing but Redis adds tokens, so a bucket that could not pay before T still cannot for
+//!   any later request before T. The one exception is a refund settled by another instance
+//!   (`count_status`, `settle_header`, a lapsed lease given back), which this instance does
+//!   not see; the refusal may then be stricter than Redis by that refund, never looser.
+//! - an allowance (or no answer in time): the follower asks Redis itself, with what is left of
+//!   its budget, concurrently with the other followers. Callers being allowed are not
+//!   serialised: their concurrent calls are independent and exact, and a line would cap a
+//!   caller at one decision per round trip.
+//!
+//! Only a follower whose budget runs out (the leader's call was slow) is decided by `on_error`,
+//! exactly as a request that called Redis itself and missed its budget would be.
 
 use crate::identity::Identity;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Arc;
-use tokio::sync::OwnedMutexGuard;
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 const SHARDS: usize = 16;
-/// A shard holding this many lines sweeps out the ones nobody waits in.
-const SWEEP_AT: usize = 1024;
 
-type Line = Arc<tokio::sync::Mutex<()>>;
+/// Callers with a call in the air, and the signal of each one's landing.
+type Shard = Mutex<HashMap<Identity, watch::Receiver<()>>>;
 
-/// The callers with a call in flight, each with the line its other requests wait in.
+/// The callers with a call in the air, each with the signal of its landing.
 pub(super) struct Flights {
-    shards: Box<[Mutex<HashMap<Identity, Line>>]>,
+    shards: Box<[Shard]>,
 }
 
-/// A caller's turn to call; the next in line goes when it is dropped.
-pub(super) struct Turn<'f> {
+/// Where a request stands among its caller's requests.
+pub(super) enum Place<'f> {
+    /// It calls; the followers are released when this is dropped.
+    Lead(Lead<'f>),
+    /// Another request is calling: wait for it to land.
+    Follow(Landing),
+}
+
+/// The leader's call in the air; dropping it lands the call.
+pub(super) struct Lead<'f> {
     flights: &'f Flights,
     identity: Identity,
-    guard: Option<OwnedMutexGuard<()>>,
+    landed: Option<watch::Sender<()>>,
 }
+
+/// What a follower waits on.
+pub(super) struct Landing(watch::Receiver<()>);
+
+/// The follower's budget ran out before the leader's call landed.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct OutOfBudget;
 
 impl Flights {
     pub(super) fn new() -> Self {
@@ -36,47 +63,49 @@ impl Flights {
         }
     }
 
-    fn shard(&self, identity: &Identity) -> &Mutex<HashMap<Identity, Line>> {
+    fn shard(&self, identity: &Identity) -> &Shard {
         &self.shards[(identity.prefix_u64() >> 48) as usize % SHARDS]
     }
 
-    /// Waits for `identity`'s turn.
-    pub(super) async fn turn(&self, identity: Identity) -> Turn<'_> {
-        let line = {
-            let mut shard = self.shard(&identity).lock();
-            if shard.len() >= SWEEP_AT {
-                // Lines whose waiters all gave up (their budget spent) hold only the map's
-                // reference; clones are made under this lock, so the count is exact.
-                shard.retain(|_, line| Arc::strong_count(line) > 1);
-            }
-            shard.entry(identity).or_default().clone()
-        };
-        let guard = line.lock_owned().await;
-        Turn {
+    /// Leads `identity`'s call, or follows the one in the air.
+    pub(super) fn join(&self, identity: Identity) -> Place<'_> {
+        let mut shard = self.shard(&identity).lock();
+        if let Some(landing) = shard.get(&identity) {
+            return Place::Follow(Landing(landing.clone()));
+        }
+        let (landed, landing) = watch::channel(());
+        shard.insert(identity, landing);
+        Place::Lead(Lead {
             flights: self,
             identity,
-            guard: Some(guard),
-        }
+            landed: Some(landed),
+        })
     }
 
-    /// How many callers have a line (for tests).
+    /// How many callers have a call in the air (for tests).
     #[cfg(test)]
     fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().len()).sum()
     }
 }
 
-impl Drop for Turn<'_> {
+impl Landing {
+    /// Waits until the leader's call landed, at the latest until `deadline`.
+    pub(super) async fn by(mut self, deadline: Instant) -> Result<(), OutOfBudget> {
+        // Nothing is ever sent: the wait ends when the leader drops its sender.
+        let landed = async { while self.0.changed().await.is_ok() {} };
+        tokio::time::timeout_at(deadline, landed)
+            .await
+            .map_err(|_| OutOfBudget)
+    }
+}
+
+impl Drop for Lead<'_> {
     fn drop(&mut self) {
         let mut shard = self.flights.shard(&self.identity).lock();
-        drop(self.guard.take());
-        // The map's own reference is the last one: nobody waits, the line goes.
-        if shard
-            .get(&self.identity)
-            .is_some_and(|line| Arc::strong_count(line) == 1)
-        {
-            shard.remove(&self.identity);
-        }
+        shard.remove(&self.identity);
+        // Followers see the sender go: the call landed.
+        drop(self.landed.take());
     }
 }
 
@@ -84,28 +113,59 @@ impl Drop for Turn<'_> {
 mod tests {
     use super::*;
     use crate::identity::IdentityKey;
+    use std::time::Duration;
 
-    #[tokio::test]
-    async fn one_turn_at_a_time_per_caller_and_lines_are_cleaned_up() {
-        let flights = Arc::new(Flights::new());
-        let alice = Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"alice");
-        let first = flights.turn(alice).await;
-        let waiting = {
-            let flights = flights.clone();
-            tokio::spawn(async move {
-                let _turn = flights.turn(alice).await;
-            })
+    fn caller(name: &str) -> Identity {
+        Identity::of(&IdentityKey::from_bytes([0; 32]), "t", name.as_bytes())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn followers_wait_for_the_leader_then_the_line_is_gone() {
+        let flights = Flights::new();
+        let start = Instant::now();
+        let budget = start + Duration::from_millis(250);
+        let Place::Lead(lead) = flights.join(caller("alice")) else {
+            panic!("the first leads");
         };
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
-        assert!(!waiting.is_finished(), "the second waits for the first");
-        let bob = flights
-            .turn(Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"bob"))
-            .await;
-        drop(bob);
-        drop(first);
-        waiting.await.unwrap();
+        let Place::Follow(landing) = flights.join(caller("alice")) else {
+            panic!("the second follows");
+        };
+        assert!(
+            matches!(flights.join(caller("bob")), Place::Lead(_)),
+            "other callers are not in alice's line"
+        );
+        let follower = tokio::spawn(landing.by(budget));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !follower.is_finished(),
+            "it waits while the call is in the air"
+        );
+        drop(lead);
+        assert_eq!(follower.await.unwrap(), Ok(()));
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(100),
+            "released at the landing"
+        );
         assert_eq!(flights.len(), 0);
+        assert!(matches!(flights.join(caller("alice")), Place::Lead(_)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_follower_waits_at_most_until_its_own_deadline() {
+        let flights = Flights::new();
+        let arrived = Instant::now();
+        let _lead = flights.join(caller("alice"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Arrived 200 ms after the leader asked: one budget (250 ms) from its own arrival.
+        let Place::Follow(landing) = flights.join(caller("alice")) else {
+            panic!("follows");
+        };
+        let joined = Instant::now();
+        assert_eq!(
+            landing.by(joined + Duration::from_millis(250)).await,
+            Err(OutOfBudget)
+        );
+        assert_eq!(Instant::now() - arrived, Duration::from_millis(450));
     }
 }

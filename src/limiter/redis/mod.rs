@@ -6,7 +6,9 @@
 //! background and its answer is learned (`knowledge`). A circuit breaker judges the failure
 //! ratio of recent calls (`breaker`); a deny cache answers callers Redis has just refused until
 //! their retry-after, and when such a refusal lapses under a flood one request per caller asks
-//! again (`flight`). Instances announce themselves so the local fallback knows its share
+//! again while the others wait for its answer (`flight`, which says what is exact about it).
+//! Every request's wait, in line or for its call, is bounded by one budget from its arrival.
+//! Instances announce themselves so the local fallback knows its share
 //! (`fleet`).
 
 mod batch;
@@ -40,13 +42,14 @@ use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
 use batch::Batcher;
 use connection::Connection;
-use flight::Flights;
+use flight::{Flights, Place};
 use knowledge::Knowledge;
 use lease::Leases;
 use script::Script;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// Token buckets in Redis.
 pub struct RedisStore {
@@ -112,15 +115,22 @@ impl RedisStore {
         self.batcher.key(take)
     }
 
-    /// Asks Redis for `takes` unless the breaker says not to (the batcher learns the answer).
-    async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+    /// Asks Redis for `takes` unless the breaker says not to (the batcher learns the answer),
+    /// waiting for the answer until `deadline` at the latest.
+    async fn ask(
+        &self,
+        takes: &[Take<'_>],
+        deadline: Instant,
+    ) -> Result<Assessments, LimiterError> {
         let asked_at = self.clock.now_us();
         let permission = self.breaker.permit(asked_at);
         if permission == Permission::Skip {
             self.metrics.count_error(LimiterError::BreakerOpen.kind());
             return Err(LimiterError::BreakerOpen);
         }
-        let answer = self.call_per_identity(takes).await;
+        let answer = tokio::time::timeout_at(deadline, self.call_per_identity(takes))
+            .await
+            .unwrap_or(Err(LimiterError::Timeout));
         let opened = self
             .breaker
             .record(self.clock.now_us(), answer.is_ok(), permission);
@@ -141,28 +151,38 @@ impl RedisStore {
         }
     }
 
-    /// Asks Redis for a caller whose refusal just lapsed: one request at a time per caller;
-    /// those that waited take the refusal the first one brought back, if it did.
-    async fn ask_in_turn(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+    /// Asks Redis for a caller whose refusal just lapsed: one request at a time per caller
+    /// (`flight`). A follower is refused from the leader's refusal if it brought one back, and
+    /// otherwise asks itself; waiting and asking both end by `deadline`.
+    async fn ask_in_turn(
+        &self,
+        takes: &[Take<'_>],
+        deadline: Instant,
+    ) -> Result<Assessments, LimiterError> {
         let Some(first) = takes.first() else {
             return Ok(Assessments::new());
         };
-        let turn = self.flights.turn(first.key.identity);
-        let Ok(_turn) = tokio::time::timeout(self.timeout, turn).await else {
+        let landing = match self.flights.join(first.key.identity) {
+            Place::Lead(_lead) => return self.ask(takes, deadline).await,
+            Place::Follow(landing) => landing,
+        };
+        if landing.by(deadline).await.is_err() {
             self.metrics.count_error(LimiterError::Timeout.kind());
             return Err(LimiterError::Timeout);
-        };
+        }
         if let Lookup::Refused(refusal) = self.knowledge.lookup(takes, self.clock.now_us()) {
             self.metrics.coalesced.inc();
             return Ok(refusal);
         }
-        self.ask(takes).await
+        self.ask(takes, deadline).await
     }
 }
 
 #[async_trait]
 impl Limiter for RedisStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
+        // One budget from the request's arrival, however long it waits in line.
+        let deadline = Instant::now() + self.timeout;
         if let Some(answer) = self.answer_from_lease(takes) {
             return Ok(answer);
         }
@@ -171,8 +191,8 @@ impl Limiter for RedisStore {
                 self.metrics.deny_cache_hits.inc();
                 Ok(refusal)
             }
-            Lookup::Lapsed => self.ask_in_turn(takes).await,
-            Lookup::Unknown => self.ask(takes).await,
+            Lookup::Lapsed => self.ask_in_turn(takes, deadline).await,
+            Lookup::Unknown => self.ask(takes, deadline).await,
         }
     }
 
