@@ -1,10 +1,12 @@
 //! Health-checked route pools: active checks take a failing backend out and bring it back,
-//! passive ejection stops a hanging one from costing requests, routes pick pools by path and
-//! host, a `hash` pool keeps a caller on one backend, `/readyz` fails when a pool has no
-//! backend up, and `floodgate_backend_up` shows it all.
+//! passive ejection stops a hanging one from costing requests and takes out one that cuts its
+//! responses short, routes pick pools by path and host, a `hash` pool keeps a caller on one
+//! backend, `/readyz` fails when a pool has no backend up, and `floodgate_backend_up` shows it
+//! all.
 
 mod common;
 
+use common::scripted::Scripted;
 use common::{free_port, Health, Proxy, Upstream};
 use reqwest::blocking::Response;
 use std::collections::{BTreeSet, HashMap};
@@ -118,6 +120,34 @@ fn a_hanging_backend_stops_costing_requests_once_ejected() {
     assert_eq!(a.served(), 10);
     assert!(eventually(Duration::from_secs(2), || {
         backend_up(&proxy, "default", &b.addr) == 0.0
+    }));
+    assert!(proxy
+        .log()
+        .contains("ejected for 60s after 2 failed requests"));
+}
+
+#[test]
+fn a_backend_cutting_its_responses_short_is_ejected() {
+    let (cutter, a) = (Scripted::start(), Upstream::start());
+    let config = "[upstream.health]\nactive = false\neject_after = 2\neject_for = \"60s\"\n";
+    let proxy = Proxy::start(&[&cutter.addr, &a.addr], config);
+    let client = reqwest::blocking::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    // The cutter sends a 200 and cuts its body: the client's transfer fails.
+    let cut = (0..10)
+        .filter(|_| {
+            let resp = client.get(proxy.url("/cut")).send().unwrap();
+            assert_eq!(resp.status(), 200);
+            resp.bytes().is_err()
+        })
+        .count();
+    assert_eq!(cut, 2, "only eject_after responses were cut short");
+    assert_eq!(a.served(), 8);
+    assert!(eventually(Duration::from_secs(2), || {
+        backend_up(&proxy, "default", &cutter.addr) == 0.0
     }));
     assert!(proxy
         .log()

@@ -217,7 +217,9 @@ impl ProxyHttp for Floodgate {
                 .observe(started.elapsed().as_secs_f64());
             let status = upstream_response.status.as_u16();
             self.metrics.count_upstream_response(status);
-            if let Some(snapshot) = &ctx.snapshot {
+            // A 5xx (or a switch of protocols) counts now; any other answer once it has
+            // arrived whole (`logging`), so one cut short counts as a failure (`fail_to_proxy`).
+            if let (Some(snapshot), true) = (&ctx.snapshot, status >= 500 || status == 101) {
                 snapshot.upstream.answered(&mut ctx.upstream, status);
             }
         }
@@ -260,6 +262,11 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> FailToProxy {
         let failure = failure::classify(e);
+        // Before or after the response started: a backend that cuts its responses short is
+        // ejected like one that refuses them.
+        if let (Some(snapshot), Some(_)) = (&ctx.snapshot, failure.upstream) {
+            snapshot.upstream.failed(&mut ctx.upstream);
+        }
         let errors = &self.metrics.upstream_errors;
         if streams::abort_if_started(session, e, failure, errors, ctx.front.id()).await {
             return FailToProxy {
@@ -269,9 +276,6 @@ impl ProxyHttp for Floodgate {
         }
         if let Some(kind) = failure.upstream {
             self.metrics.upstream_errors.inc(kind);
-            if let Some(snapshot) = &ctx.snapshot {
-                snapshot.upstream.failed(&mut ctx.upstream);
-            }
         }
         if let Some(status) = failure.status {
             // The connection closes after this answer, and the answer says so.
@@ -291,8 +295,13 @@ impl ProxyHttp for Floodgate {
         failure::is_client_error(e) || streams::started(session)
     }
 
-    async fn logging(&self, session: &mut Session, _e: Option<&Error>, ctx: &mut Self::CTX) {
+    async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Self::CTX) {
         let written = session.response_written().map(|r| r.status.as_u16());
+        // A backend's answer that arrived whole counts as its success (a failure was counted
+        // already, by `fail_to_proxy` or `response_filter`).
+        if let (Some(snapshot), Some(status), None) = (&ctx.snapshot, written, e) {
+            snapshot.upstream.answered(&mut ctx.upstream, status);
+        }
         // However the request ended: what is still open settles, the slots go back.
         if !ctx.aftercare.is_empty() {
             ctx.aftercare.finish(written).await;
