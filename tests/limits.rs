@@ -72,6 +72,7 @@ on_every_store!(
     cost_from_a_header,
     reserve_then_settle,
     concurrent_requests,
+    a_long_request_keeps_its_slot,
     wait_instead_of_refuse,
     penalty_box,
     per_endpoint_buckets,
@@ -207,6 +208,51 @@ max_in_flight = 2
     }
     let again = at_once(&fleet, &["/slow?ms=10"; 2]);
     assert!(again.iter().all(|a| a.0 == 200), "{again:?}");
+}
+
+/// `max_in_flight = 1` with a lease of 1 s (on Redis): a request that lasts 3.5 s keeps its
+/// slot past its first lease, so a second one is refused 2.5 s in (asked of another instance
+/// when there are several); once the first ends, the slot is free.
+fn a_long_request_keeps_its_slot(store: Store) {
+    let policies = r#"
+[[policy]]
+name = "stream"
+capacity = 100
+rate = "100/s"
+max_in_flight = 1
+"#;
+    let fleet = Fleet::start(store, policies, "in_flight_lease = \"1s\"");
+    let started = Instant::now();
+    let long = fleet.proxy().url("/slow?ms=3500");
+    let under_way = std::thread::spawn(move || {
+        let client = reqwest::blocking::Client::new();
+        client.get(long).timeout(Duration::from_secs(20)).send()
+    });
+    while fleet.metric("floodgate_in_flight{policy=\"stream\"}") < 1.0 {
+        assert!(started.elapsed() < Duration::from_secs(2), "under way");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(2500).saturating_sub(started.elapsed()));
+    let second = fleet.get("/", &[]);
+    assert_eq!(second.status(), 429, "the slot outlived its first lease");
+    assert_eq!(
+        header(&second, "ratelimit-policy"),
+        "\"stream\";q=1;qu=\"concurrent-requests\""
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(3400),
+        "asked while the first runs"
+    );
+    let first = under_way
+        .join()
+        .expect("the long request")
+        .expect("answered");
+    assert_eq!(first.status(), 200);
+    while fleet.metric("floodgate_in_flight{policy=\"stream\"}") > 0.0 {
+        assert!(started.elapsed() < Duration::from_secs(8), "released");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(fleet.status("/"), 200, "its slot came back when it ended");
 }
 
 /// `max_delay`: two back-to-back requests on capacity 1 at 5/s both pass, the second about

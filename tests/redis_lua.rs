@@ -271,16 +271,75 @@ fn concurrency_leases_follow_the_contract_of_inflight_lua() {
             .await
             .unwrap()
             .expect("a released slot is free");
-        // A holder that dies never releases: its leases end by themselves.
+        // A live holder renews its leases: after three leases both slots are still held.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let other_instance = store.slots();
+        assert!(
+            other_instance.acquire(key, 2).await.unwrap().is_none(),
+            "renewed leases still count"
+        );
+        // A holder that dies never releases nor renews: its leases end by themselves.
         std::mem::forget(second);
         std::mem::forget(third);
-        assert!(slots.acquire(key, 2).await.unwrap().is_none());
-        tokio::time::sleep(Duration::from_millis(350)).await;
-        let after = slots.acquire(key, 2).await.unwrap();
+        drop(slots);
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        let after = other_instance.acquire(key, 2).await.unwrap();
         assert!(after.is_some(), "expired leases are given back");
         after.expect("a slot").release().await;
+        assert_eq!(other_instance.held(), 0, "a released slot is not renewed");
     });
     let mut conn = redis.conn();
     let ttl: i64 = redis::cmd("PTTL").arg(&set).query(&mut conn).unwrap();
     assert!(ttl <= 300, "the set expires with its last lease: {ttl} ms");
+}
+
+#[test]
+fn a_renewal_extends_only_the_leases_still_held() {
+    let redis = RedisServer::start();
+    let mut conn = redis.conn();
+    let script = redis::Script::new(floodgate::limiter::redis::INFLIGHT_SCRIPT);
+    let (a, b) = ("t:{a}:p:in-flight", "t:{a}:q:in-flight");
+    let run = |conn: &mut redis::Connection, keys: &[&str], args: &[&str]| -> redis::Value {
+        let mut call = script.prepare_invoke();
+        keys.iter().for_each(|k| {
+            call.key(*k);
+        });
+        args.iter().for_each(|a| {
+            call.arg(*a);
+        });
+        call.invoke(conn).unwrap()
+    };
+    for (set, slot) in [(a, "i-1"), (a, "i-2"), (b, "i-3")] {
+        run(&mut conn, &[set], &["acquire", slot, "5", "200"]);
+    }
+    run(&mut conn, &[a], &["release", "i-2"]);
+    let answer = run(
+        &mut conn,
+        &[a, b],
+        &["renew", "60000", "2", "i-1", "i-2", "1", "i-3"],
+    );
+    let (renewed, gone): (i64, Vec<String>) = redis::from_redis_value(answer).unwrap();
+    assert_eq!((renewed, gone), (2, vec!["i-2".to_owned()]));
+    let held: Vec<String> = redis::cmd("ZRANGE")
+        .arg(a)
+        .arg(0)
+        .arg(-1)
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!(held, ["i-1"], "a released slot is not brought back");
+    for set in [a, b] {
+        let ttl: i64 = redis::cmd("PTTL").arg(set).query(&mut conn).unwrap();
+        assert!(
+            ttl > 59_000,
+            "the set expires with its renewed lease: {ttl} ms"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(250));
+    let answer = run(&mut conn, &[a], &["acquire", "j-1", "2", "200"]);
+    let (taken, held): (i64, i64) = redis::from_redis_value(answer).unwrap();
+    assert_eq!(
+        (taken, held),
+        (1, 2),
+        "the renewed lease outlives its first term"
+    );
 }

@@ -1,7 +1,9 @@
 //! Concurrency slots (`max_in_flight`): how many requests of one caller under one policy may
 //! be under way at once. [`InFlight`] is the narrow interface; [`MemorySlots`] counts in this
 //! process, the Redis store holds leases (`redis/in_flight.rs`). A [`Slot`] is released when
-//! the request ends: by [`Slot::release`], or, failing that, when it is dropped.
+//! the request ends: by [`Slot::release`], or, failing that, when it is dropped. While it is
+//! held, its owner keeps it (the Redis store renews its lease), so it lapses only when the
+//! holder's process dies.
 
 use super::{BucketKey, LimiterError, PolicyKey};
 use crate::identity::Identity;
@@ -33,6 +35,11 @@ pub struct SlotId {
 pub trait SlotOwner: Send + Sync {
     /// Gives `slot` back.
     async fn release(&self, slot: &SlotId);
+
+    /// Gives `slot` up where nothing async can run (it was dropped outside a runtime): what
+    /// can be done at once is done. An in-process count gives it back; a lease is no longer
+    /// renewed, so it ends by itself.
+    fn abandon(&self, slot: &SlotId);
 }
 
 /// A held slot. Dropping it gives it back too, in the background, so a request that ends in
@@ -76,6 +83,7 @@ impl Drop for Slot {
                 runtime.spawn(async move { owner.release(&id).await });
             }
             Err(_) => {
+                owner.abandon(&id);
                 log::warn!("a concurrency slot was dropped outside a runtime; its lease returns it")
             }
         }
@@ -142,9 +150,9 @@ impl Default for MemorySlots {
     }
 }
 
-#[async_trait]
-impl SlotOwner for SlotCounts {
-    async fn release(&self, slot: &SlotId) {
+impl SlotCounts {
+    /// Counts `slot` out, removing its caller's count at zero.
+    fn give_back(&self, slot: &SlotId) {
         let policy = slot.policy.id();
         let mut shard = self.shard(policy, &slot.identity).lock();
         if let Some(count) = shard.get_mut(&(policy, slot.identity)) {
@@ -153,6 +161,17 @@ impl SlotOwner for SlotCounts {
                 shard.remove(&(policy, slot.identity));
             }
         }
+    }
+}
+
+#[async_trait]
+impl SlotOwner for SlotCounts {
+    async fn release(&self, slot: &SlotId) {
+        self.give_back(slot);
+    }
+
+    fn abandon(&self, slot: &SlotId) {
+        self.give_back(slot);
     }
 }
 
@@ -199,5 +218,21 @@ mod tests {
         }
         assert_eq!(slots.held(key), 0, "a dropped slot is released too");
         assert!(slots.counts.shards.iter().all(|s| s.lock().is_empty()));
+    }
+
+    #[test]
+    fn a_slot_dropped_outside_a_runtime_is_given_back_at_once() {
+        let slots = MemorySlots::new();
+        let policy = PolicyKey::new("p");
+        let key = BucketKey {
+            policy: &policy,
+            identity: Identity::of(
+                &crate::identity::IdentityKey::from_bytes([0; 32]),
+                "t",
+                b"carol",
+            ),
+        };
+        drop(slots.try_acquire(key, 1).expect("a slot"));
+        assert_eq!(slots.held(key), 0);
     }
 }

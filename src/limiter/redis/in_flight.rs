@@ -1,7 +1,10 @@
 //! Concurrency slots in Redis (`lua/inflight.lua`, its header is the contract): one sorted set
 //! of leases per caller and policy, `prefix:{identity}:policy:in-flight`. A slot is a lease
-//! of `store.in_flight_lease` on Redis's clock, so an instance that dies gives its slots back
-//! when their leases end; a live request gives its slot back when it ends.
+//! of `store.in_flight_lease` on Redis's clock, renewed while its request runs (`renewal`), so
+//! a request keeps its slot however long it lasts, an instance that dies gives its slots back
+//! when their leases end, and a live request gives its slot back when it ends.
+
+mod renewal;
 
 use super::connection::Connection;
 use super::script::{Script, INFLIGHT_SCRIPT};
@@ -9,16 +12,19 @@ use super::RedisStore;
 use crate::identity::Identity;
 use crate::limiter::{BucketKey, InFlight, LimiterError, PolicyKey, Slot, SlotId, SlotOwner};
 use async_trait::async_trait;
-use redis::{ErrorKind, ServerErrorKind};
+use redis::{ErrorKind, FromRedisValue, ServerErrorKind};
+use renewal::LiveSlots;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// This instance's slots in Redis.
+/// This instance's slots in Redis. Its clones are one instance: dropping the last one stops
+/// the renewals, as the death of the process would.
 #[derive(Clone)]
 pub struct RedisSlots {
     leases: Arc<Leases>,
+    live: Arc<LiveSlots>,
 }
 
 struct Leases {
@@ -30,26 +36,29 @@ struct Leases {
     /// Tells this instance's slot ids from every other instance's.
     instance: u64,
     next: AtomicU64,
+    /// The slots this instance holds now, which the renewal keeps.
+    live: Weak<LiveSlots>,
 }
 
 impl RedisStore {
-    /// The concurrency slots kept beside this store's buckets.
+    /// The concurrency slots kept beside this store's buckets, as one instance.
     pub fn slots(&self) -> RedisSlots {
         let salt = std::collections::hash_map::RandomState::new();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        RedisSlots {
-            leases: Arc::new(Leases {
-                connection: self.connection.clone(),
-                script: Script::new(INFLIGHT_SCRIPT),
-                prefix: self.prefix.clone(),
-                timeout: self.timeout,
-                lease_ms: self.in_flight_lease.as_millis().max(1) as u64,
-                instance: salt.hash_one((std::process::id(), now)),
-                next: AtomicU64::new(0),
-            }),
-        }
+        let live = Arc::new(LiveSlots::new());
+        let leases = Arc::new(Leases {
+            connection: self.connection.clone(),
+            script: Script::new(INFLIGHT_SCRIPT),
+            prefix: self.prefix.clone(),
+            timeout: self.timeout,
+            lease_ms: self.in_flight_lease.as_millis().max(1) as u64,
+            instance: salt.hash_one((std::process::id(), now)),
+            next: AtomicU64::new(0),
+            live: Arc::downgrade(&live),
+        });
+        RedisSlots { leases, live }
     }
 }
 
@@ -57,6 +66,11 @@ impl RedisSlots {
     /// The key of a caller's slots under a policy.
     pub fn key(&self, policy: &PolicyKey, identity: &Identity) -> String {
         self.leases.key(policy, identity)
+    }
+
+    /// How many slots this instance holds (and renews) now.
+    pub fn held(&self) -> usize {
+        self.live.len()
     }
 }
 
@@ -74,21 +88,22 @@ impl Leases {
         format!("{:016x}-{}", self.instance, slot.member)
     }
 
-    /// Runs the script with `args` after the key and slot id, within the budget; its
-    /// `{ ok, held }` answer.
-    async fn run(&self, slot: &SlotId, args: &[&str]) -> Result<(bool, u64), LimiterError> {
+    /// Runs the script on `keys` with `args`, within the budget; its answer.
+    async fn run<T: FromRedisValue>(
+        &self,
+        keys: &[String],
+        args: &[String],
+    ) -> Result<T, LimiterError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha
             .arg(self.script.hash())
-            .arg(1)
-            .arg(self.key(&slot.policy, &slot.identity))
-            .arg(args[0])
-            .arg(self.member(slot))
-            .arg(&args[1..]);
+            .arg(keys.len())
+            .arg(keys)
+            .arg(args);
         let call = async {
             let mut conn = self.connection.get().await?;
             let store_error = |e: redis::RedisError| LimiterError::Store(e.to_string());
-            match evalsha.query_async::<(i64, i64)>(&mut conn).await {
+            match evalsha.query_async::<T>(&mut conn).await {
                 Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                     let load = self.script.load_command();
                     load.query_async::<String>(&mut conn)
@@ -100,9 +115,29 @@ impl Leases {
             }
         };
         match tokio::time::timeout(self.timeout, call).await {
-            Ok(Ok((ok, held))) => Ok((ok == 1, u64::try_from(held).unwrap_or(0))),
-            Ok(Err(e)) => Err(e),
+            Ok(answer) => answer,
             Err(_) => Err(LimiterError::Timeout),
+        }
+    }
+
+    /// Runs the script's `op` on `slot`'s set, for `slot`, with `more` arguments: its
+    /// `{ ok, held }` answer.
+    async fn run_for(
+        &self,
+        op: &str,
+        slot: &SlotId,
+        more: &[String],
+    ) -> Result<(i64, i64), LimiterError> {
+        let key = self.key(&slot.policy, &slot.identity);
+        let mut args = vec![op.to_owned(), self.member(slot)];
+        args.extend_from_slice(more);
+        self.run(std::slice::from_ref(&key), &args).await
+    }
+
+    /// Stops renewing `slot`.
+    fn forget(&self, slot: &SlotId) {
+        if let Some(live) = self.live.upgrade() {
+            live.remove(slot.member);
         }
     }
 }
@@ -110,22 +145,33 @@ impl Leases {
 #[async_trait]
 impl SlotOwner for Leases {
     async fn release(&self, slot: &SlotId) {
-        if let Err(e) = self.run(slot, &["release"]).await {
+        // Not renewed from now on, so a failed release still ends with the lease.
+        self.forget(slot);
+        if let Err(e) = self.run_for("release", slot, &[]).await {
             log::debug!("a concurrency slot was not released ({e}); its lease returns it");
         }
+    }
+
+    fn abandon(&self, slot: &SlotId) {
+        self.forget(slot);
     }
 }
 
 #[async_trait]
 impl InFlight for RedisSlots {
     async fn acquire(&self, key: BucketKey<'_>, limit: u32) -> Result<Option<Slot>, LimiterError> {
+        renewal::keep_renewing(&self.leases, &self.live);
         let id = SlotId {
             policy: key.policy.clone(),
             identity: key.identity,
             member: self.leases.next.fetch_add(1, Ordering::Relaxed),
         };
-        let (limit, lease) = (limit.to_string(), self.leases.lease_ms.to_string());
-        let (taken, _) = self.leases.run(&id, &["acquire", &limit, &lease]).await?;
-        Ok(taken.then(|| Slot::new(self.leases.clone(), id)))
+        let terms = [limit.to_string(), self.leases.lease_ms.to_string()];
+        let (taken, _) = self.leases.run_for("acquire", &id, &terms).await?;
+        if taken != 1 {
+            return Ok(None);
+        }
+        self.live.insert(&id);
+        Ok(Some(Slot::new(self.leases.clone(), id)))
     }
 }
