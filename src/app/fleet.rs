@@ -1,6 +1,9 @@
 //! The Redis store's life around the requests: ready before serving (Redis answers and holds
-//! the scripts, within `store.startup_wait`), and announced to the fleet every second so the
-//! local fallback knows this instance's share.
+//! the scripts, within `store.startup_wait`, and this instance announced with the fleet's size
+//! read), and announced to the fleet every second so the local fallback knows this instance's
+//! share. During its first membership lifetime an instance announces every 100 ms: instances
+//! started together would otherwise see one another only a second later, the first of them
+//! taking the whole bucket as its share meanwhile.
 
 use crate::limiter::redis::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 use crate::limiter::{FleetSize, RedisStore};
@@ -66,15 +69,28 @@ impl FleetAnnouncer {
     }
 }
 
+/// How often an instance announces itself early in its life.
+const EARLY_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The wait before the next announcement of an instance started `age` ago.
+fn next_announcement(age: Duration) -> Duration {
+    match age < MEMBERSHIP_LIFETIME {
+        true => EARLY_INTERVAL,
+        false => ANNOUNCE_INTERVAL,
+    }
+}
+
 #[async_trait]
 impl BackgroundService for FleetAnnouncer {
     async fn start(&self, mut shutdown: ShutdownWatch) {
-        let mut tick = tokio::time::interval(ANNOUNCE_INTERVAL);
+        let born = tokio::time::Instant::now();
+        let mut next = born;
         loop {
             tokio::select! {
                 _ = shutdown.changed() => return,
-                _ = tick.tick() => {}
+                _ = tokio::time::sleep_until(next) => {}
             }
+            next = tokio::time::Instant::now() + next_announcement(born.elapsed());
             match self.store.announce(&self.id).await {
                 Ok(alive) => self.fleet.learn(alive),
                 // Keep the last count: a membership outlives a few missed announcements.
@@ -84,5 +100,20 @@ impl BackgroundService for FleetAnnouncer {
                 ),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_young_instance_announces_often_then_every_second() {
+        assert_eq!(next_announcement(Duration::ZERO), EARLY_INTERVAL);
+        assert_eq!(
+            next_announcement(MEMBERSHIP_LIFETIME - Duration::from_millis(1)),
+            EARLY_INTERVAL
+        );
+        assert_eq!(next_announcement(MEMBERSHIP_LIFETIME), ANNOUNCE_INTERVAL);
     }
 }
