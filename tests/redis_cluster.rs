@@ -32,8 +32,7 @@ fn redis_time(cluster: &RedisCluster) -> f64 {
 fn three_proxies_on_a_cluster_admit_what_the_exact_bucket_allows() {
     let cluster = RedisCluster::start(3, 1);
     let upstream = Upstream::start();
-    let config = cluster_store(&cluster, "timeout = \"1s\"\non_error = \"deny\"")
-        + &keyed_policy(20, "50/s");
+    let config = cluster_store(&cluster, "") + &keyed_policy(20, "50/s");
     let proxies: Vec<Proxy> = (0..3)
         .map(|_| Proxy::start(&[&upstream.addr], &config))
         .collect();

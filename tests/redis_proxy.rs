@@ -5,7 +5,8 @@ mod common;
 
 use common::load::{assert_exact_bucket, hammer, LoadReport};
 use common::redis::RedisServer;
-use common::{Proxy, Upstream};
+use common::relay::Relay;
+use common::{requests_series, Proxy, Upstream};
 use std::time::{Duration, Instant};
 
 fn redis_store(redis: &RedisServer, settings: &str) -> String {
@@ -33,8 +34,7 @@ fn three_instances_sharing_one_redis_admit_what_the_exact_bucket_allows() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
     let (capacity, rate) = (20.0, 50.0);
-    let config = redis_store(&redis, "timeout = \"1s\"\non_error = \"deny\"")
-        + &keyed_policy("shared", 20, "50/s", "");
+    let config = redis_store(&redis, "") + &keyed_policy("shared", 20, "50/s", "");
     let proxies: Vec<Proxy> = (0..3)
         .map(|_| Proxy::start(&[&upstream.addr], &config))
         .collect();
@@ -249,7 +249,7 @@ fn keys_expire_when_their_bucket_is_full_again() {
 fn seed_002_thirty_requests_at_once_against_capacity_ten() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "timeout = \"1s\"") + &keyed_policy("burst", 10, "10/s", "");
+    let config = redis_store(&redis, "") + &keyed_policy("burst", 10, "10/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let url = proxy.url("/");
     let barrier = std::sync::Barrier::new(30);
@@ -294,7 +294,7 @@ fn seed_002_thirty_requests_at_once_against_capacity_ten() {
 fn seed_000_twenty_per_second_against_ten_per_second_is_about_half_throttled() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "timeout = \"1s\"") + &keyed_policy("steady", 2, "10/s", "");
+    let config = redis_store(&redis, "") + &keyed_policy("steady", 2, "10/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let start = Instant::now();
     let (mut ok, mut throttled) = (0, 0);
@@ -323,8 +323,7 @@ fn seed_000_twenty_per_second_against_ten_per_second_is_about_half_throttled() {
 fn seed_001_cost_five_on_capacity_ten() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config =
-        redis_store(&redis, "timeout = \"1s\"") + &keyed_policy("costly", 10, "1/m", "cost = 5");
+    let config = redis_store(&redis, "") + &keyed_policy("costly", 10, "1/m", "cost = 5");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let statuses: Vec<u16> = (0..3)
         .map(|_| proxy.get("/", &[("x-api-key", "c")]).status().as_u16())
@@ -336,7 +335,7 @@ fn seed_001_cost_five_on_capacity_ten() {
 fn a_one_identity_flood_costs_at_most_one_redis_call_per_twenty_refusals() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "timeout = \"1s\"") + &keyed_policy("flood", 5, "10/s", "");
+    let config = redis_store(&redis, "") + &keyed_policy("flood", 5, "10/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
@@ -357,6 +356,49 @@ fn a_one_identity_flood_costs_at_most_one_redis_call_per_twenty_refusals() {
     assert!(throttled > 1000, "a real flood: {throttled}");
     assert!(per_throttled <= 0.05, "{per_throttled}");
     assert!(proxy.metric("floodgate_deny_cache_hits_total") > 0.0);
+}
+
+#[test]
+fn requests_waiting_for_their_callers_call_are_refused_from_its_answer_not_timed_out() {
+    // Redis 30-60 ms away, behind a relay: had a throttled caller's requests each called in
+    // turn, one round trip apiece, the last of eight in line would wait past the 250 ms budget
+    // and on_error = "allow" would admit it. They wait for one call and, when the other
+    // instance took the token first, take its refusal; all within one budget.
+    let redis = RedisServer::start();
+    let relay = Relay::start(redis.port);
+    let upstream = Upstream::start();
+    let url = format!("redis://127.0.0.1:{}", relay.port);
+    let config = format!("[store]\nkind = \"redis\"\nurl = \"{url}\"\non_error = \"allow\"\n\n")
+        + &keyed_policy("lined", 5, "2/s", "");
+    let proxies = [0, 1].map(|_| Proxy::start(&[&upstream.addr], &config));
+    relay.set_delay(Duration::from_millis(15));
+    let urls: Vec<String> = proxies.iter().map(|p| p.url("/")).collect();
+    let report = hammer(
+        &urls,
+        8,
+        Duration::from_secs(3),
+        Duration::ZERO,
+        &[("x-api-key", "lined")],
+    );
+    let sum = |series: &str| proxies.iter().map(|p| p.metric(series)).sum::<f64>();
+    let errors = sum(&requests_series("lined", "error"));
+    let coalesced = sum("floodgate_store_coalesced_total");
+    let exact = 5.0 + 2.0 * report.span();
+    eprintln!(
+        "lined: {:?} in {:.3} s (exact {exact:.1}), p99 {:?}, max {:?}; {errors} decided by \
+         on_error, {coalesced} refused from the leader's answer",
+        report.statuses,
+        report.span(),
+        report.quantile(0.99),
+        report.max_latency()
+    );
+    assert_eq!(errors, 0.0, "no request waited past its budget");
+    assert!(coalesced > 0.0, "followers took the leader's refusal");
+    assert!(
+        report.count(200) as f64 <= exact + 1.0,
+        "{:?}",
+        report.statuses
+    );
 }
 
 #[test]
