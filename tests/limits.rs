@@ -6,6 +6,8 @@
 mod common;
 
 use common::fleet::{Fleet, Store};
+use common::redis::RedisServer;
+use common::{Proxy, Upstream};
 use reqwest::blocking::Response;
 use std::time::{Duration, Instant};
 
@@ -253,6 +255,54 @@ max_in_flight = 1
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(fleet.status("/"), 200, "its slot came back when it ended");
+}
+
+/// A shadow policy never blocks, even when Redis refuses its slots and `on_error = "deny"`:
+/// Redis's ACL lets the proxy at every key but the in-flight sets, so an enforcing policy with
+/// `max_in_flight` answers 503 while the shadow one lets the request through.
+#[test]
+fn a_shadow_policys_failing_slots_never_refuse() {
+    let acl = ["gate", "on", ">secret", "+@all", "~*:hash_key", "~*:fleet"];
+    let keys = ["~*:main", "~*:watch", "~*:guard"];
+    let redis = RedisServer::start_with(&[&["--user"][..], &acl, &keys].concat());
+    let upstream = Upstream::start();
+    let config = format!(
+        r#"
+[store]
+kind = "redis"
+url = "{}"
+username = "gate"
+password = "secret"
+on_error = "deny"
+
+[[policy]]
+name = "main"
+capacity = 100
+rate = "100/s"
+
+[[policy]]
+name = "watch"
+capacity = 100
+rate = "100/s"
+max_in_flight = 1
+shadow = true
+
+[[policy]]
+name = "guard"
+capacity = 100
+rate = "100/s"
+max_in_flight = 1
+match = {{ path_prefix = "/guarded" }}
+"#,
+        redis.url()
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    assert_eq!(
+        proxy.get("/guarded", &[]).status(),
+        503,
+        "an enforcing slot"
+    );
+    assert_eq!(proxy.get("/", &[]).status(), 200, "only a shadow slot");
 }
 
 /// `max_delay`: two back-to-back requests on capacity 1 at 5/s both pass, the second about

@@ -57,7 +57,8 @@ pub(super) async fn release_all(slots: Few<HeldSlot>) {
 
 impl Gate {
     /// A slot of every planned policy with `max_in_flight`, or none. A shadow policy counts
-    /// a refusal but never refuses; a store that cannot answer is `on_error`'s to decide.
+    /// a refusal but never refuses, and goes without a slot when the store cannot answer; for
+    /// an enforcing one that is `on_error`'s to decide.
     pub(super) async fn take_slots(
         &self,
         planned: &[Planned<'_>],
@@ -76,8 +77,10 @@ impl Gate {
                         return Err(SlotRefusal::Busy(i));
                     }
                 }
-                // `on_error = "allow"`: no limit while the store is away.
+                // `on_error = "allow"`: no limit while the store is away; and a shadow policy
+                // never blocks, whatever `on_error` says.
                 Err(Undecided::Pass) => {}
+                Err(Undecided::Refuse) if p.is_shadow() => {}
                 Err(Undecided::Refuse) => {
                     release_all(slots).await;
                     return Err(SlotRefusal::Store);
@@ -129,3 +132,6 @@ impl Gate {
         Ok(slot.map(|slot| HeldSlot::new(slot, p.counters().in_flight.clone())))
     }
 }
+
+#[cfg(test)]
+mod tests;
