@@ -171,12 +171,57 @@ fn http11_without_host_gets_400() {
     assert_eq!(raw::status(&response), 400, "{response}");
     assert!(response.contains("Host header"), "{response}");
     assert_eq!(upstream.served(), 0);
-    // HTTP/1.0 may leave it out.
-    let response = raw::exchange(proxy.port, "GET / HTTP/1.0\r\n\r\n");
-    assert_eq!(raw::status(&response), 200, "{response}");
     assert!(
         !proxy.log().contains("ERROR"),
         "a client error is not a proxy error"
+    );
+}
+
+#[test]
+fn http10_without_host_and_empty_or_invalid_hosts_get_400() {
+    let upstream = Upstream::start();
+    let config = "[[policy]]\nname = \"api\"\ncapacity = 1\nrate = \"1/h\"\n\
+                  match = { host = \"api.example.com\" }\n";
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "h2c = true", config);
+    let no_host = [
+        "GET / HTTP/1.0\r\n\r\n",
+        "GET / HTTP/1.0\r\nHost:\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: :80\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: api.example.com x\r\nConnection: close\r\n\r\n",
+    ];
+    for head in no_host {
+        let response = raw::exchange(proxy.port, head);
+        assert_eq!(raw::status(&response), 400, "{head:?}: {response}");
+        assert!(response.contains("application/problem+json"), "{response}");
+    }
+    assert_eq!(upstream.served(), 0);
+    // HTTP/1.0 naming its host, in Host or in an absolute target: the host policy applies.
+    let named = raw::exchange(
+        proxy.port,
+        "GET / HTTP/1.0\r\nHost: api.example.com\r\n\r\n",
+    );
+    assert_eq!(raw::status(&named), 200, "{named}");
+    let absolute = raw::exchange(proxy.port, "GET http://api.example.com/ HTTP/1.0\r\n\r\n");
+    assert_eq!(raw::status(&absolute), 429, "{absolute}");
+    // HTTP/2 names its host in :authority.
+    let h2 = |host: &str| {
+        let client = reqwest::blocking::Client::builder()
+            .http2_prior_knowledge()
+            .resolve(host, ([127, 0, 0, 1], proxy.port).into())
+            .build()
+            .unwrap();
+        let resp = client.get(format!("http://{host}:{}/", proxy.port)).send();
+        let resp = resp.expect("an HTTP/2 answer");
+        assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+        resp.status().as_u16()
+    };
+    assert_eq!(h2("localhost"), 200);
+    assert_eq!(h2("api.example.com"), 429);
+    assert!(
+        !proxy.log().contains("ERROR"),
+        "a client error is not a proxy error: {}",
+        proxy.log()
     );
 }
 
