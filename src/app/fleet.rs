@@ -1,9 +1,10 @@
 //! The Redis store's life around the requests: ready before serving (Redis answers and holds
 //! the scripts, within `store.startup_wait`, and this instance announced with the fleet's size
 //! read), and announced to the fleet every second so the local fallback knows this instance's
-//! share. During its first membership lifetime an instance announces every 100 ms: instances
-//! started together would otherwise see one another only a second later, the first of them
-//! taking the whole bucket as its share meanwhile.
+//! share. During its first second an instance announces every 100 ms while Redis answers:
+//! instances started together would otherwise see one another only a second later, the first
+//! of them taking the whole bucket as its share meanwhile. A failed announcement falls back to
+//! the one-second cadence, so a struggling Redis is not asked more often.
 
 use crate::limiter::redis::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 use crate::limiter::{FleetSize, RedisStore};
@@ -72,9 +73,10 @@ impl FleetAnnouncer {
 /// How often an instance announces itself early in its life.
 const EARLY_INTERVAL: Duration = Duration::from_millis(100);
 
-/// The wait before the next announcement of an instance started `age` ago.
-fn next_announcement(age: Duration) -> Duration {
-    match age < MEMBERSHIP_LIFETIME {
+/// The wait before the next announcement of an instance started `age` ago whose last
+/// announcement `succeeded` (or not).
+fn next_announcement(age: Duration, succeeded: bool) -> Duration {
+    match succeeded && age < ANNOUNCE_INTERVAL {
         true => EARLY_INTERVAL,
         false => ANNOUNCE_INTERVAL,
     }
@@ -90,8 +92,10 @@ impl BackgroundService for FleetAnnouncer {
                 _ = shutdown.changed() => return,
                 _ = tokio::time::sleep_until(next) => {}
             }
-            next = tokio::time::Instant::now() + next_announcement(born.elapsed());
-            match self.store.announce(&self.id).await {
+            let asked = tokio::time::Instant::now();
+            let announced = self.store.announce(&self.id).await;
+            next = asked + next_announcement(born.elapsed(), announced.is_ok());
+            match announced {
                 Ok(alive) => self.fleet.learn(alive),
                 // Keep the last count: a membership outlives a few missed announcements.
                 Err(e) => log::debug!(
@@ -108,12 +112,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_young_instance_announces_often_then_every_second() {
-        assert_eq!(next_announcement(Duration::ZERO), EARLY_INTERVAL);
+    fn a_young_instance_announces_often_while_redis_answers_then_every_second() {
+        assert_eq!(next_announcement(Duration::ZERO, true), EARLY_INTERVAL);
+        let almost = ANNOUNCE_INTERVAL - Duration::from_millis(1);
+        assert_eq!(next_announcement(almost, true), EARLY_INTERVAL);
         assert_eq!(
-            next_announcement(MEMBERSHIP_LIFETIME - Duration::from_millis(1)),
-            EARLY_INTERVAL
+            next_announcement(almost, false),
+            ANNOUNCE_INTERVAL,
+            "a failed announcement is not retried sooner"
         );
-        assert_eq!(next_announcement(MEMBERSHIP_LIFETIME), ANNOUNCE_INTERVAL);
+        assert_eq!(
+            next_announcement(ANNOUNCE_INTERVAL, true),
+            ANNOUNCE_INTERVAL
+        );
     }
 }
