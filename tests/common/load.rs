@@ -14,6 +14,8 @@ pub struct LoadReport {
     pub latencies: Vec<Duration>,
     /// (seconds since the start, status) of every response, in each thread's order.
     pub timeline: Vec<(f64, u16)>,
+    /// Seconds since the start at which the first request was sent.
+    pub first_sent: Option<f64>,
 }
 
 impl LoadReport {
@@ -39,7 +41,18 @@ impl LoadReport {
             .unwrap_or_default()
     }
 
+    /// Seconds from the first request sent to the last answer received: the span the requests
+    /// actually covered (0 without requests).
+    pub fn span(&self) -> f64 {
+        let last = self.timeline.iter().map(|&(t, _)| t).fold(0.0, f64::max);
+        self.first_sent.map_or(0.0, |first| (last - first).max(0.0))
+    }
+
     fn merge(&mut self, other: LoadReport) {
+        self.first_sent = match (self.first_sent, other.first_sent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         for (status, n) in other.statuses {
             *self.statuses.entry(status).or_default() += n;
         }
@@ -72,6 +85,9 @@ pub fn hammer(
                     let mut report = LoadReport::default();
                     while Instant::now() < deadline {
                         let sent = Instant::now();
+                        report
+                            .first_sent
+                            .get_or_insert((sent - start).as_secs_f64());
                         let mut req = client.get(url);
                         for (k, v) in headers {
                             req = req.header(*k, *v);
