@@ -229,6 +229,52 @@ fn a_hash_pool_keeps_each_caller_on_one_backend() {
 }
 
 #[test]
+fn a_hash_pool_keeps_callers_on_one_backend_whichever_policy_decides() {
+    let upstreams: Vec<Upstream> = (0..3).map(|_| Upstream::start()).collect();
+    let list: Vec<String> = upstreams
+        .iter()
+        .map(|u| format!("\"{}\"", u.addr))
+        .collect();
+    // "everyone" (one bucket for all) is listed first and, once the callers have drained it,
+    // is the most restrictive policy: the caller must not change with it.
+    let config = format!(
+        "[upstream.pools.sticky]\nbackends = [{}]\nbalance = \"hash\"\n\n\
+         [[route]]\npool = \"sticky\"\n\n\
+         [identity]\nsources = [\"header:x-api-key\"]\n\n\
+         [[policy]]\nname = \"everyone\"\ncapacity = 130\nrate = \"1/h\"\n\
+         sources = [\"const:all\"]\n\n\
+         [[policy]]\nname = \"per-key\"\ncapacity = 100\nrate = \"1/h\"\n",
+        list.join(", ")
+    );
+    let proxy = Proxy::start(&[&upstreams[0].addr], &config);
+    let mut served: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut deciders = BTreeSet::new();
+    for round in 0..8 {
+        for caller in 0..12 {
+            let key = format!("caller-{caller}");
+            let resp = proxy.get("/", &[("x-api-key", &key)]);
+            assert_eq!(resp.status(), 200, "round {round}");
+            deciders.insert(header(&resp, "ratelimit-policy"));
+            let by = header(&resp, "x-served-by");
+            served.entry(key).or_default().insert(by);
+        }
+    }
+    assert!(
+        deciders.iter().any(|p| p.contains("everyone"))
+            && deciders.iter().any(|p| p.contains("per-key")),
+        "both policies decided in turn: {deciders:?}"
+    );
+    for (key, backends) in &served {
+        assert_eq!(backends.len(), 1, "{key} moved: {backends:?}");
+    }
+    let spread: BTreeSet<_> = served.values().flatten().collect();
+    assert!(
+        spread.len() >= 2,
+        "callers spread over the pool: {spread:?}"
+    );
+}
+
+#[test]
 fn readyz_is_503_while_every_backend_of_a_pool_is_down() {
     let backend = Upstream::start();
     let config = "[upstream.health]\npath = \"/healthz\"\ninterval = \"100ms\"\n\

@@ -39,6 +39,9 @@ pub struct Busy<'g> {
     pub limit: u32,
     /// The caller whose slots they are.
     pub identity: Identity,
+    /// The caller as every request of theirs is known, whichever policy refused
+    /// ([`stable_caller`](super::standing::stable_caller)).
+    pub caller: Identity,
 }
 
 /// The policy and caller a decision is about.
@@ -48,6 +51,9 @@ pub struct Decided<'g> {
     pub standing: Standing<'g>,
     /// The caller whose bucket it is.
     pub identity: Identity,
+    /// The caller as every request of theirs is known, whichever policy decides
+    /// ([`stable_caller`](super::standing::stable_caller)).
+    pub caller: Identity,
 }
 
 /// What the proxy keeps of a decision for the rest of the request (the access log, the
@@ -58,6 +64,9 @@ pub struct Ticket {
     pub policy: Arc<str>,
     /// The caller whose bucket decided.
     pub identity: Identity,
+    /// The caller, the same on each of their requests whichever policy decides: what a hashed
+    /// pool sticks to.
+    pub caller: Identity,
 }
 
 impl Decided<'_> {
@@ -66,6 +75,7 @@ impl Decided<'_> {
         Ticket {
             policy: self.standing.policy.clone(),
             identity: self.identity,
+            caller: self.caller,
         }
     }
 }
@@ -153,6 +163,7 @@ impl Outcome<'_> {
             Outcome::Busy(b) => Some(Ticket {
                 policy: b.policy.clone(),
                 identity: b.identity,
+                caller: b.caller,
             }),
             _ => self.decided().map(Decided::ticket),
         }

@@ -1,5 +1,8 @@
-//! How a policy's bucket stands after a request, and which standing describes the request.
+//! How a policy's bucket stands after a request, which standing describes the request, and
+//! which caller the request is about ([`stable_caller`]).
 
+use super::Planned;
+use crate::identity::Identity;
 use crate::limiter::Assessment;
 use crate::policy::Limits;
 use std::sync::Arc;
@@ -54,6 +57,19 @@ pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
             })
         })
         .map(|(i, _)| i)
+}
+
+/// The caller of a request, the same on each of the caller's requests whichever policy is the
+/// most restrictive: the identity of the first planned policy (in config order) that takes its
+/// caller from `[identity] sources` (has no `sources` of its own), else the first planned
+/// policy's. A policy with its own `const:` or fact sources listed before it does not make
+/// every caller one. `None` when nothing was planned.
+pub(super) fn stable_caller(planned: &[Planned<'_>]) -> Option<Identity> {
+    planned
+        .iter()
+        .find(|p| p.bound().policy.sources.is_none())
+        .or(planned.first())
+        .map(Planned::identity)
 }
 
 #[cfg(test)]
@@ -115,5 +131,62 @@ mod tests {
         ];
         assert_eq!(most_restrictive(&standings), Some(1));
         assert!(most_restrictive(&[]).is_none());
+    }
+
+    /// A gate on the memory store: `[identity]` reads `x-api-key`; "everyone" (listed first,
+    /// its own `const:` source) becomes the most restrictive policy once others drained it.
+    fn two_policy_gate() -> crate::gate::Gate {
+        let text = "[server]\nlisten = \"127.0.0.1:8080\"\n\n\
+                    [upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+                    [identity]\nsources = [\"header:x-api-key\"]\n\n\
+                    [[policy]]\nname = \"everyone\"\ncapacity = 150\nrate = \"1/h\"\n\
+                    sources = [\"const:all\"]\n\n\
+                    [[policy]]\nname = \"per-key\"\ncapacity = 100\nrate = \"1/h\"\n";
+        let config = crate::config::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let deciders = crate::gate::Deciders {
+            limiter: Arc::new(crate::limiter::MemoryStore::new(1000)),
+            in_flight: Arc::new(crate::limiter::MemorySlots::new()),
+            fallback: crate::limiter::Fallback::Deny,
+        };
+        crate::gate::Gate::new(
+            config.access.clone(),
+            &config.policies,
+            config.identity.clone(),
+            crate::identity::IdentityKey::from_bytes([7; 32]),
+            deciders,
+            &crate::telemetry::Metrics::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_caller_stays_the_same_whichever_policy_decides() {
+        let gate = two_policy_gate();
+        let route = crate::policy::RouteFacts {
+            method: &http::Method::GET,
+            host: None,
+            path: "/",
+        };
+        let ticket = |key: &'static str| {
+            let gate = &gate;
+            let route = &route;
+            async move {
+                let mut headers = http::HeaderMap::new();
+                headers.insert("x-api-key", http::HeaderValue::from_static(key));
+                let req = crate::identity::Request::new(&headers, None, None, None);
+                gate.decide(&req, route).await.ticket().unwrap()
+            }
+        };
+        let first = ticket("alice").await;
+        assert_eq!(&*first.policy, "per-key");
+        for _ in 0..80 {
+            assert_ne!(ticket("bob").await.caller, first.caller);
+        }
+        let later = ticket("alice").await;
+        assert_eq!(&*later.policy, "everyone");
+        assert_ne!(
+            later.identity, first.identity,
+            "another policy's bucket decides"
+        );
+        assert_eq!(later.caller, first.caller, "the same caller");
     }
 }

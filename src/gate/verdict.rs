@@ -2,6 +2,7 @@
 //! events), and the standing that describes the request is picked.
 
 use super::outcome::Busy;
+use super::standing::stable_caller;
 use super::{most_restrictive, Decided, Few, Outcome, Planned, Standing};
 use crate::limiter::{Assessments, Penalty};
 use crate::telemetry::{Decision, PenaltyEvent};
@@ -49,6 +50,7 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], assessments: &Assessments) ->
     let decided = Decided {
         standing,
         identity: p.identity(),
+        caller: stable_caller(planned).unwrap_or(p.identity()),
     };
     match passed {
         true => Verdict::Allowed(decided),
@@ -70,5 +72,6 @@ pub(super) fn busy<'g>(planned: &[Planned<'g>], index: usize) -> Outcome<'g> {
         policy: p.bound().policy.name(),
         limit: p.rules().max_in_flight.unwrap_or(0),
         identity: p.identity(),
+        caller: stable_caller(planned).unwrap_or(p.identity()),
     })
 }

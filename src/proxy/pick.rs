@@ -1,6 +1,7 @@
 //! Which backend an allowed request goes to: the pool its route names (routes see the same
 //! facts as the policies), then the backend that pool's balance picks. A `hash` pool hashes
-//! the caller: the identity of the deciding policy's bucket, or, when no policy decided, the
+//! the caller: the gate's stable caller (the same on each of the caller's requests, whichever
+//! policy is the most restrictive; see `Ticket::caller`), or, when no policy decided, the
 //! client address (found as the `ip` source finds it).
 
 use super::decide;
@@ -43,7 +44,7 @@ pub(super) fn peer(
 /// What a hash pool hashes for this request.
 fn caller_key(snapshot: &Snapshot, session: &Session, ticket: Option<&Ticket>) -> Key {
     if let Some(ticket) = ticket {
-        return Key::from_slice(&ticket.identity.prefix_u64().to_le_bytes());
+        return Key::from_slice(&ticket.caller.prefix_u64().to_le_bytes());
     }
     let headers = &session.req_header().headers;
     let client = snapshot

@@ -60,9 +60,11 @@ fn retry_after_rounds_up_and_is_at_least_one() {
 fn the_problem_body_names_the_policy() {
     let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
     let s = standing(&name, &l, assessment(false, 0.0, 100_000, 1_000_000));
+    let anonymous = Identity::anonymous(&crate::identity::IdentityKey::from_bytes([0; 32]));
     let decided = Decided {
         standing: s,
-        identity: Identity::anonymous(&crate::identity::IdentityKey::from_bytes([0; 32])),
+        identity: anonymous,
+        caller: anonymous,
     };
     let Action::Answer(header, body) = render(&Outcome::Throttled(decided), &no_headers(), 429)
     else {
