@@ -6,8 +6,6 @@
 mod common;
 
 use common::fleet::{Fleet, Store};
-use common::redis::RedisServer;
-use common::{Proxy, Upstream};
 use reqwest::blocking::Response;
 use std::time::{Duration, Instant};
 
@@ -69,16 +67,17 @@ macro_rules! on_every_store {
     };
 }
 
+#[path = "limits/concurrency.rs"]
+mod concurrency;
+#[path = "limits/shaping.rs"]
+mod shaping;
+
 on_every_store!(
     login_brute_force,
     cost_from_a_header,
     reserve_then_settle,
-    concurrent_requests,
-    a_long_request_keeps_its_slot,
-    wait_instead_of_refuse,
     penalty_box,
     per_endpoint_buckets,
-    seed_003_wait_instead_of_reject,
 );
 
 /// `count_status = [401, 403]`: six successes and three failures answered, the fourth failure
@@ -178,156 +177,6 @@ settle_header = "x-usage"
     assert_eq!((settles("refunded"), settles("charged")), (6.0, 1.0));
 }
 
-/// `max_in_flight = 2`: three concurrent slow requests → two pass, one 429; the slots come
-/// back when the requests end.
-fn concurrent_requests(store: Store) {
-    let policies = r#"
-[[policy]]
-name = "conc"
-capacity = 100
-rate = "100/s"
-max_in_flight = 2
-"#;
-    let fleet = Fleet::start(store, policies, "");
-    let answers = at_once(&fleet, &["/slow?ms=1500"; 3]);
-    let mut statuses: Vec<u16> = answers.iter().map(|a| a.0).collect();
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 200, 429], "{answers:?}");
-    let refused = answers.iter().find(|a| a.0 == 429).expect("one refused");
-    assert_eq!(refused.1, "\"conc\";q=2;qu=\"concurrent-requests\"");
-    assert!(
-        refused.2 < 1.0,
-        "refused at once, not after the others: {answers:?}"
-    );
-    assert_eq!(
-        fleet.metric("floodgate_in_flight_refused_total{policy=\"conc\"}"),
-        1.0
-    );
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while fleet.metric("floodgate_in_flight{policy=\"conc\"}") > 0.0 {
-        assert!(Instant::now() < deadline, "the slots come back");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let again = at_once(&fleet, &["/slow?ms=10"; 2]);
-    assert!(again.iter().all(|a| a.0 == 200), "{again:?}");
-}
-
-/// `max_in_flight = 1` with a lease of 1 s (on Redis): a request that lasts 3.5 s keeps its
-/// slot past its first lease, so a second one is refused 2.5 s in (asked of another instance
-/// when there are several); once the first ends, the slot is free.
-fn a_long_request_keeps_its_slot(store: Store) {
-    let policies = r#"
-[[policy]]
-name = "stream"
-capacity = 100
-rate = "100/s"
-max_in_flight = 1
-"#;
-    let fleet = Fleet::start(store, policies, "in_flight_lease = \"1s\"");
-    let started = Instant::now();
-    let long = fleet.proxy().url("/slow?ms=3500");
-    let under_way = std::thread::spawn(move || {
-        let client = reqwest::blocking::Client::new();
-        client.get(long).timeout(Duration::from_secs(20)).send()
-    });
-    while fleet.metric("floodgate_in_flight{policy=\"stream\"}") < 1.0 {
-        assert!(started.elapsed() < Duration::from_secs(2), "under way");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(2500).saturating_sub(started.elapsed()));
-    let second = fleet.get("/", &[]);
-    assert_eq!(second.status(), 429, "the slot outlived its first lease");
-    assert_eq!(
-        header(&second, "ratelimit-policy"),
-        "\"stream\";q=1;qu=\"concurrent-requests\""
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(3400),
-        "asked while the first runs"
-    );
-    let first = under_way
-        .join()
-        .expect("the long request")
-        .expect("answered");
-    assert_eq!(first.status(), 200);
-    while fleet.metric("floodgate_in_flight{policy=\"stream\"}") > 0.0 {
-        assert!(started.elapsed() < Duration::from_secs(8), "released");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(fleet.status("/"), 200, "its slot came back when it ended");
-}
-
-/// A shadow policy never blocks, even when Redis refuses its slots and `on_error = "deny"`:
-/// Redis's ACL lets the proxy at every key but the in-flight sets, so an enforcing policy with
-/// `max_in_flight` answers 503 while the shadow one lets the request through.
-#[test]
-fn a_shadow_policys_failing_slots_never_refuse() {
-    let acl = ["gate", "on", ">secret", "+@all", "~*:hash_key", "~*:fleet"];
-    let keys = ["~*:main", "~*:watch", "~*:guard"];
-    let redis = RedisServer::start_with(&[&["--user"][..], &acl, &keys].concat());
-    let upstream = Upstream::start();
-    let config = format!(
-        r#"
-[store]
-kind = "redis"
-url = "{}"
-username = "gate"
-password = "secret"
-on_error = "deny"
-
-[[policy]]
-name = "main"
-capacity = 100
-rate = "100/s"
-
-[[policy]]
-name = "watch"
-capacity = 100
-rate = "100/s"
-max_in_flight = 1
-shadow = true
-
-[[policy]]
-name = "guard"
-capacity = 100
-rate = "100/s"
-max_in_flight = 1
-match = {{ path_prefix = "/guarded" }}
-"#,
-        redis.url()
-    );
-    let proxy = Proxy::start(&[&upstream.addr], &config);
-    assert_eq!(
-        proxy.get("/guarded", &[]).status(),
-        503,
-        "an enforcing slot"
-    );
-    assert_eq!(proxy.get("/", &[]).status(), 200, "only a shadow slot");
-}
-
-/// `max_delay`: two back-to-back requests on capacity 1 at 5/s both pass, the second about
-/// 200 ms later.
-fn wait_instead_of_refuse(store: Store) {
-    let policies = r#"
-[[policy]]
-name = "shaped"
-capacity = 1
-rate = "5/s"
-max_delay = "500ms"
-"#;
-    let fleet = Fleet::start(store, policies, "");
-    assert_eq!(fleet.status("/"), 200);
-    let started = Instant::now();
-    assert_eq!(fleet.status("/"), 200, "held, then forwarded");
-    let waited = started.elapsed();
-    assert!(
-        waited >= Duration::from_millis(150) && waited < Duration::from_millis(1000),
-        "held about 200 ms: {waited:?}"
-    );
-    let held = fleet.metric("floodgate_held_total{policy=\"shaped\",result=\"held\"}");
-    assert_eq!(held, 1.0);
-}
-
 /// `block_for = "3s"` on a fast-refilling bucket: refused for 3 s after the first refusal,
 /// then allowed; `Retry-After` says so.
 fn penalty_box(store: Store) {
@@ -389,86 +238,4 @@ match = { path_prefix = "/shared" }
     assert_eq!(fleet.status("/ep/b?q=1"), 429, "the path, not the query");
     let key = |k| fleet.get("/shared", &[("x-api-key", k)]).status();
     assert_eq!([key("alice"), key("bob"), key("carol")], [200, 200, 429]);
-}
-
-/// Seed 003 (Guava's `tryAcquire(timeout)`, "wait instead of reject"): one permit, two per
-/// second, a one-second timeout. Four requests at once: the first passes at once, the next two
-/// are held about 0.5 s and 1 s (each prepaid its permit), the fourth would wait 1.5 s and is
-/// refused at once.
-fn seed_003_wait_instead_of_reject(store: Store) {
-    let policies = r#"
-[[policy]]
-name = "guava"
-capacity = 1
-rate = "2/s"
-max_delay = "1s"
-"#;
-    let fleet = Fleet::start(store, policies, "");
-    let answers = at_once(&fleet, &["/"; 4]);
-    let mut passed: Vec<f64> = answers.iter().filter(|a| a.0 == 200).map(|a| a.2).collect();
-    passed.sort_by(f64::total_cmp);
-    let refused: Vec<f64> = answers.iter().filter(|a| a.0 == 429).map(|a| a.2).collect();
-    assert_eq!((passed.len(), refused.len()), (3, 1), "{answers:?}");
-    assert!(passed[0] < 0.4, "the first passes at once: {passed:?}");
-    assert!(
-        passed[2] >= 0.7 && passed[2] < 2.0,
-        "the last waits about 1 s: {passed:?}"
-    );
-    assert!(refused[0] < 0.5, "a refusal does not wait: {refused:?}");
-    let held = fleet.metric("floodgate_held_total{policy=\"guava\",result=\"held\"}");
-    assert_eq!(held, 2.0);
-}
-
-/// On Redis, slots are leases: the slots of an instance killed with requests under way come
-/// back when their leases end (`store.in_flight_lease`).
-#[test]
-fn a_killed_instances_slots_come_back_after_their_lease() {
-    let policies = r#"
-[[policy]]
-name = "conc"
-capacity = 100
-rate = "100/s"
-max_in_flight = 2
-"#;
-    let mut fleet = Fleet::start(Store::Redis(2), policies, "in_flight_lease = \"2s\"");
-    let doomed = fleet.proxies.remove(0);
-    let url = doomed.url("/slow?ms=30000");
-    let under_way: Vec<_> = (0..2)
-        .map(|_| {
-            let url = url.clone();
-            std::thread::spawn(move || {
-                let client = reqwest::blocking::Client::new();
-                let _ = client.get(url).timeout(Duration::from_secs(40)).send();
-            })
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while doomed.metric("floodgate_in_flight{policy=\"conc\"}") < 2.0 {
-        assert!(Instant::now() < deadline, "two requests under way");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    drop(doomed);
-    let killed_at = Instant::now();
-    assert_eq!(
-        fleet.status("/"),
-        429,
-        "the dead instance's slots are still leased"
-    );
-    while fleet.status("/") == 429 {
-        assert!(
-            killed_at.elapsed() < Duration::from_secs(8),
-            "the leases end"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let waited = killed_at.elapsed();
-    assert!(
-        waited >= Duration::from_millis(800),
-        "not before the lease: {waited:?}"
-    );
-    for thread in under_way {
-        thread
-            .join()
-            .expect("the request thread ends with its proxy");
-    }
 }
