@@ -1,5 +1,5 @@
 //! `max_delay` end to end: a request held for its own tokens, seed 003's scenario replayed
-//! (against a transcription of the seed's own algorithm).
+//! (against a transcription of the seed's own algorithm), and the `max_held` bound.
 
 use crate::common::fleet::{Fleet, Store};
 use std::time::{Duration, Instant};
@@ -25,7 +25,11 @@ fn finished_at_once(fleet: &Fleet, n: usize) -> Vec<(u16, f64)> {
     })
 }
 
-on_every_store!(wait_instead_of_refuse, seed_003_wait_instead_of_reject,);
+on_every_store!(
+    wait_instead_of_refuse,
+    seed_003_wait_instead_of_reject,
+    held_requests_are_bounded,
+);
 
 /// `max_delay`: two back-to-back requests on capacity 1 at 5/s both pass, the second about
 /// 200 ms later.
@@ -134,4 +138,61 @@ max_delay = "1s"
     );
     let held = fleet.metric("floodgate_held_total{policy=\"guava\",result=\"held\"}");
     assert_eq!(held, 2.0);
+}
+
+/// `max_held = 2`: on one instance (the bound is per instance) at most two requests wait. With
+/// capacity 1 at 1/s and `max_delay = "5s"`, the first passes, the next two are held about 1
+/// and 2 s; a fourth, which could wait 3 s, finds no place: it is refused at once and counted
+/// as `overflow`, and the held two pass.
+fn held_requests_are_bounded(store: Store) {
+    let policies = r#"
+[[policy]]
+name = "bounded"
+capacity = 1
+rate = "1/s"
+max_delay = "5s"
+max_held = 2
+"#;
+    let fleet = Fleet::start(store, policies, "");
+    let proxy = &fleet.proxies[0];
+    assert_eq!(proxy.get("/", &[]).status(), 200);
+    let started = Instant::now();
+    let held_now = || proxy.metric("floodgate_held_requests{policy=\"bounded\"}");
+    let waiting: Vec<_> = (1..=2)
+        .map(|n| {
+            let url = proxy.url("/");
+            let request = std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                let resp = client.get(url).timeout(Duration::from_secs(10)).send();
+                resp.map(|r| r.status().as_u16())
+            });
+            while held_now() < f64::from(n) {
+                assert!(started.elapsed() < Duration::from_millis(900), "held {n}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            request
+        })
+        .collect();
+    let asked = Instant::now();
+    let overflow = proxy.get("/", &[]);
+    assert_eq!(overflow.status(), 429, "no place to wait");
+    assert!(
+        asked.elapsed() < Duration::from_millis(400),
+        "refused at once"
+    );
+    assert_eq!(held_now(), 2.0, "asked while both wait");
+    for request in waiting {
+        assert_eq!(request.join().expect("a held request").ok(), Some(200));
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(1800),
+        "the second waited ~2 s"
+    );
+    let held = |result: &str| {
+        fleet.metric(&format!(
+            "floodgate_held_total{{policy=\"bounded\",result=\"{result}\"}}"
+        ))
+    };
+    assert_eq!((held("held"), held("overflow")), (2.0, 1.0));
+    assert_eq!(held_now(), 0.0);
 }
