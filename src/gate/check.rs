@@ -1,6 +1,10 @@
 //! The limiting step: concurrency slots first, then every planned bucket (enforcing and
 //! shadow) in one store call, the fallback when the store cannot decide, the counting, the
 //! wait of a prepaid request, and the outcome with what later phases owe it.
+//!
+//! Slots come first so that a request refused for want of one takes no token, and a held
+//! request keeps its slot while it waits (`hold.rs` says why it cannot be taken after). A
+//! request may so wait up to `max_delay` for a slot and then up to `max_delay` for its tokens.
 
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
@@ -43,6 +47,7 @@ impl Gate {
                 Outcome::Throttled(decided)
             }
             Verdict::Allowed(decided) => {
+                // Held with its slots: they were taken before the tokens the wait is for.
                 hold(planned, &assessments, &mut permits).await;
                 drop(permits);
                 Outcome::Allowed(decided, self.aftercare(planned, &assessments, slots))

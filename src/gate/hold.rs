@@ -1,6 +1,14 @@
 //! `max_delay`: a request whose tokens (or concurrency slot) come within `max_delay` is held,
 //! then forwarded, instead of refused. Only a request with a permit may be held: at most
 //! `max_held` per policy on one instance, so a flood cannot park unbounded requests here.
+//!
+//! A held request keeps the concurrency slot it took while it waits for its tokens. Taking the
+//! slot after the wait instead would break exactness: the wait is for tokens already taken
+//! (borrowed, and later requests were told to queue behind them), so a request that found no
+//! slot then would either be refused having paid (a refund cannot give back its place in the
+//! queue the others already wait behind), or wait again, beyond `max_delay`; letting the slot
+//! go during the wait and taking it back has the same flaw. And a held request is admitted and
+//! under way at the proxy (it holds its connection), which is what `max_in_flight` caps.
 
 use super::bound::{BoundPolicy, Planned};
 use crate::limiter::Assessment;
