@@ -14,7 +14,6 @@ use http::HeaderValue;
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorType, Result};
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::IpAddr;
 
@@ -31,11 +30,13 @@ pub(super) fn apply(
     host: Option<&str>,
 ) -> Result<()> {
     let req = session.req_header();
-    let client_host = req
-        .headers
-        .get(HOST)
-        .map(|h| h.as_bytes().to_vec())
-        .or_else(|| req.uri.authority().map(|a| a.as_str().as_bytes().to_vec()));
+    let client_host = match req.headers.get(HOST) {
+        Some(h) => Some(h.clone()),
+        None => req
+            .uri
+            .authority()
+            .and_then(|a| value(a.as_str().into()).ok()),
+    };
     if let Some(host) = host {
         upstream.insert_header(HOST, host)?;
     }
@@ -48,18 +49,28 @@ pub(super) fn apply(
         upstream.insert_header(X_FORWARDED_PROTO, proto)?;
     }
     if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
-        if let Some(h) = &client_host {
-            upstream.insert_header(X_FORWARDED_HOST, value(h.clone())?)?;
-        } else {
-            upstream.remove_header(X_FORWARDED_HOST);
+        match &client_host {
+            Some(h) => upstream.insert_header(X_FORWARDED_HOST, h.clone())?,
+            None if upstream.headers.contains_key(X_FORWARDED_HOST) => {
+                upstream.remove_header(X_FORWARDED_HOST);
+            }
+            None => {}
         }
     }
-    let element = forwarded_element(peer, client_host.as_deref(), proto);
-    let prior = match front.trusted_peer {
+    let mut element = match front.trusted_peer {
         true => merged(upstream, FORWARDED.as_str()),
-        false => Vec::new(),
+        false => Vec::with_capacity(64),
     };
-    upstream.insert_header(FORWARDED, value(joined(prior, element.as_bytes()))?)?;
+    if !element.is_empty() {
+        element.extend_from_slice(b", ");
+    }
+    forwarded_element(
+        &mut element,
+        peer,
+        client_host.as_ref().map(|h| h.as_bytes()),
+        proto,
+    );
+    upstream.insert_header(FORWARDED, value(element)?)?;
     if front.via {
         let hop = format!("{} floodgate", via_version(req.version));
         let vias = merged(upstream, VIA.as_str());
@@ -74,7 +85,10 @@ pub(super) fn apply(
 /// Every incoming line of `X-Forwarded-For`, in order, then the peer: one list, as the
 /// limiter read it.
 fn forwarded_for(upstream: &mut RequestHeader, ip: IpAddr) -> Result<()> {
-    let mut list = merged(upstream, X_FORWARDED_FOR);
+    let mut list = match upstream.headers.contains_key(X_FORWARDED_FOR) {
+        true => merged(upstream, X_FORWARDED_FOR),
+        false => Vec::with_capacity(40),
+    };
     if !list.is_empty() {
         list.extend_from_slice(b", ");
     }
@@ -107,31 +121,26 @@ fn joined(mut list: Vec<u8>, item: &[u8]) -> Vec<u8> {
     list
 }
 
-/// This hop's `Forwarded` element (RFC 7239): `for`, `host` and `proto`.
-fn forwarded_element(peer: Option<IpAddr>, host: Option<&[u8]>, proto: &str) -> String {
-    let mut element = String::with_capacity(64);
-    match peer.map(|ip| ip.to_canonical()) {
-        Some(IpAddr::V4(ip)) => {
-            let _ = write!(element, "for={ip};");
-        }
-        Some(IpAddr::V6(ip)) => {
-            let _ = write!(element, "for=\"[{ip}]\";");
-        }
-        None => element.push_str("for=unknown;"),
-    }
-    if let Some(host) = host.and_then(|h| std::str::from_utf8(h).ok()) {
-        element.push_str("host=\"");
-        for c in host.chars() {
-            if c == '"' || c == '\\' {
-                element.push('\\');
+/// Appends this hop's `Forwarded` element (RFC 7239) to `out`: `for`, `host` and `proto`.
+fn forwarded_element(out: &mut Vec<u8>, peer: Option<IpAddr>, host: Option<&[u8]>, proto: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = match peer.map(|ip| ip.to_canonical()) {
+        Some(IpAddr::V4(ip)) => write!(out, "for={ip};"),
+        Some(IpAddr::V6(ip)) => write!(out, "for=\"[{ip}]\";"),
+        None => out.write_all(b"for=unknown;"),
+    };
+    if let Some(host) = host.filter(|h| std::str::from_utf8(h).is_ok()) {
+        out.extend_from_slice(b"host=\"");
+        for &b in host {
+            if b == b'"' || b == b'\\' {
+                out.push(b'\\');
             }
-            element.push(c);
+            out.push(b);
         }
-        element.push_str("\";");
+        out.extend_from_slice(b"\";");
     }
-    element.push_str("proto=");
-    element.push_str(proto);
-    element
+    out.extend_from_slice(b"proto=");
+    out.extend_from_slice(proto.as_bytes());
 }
 
 fn value(bytes: Vec<u8>) -> Result<HeaderValue> {
@@ -145,20 +154,22 @@ mod tests {
 
     #[test]
     fn forwarded_elements_quote_ipv6_and_hosts() {
+        let element = |peer: Option<IpAddr>, host: Option<&[u8]>, proto| {
+            let mut out = Vec::new();
+            forwarded_element(&mut out, peer, host, proto);
+            String::from_utf8(out).unwrap()
+        };
         let v4 = "192.0.2.7".parse().ok();
         assert_eq!(
-            forwarded_element(v4, Some(b"example.com:8080"), "https"),
+            element(v4, Some(b"example.com:8080"), "https"),
             "for=192.0.2.7;host=\"example.com:8080\";proto=https"
         );
         let v6 = "2001:db8::1".parse().ok();
         assert_eq!(
-            forwarded_element(v6, Some(b"a\"b"), "http"),
+            element(v6, Some(b"a\"b"), "http"),
             "for=\"[2001:db8::1]\";host=\"a\\\"b\";proto=http"
         );
-        assert_eq!(
-            forwarded_element(None, None, "http"),
-            "for=unknown;proto=http"
-        );
+        assert_eq!(element(None, None, "http"), "for=unknown;proto=http");
     }
 
     #[test]

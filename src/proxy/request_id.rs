@@ -59,9 +59,19 @@ pub(super) fn generate() -> HeaderValue {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let (prefix, key) = *KEYS;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let text = format!("{prefix:016x}{:016x}", permute(n ^ key));
+    let mut text = [0u8; 32];
+    hex(prefix, &mut text[..16]);
+    hex(permute(n ^ key), &mut text[16..]);
     // Hex digits are always a valid header value.
-    HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("0"))
+    HeaderValue::from_bytes(&text).unwrap_or(HeaderValue::from_static("0"))
+}
+
+/// `n` as lowercase hex digits filling `out` (16 for a whole `u64`).
+fn hex(n: u64, out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (i, digit) in out.iter_mut().rev().enumerate() {
+        *digit = DIGITS[((n >> (4 * i)) & 0xf) as usize];
+    }
 }
 
 /// SplitMix64's finaliser: a bijection on `u64`, so distinct inputs give distinct outputs.
@@ -112,5 +122,14 @@ mod tests {
         let ids: std::collections::HashSet<_> = (0..1000).map(|_| generate()).collect();
         assert_eq!(ids.len(), 1000);
         assert!(ids.iter().all(|id| id.len() == 32));
+        let digits = |id: &HeaderValue| {
+            id.as_bytes()
+                .iter()
+                .all(|b| b"0123456789abcdef".contains(b))
+        };
+        assert!(ids.iter().all(digits));
+        let mut out = [0u8; 16];
+        hex(0x0123_4567_89ab_cdef, &mut out);
+        assert_eq!(&out, b"0123456789abcdef");
     }
 }

@@ -3,21 +3,27 @@
 //! ride on it (not when a shared cache may store it, RFC 9111 §3 and §3.5).
 
 use super::front::{via_version, Front};
-use http::header::{CACHE_CONTROL, CONNECTION, EXPIRES, TE, UPGRADE, VIA};
+use http::header::{CACHE_CONTROL, CONNECTION, EXPIRES, UPGRADE, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::ResponseHeader;
 use pingora::Result;
 use smallvec::SmallVec;
 
-/// Hop-by-hop fields removed from every response besides `Connection`, `Upgrade` and the
-/// fields `Connection` names (`Transfer-Encoding` is pingora's: it frames the body itself).
-const HOP_BY_HOP: [&str; 5] = [
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "trailer",
-];
+/// Whether `name` is a hop-by-hop field of a response (RFC 9110 §7.6.1) besides those its
+/// `Connection` names; `Connection` and `Upgrade` stay on a protocol switch (`switching`),
+/// which they complete. `Transfer-Encoding` is pingora's: it frames the body itself.
+fn hop_by_hop(name: &HeaderName, switching: bool) -> bool {
+    match name.as_str() {
+        "keep-alive"
+        | "proxy-connection"
+        | "proxy-authenticate"
+        | "proxy-authorization"
+        | "trailer"
+        | "te" => true,
+        "connection" | "upgrade" => !switching,
+        _ => false,
+    }
+}
 
 /// Makes `resp` fit to pass on to the client of `front`.
 pub(super) fn apply(resp: &mut ResponseHeader, front: &Front) -> Result<()> {
@@ -39,28 +45,26 @@ pub(super) fn apply(resp: &mut ResponseHeader, front: &Front) -> Result<()> {
 }
 
 /// Removes the hop-by-hop fields of `resp`; a `101 Switching Protocols` keeps `Connection` and
-/// `Upgrade`, which complete the upgrade.
+/// `Upgrade`, which complete the upgrade. One pass over the names: most responses carry only
+/// `Connection`, and a removal costs a lookup in each of pingora's two maps.
 pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
     let switching = resp.status == 101;
-    let named: SmallVec<[HeaderName; 4]> = resp
+    let mut doomed: SmallVec<[HeaderName; 4]> = resp
         .headers
         .get_all(CONNECTION)
         .iter()
         .flat_map(|line| line.as_bytes().split(|&b| b == b','))
         .filter_map(|token| HeaderName::from_bytes(token.trim_ascii()).ok())
+        .filter(|name| !(switching && (name == UPGRADE || name == CONNECTION)))
         .collect();
-    for name in named {
-        if !(switching && (name == UPGRADE || name == CONNECTION)) {
-            resp.remove_header(&name);
-        }
-    }
-    if !switching {
-        resp.remove_header(&CONNECTION);
-        resp.remove_header(&UPGRADE);
-    }
-    resp.remove_header(&TE);
-    for name in HOP_BY_HOP {
-        resp.remove_header(name);
+    doomed.extend(
+        resp.headers
+            .keys()
+            .filter(|name| hop_by_hop(name, switching))
+            .cloned(),
+    );
+    for name in doomed {
+        resp.remove_header(&name);
     }
 }
 
