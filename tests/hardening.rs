@@ -525,3 +525,119 @@ fn past_max_connections_new_connections_are_refused_while_existing_ones_work() {
         1.0
     );
 }
+
+/// A proxy run by hand under `prlimit --nofile=<nofile>` (util-linux) in front of `backend`,
+/// default caps; killed when dropped.
+struct Limited {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    port: u16,
+    admin: u16,
+}
+
+impl Limited {
+    fn start(nofile: &str, backend: &str) -> Self {
+        let (port, admin) = (common::free_port(), common::free_port());
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("floodgate.toml");
+        let text = format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\n\n\
+             [admin]\nlisten = \"127.0.0.1:{admin}\"\n\n[upstream]\nbackends = [\"{backend}\"]\n"
+        );
+        std::fs::write(&config, text).unwrap();
+        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let child = Command::new("prlimit")
+            .arg(format!("--nofile={nofile}"))
+            .arg(common::floodgate_bin())
+            .arg("--config")
+            .arg(&config)
+            .stderr(log)
+            .spawn()
+            .expect("prlimit (util-linux) runs the proxy");
+        let limited = Self {
+            child,
+            dir,
+            port,
+            admin,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while limited.metrics().is_none() {
+            assert!(std::time::Instant::now() < deadline, "{}", limited.log());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        limited
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
+    }
+
+    /// The admin listener's `/metrics`, once it answers.
+    fn metrics(&self) -> Option<String> {
+        let url = format!("http://127.0.0.1:{}/metrics", self.admin);
+        reqwest::blocking::get(url).ok()?.text().ok()
+    }
+
+    fn metric(&self, series: &str) -> f64 {
+        let text = self.metrics().unwrap_or_default();
+        let value = text
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok());
+        value.unwrap_or(0.0)
+    }
+}
+
+impl Drop for Limited {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_low_open_file_limit_lowers_the_connection_cap_and_new_clients_are_still_served() {
+    use std::io::Read;
+    let upstream = Upstream::start();
+    // The soft limit is raised to the hard one at start.
+    let raised = Limited::start("256:4096", &upstream.addr);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", raised.child.id())).unwrap();
+    let open_files = limits.lines().find(|l| l.starts_with("Max open files"));
+    assert!(open_files.is_some_and(|l| l.contains("4096")), "{limits}");
+    assert!(
+        raised.log().contains("from 256 to 4096"),
+        "{}",
+        raised.log()
+    );
+    drop(raised);
+
+    // 256 descriptors at most: 64 connections (two each after a reserve of 128).
+    let proxy = Limited::start("256:256", &upstream.addr);
+    assert!(
+        proxy.log().contains("lowered from 10000 to 64"),
+        "{}",
+        proxy.log()
+    );
+    let mut idle: Vec<std::net::TcpStream> = (0..300).map(|_| raw::connect(proxy.port)).collect();
+    let settled = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while proxy.metric("floodgate_connections_refused_total{reason=\"total\"}") < 236.0 {
+        assert!(std::time::Instant::now() < settled, "{}", proxy.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(proxy.metric("floodgate_connections_open"), 64.0);
+    // The refused ones were closed at once; free ten of the admitted ones.
+    idle.retain_mut(|conn| {
+        conn.set_nonblocking(true).unwrap();
+        !matches!(conn.read(&mut [0u8; 1]), Ok(0))
+    });
+    assert_eq!(idle.len(), 64);
+    idle.truncate(54);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for _ in 0..5 {
+        assert_eq!(raw::get(proxy.port, "/", ""), 200, "a new client is served");
+    }
+    assert!(
+        !proxy.log().contains("Too many open files"),
+        "{}",
+        proxy.log()
+    );
+}

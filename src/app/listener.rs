@@ -13,6 +13,11 @@
 //! Idle time between requests is the proxy's keep-alive setting (`server.keepalive_timeout`),
 //! on HTTP/2 connections too. With `server.h2c`, the plain listener tells cleartext HTTP/2
 //! (prior knowledge) from HTTP/1 by the first bytes, within the head deadline (`preface`).
+//! The cap on open connections is what the open-file limit can hold (`rlimit`).
+
+// Declared here, its only user, so the app module's list stays as it is.
+#[path = "rlimit.rs"]
+mod rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
@@ -122,7 +127,8 @@ pub(super) struct Listener {
 }
 
 impl Listener {
-    /// `proxy` behind `limits`, counted in `metrics`.
+    /// `proxy` behind `limits`, counted in `metrics`; the open-file limit is raised, and the
+    /// connection cap lowered to what it can hold.
     pub(super) fn new(
         proxy: HttpProxy<Floodgate>,
         limits: &ConnectionLimits,
@@ -137,7 +143,7 @@ impl Listener {
                 header_timeout: limits.header_timeout,
             }),
             connections: Arc::new(Connections {
-                max: limits.max_connections,
+                max: rlimit::admit_within_nofile(limits.max_connections),
                 max_per_ip: limits.max_connections_per_ip,
                 open: Mutex::new(Open::default()),
                 gauge: metrics.connections_open.clone(),
