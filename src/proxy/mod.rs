@@ -137,16 +137,22 @@ impl ProxyHttp for Floodgate {
         }
         // Pipelined requests are answered in order (RFC 9112 §9.3.2).
         session.set_pipelining_enabled(true);
-        let snapshot = self.snapshot.load();
+        // One snapshot for the whole request: whom to trust and what to decide come from the
+        // same config, whatever reload happens in between.
+        let snapshot = self.snapshot.load_full();
         let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
         ctx.front = front::Front::begin(&snapshot.front, session, trusted);
+        ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let snapshot = self.snapshot.load_full();
+        let snapshot = match &ctx.snapshot {
+            Some(snapshot) => snapshot.clone(),
+            None => self.snapshot.load_full(),
+        };
         let action = {
             let mut outcome = decide::decide(&snapshot, session).await;
             self.note_outcome(&mut outcome, &snapshot, ctx)
