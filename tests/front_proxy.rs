@@ -193,7 +193,7 @@ fn with_h2c_the_plain_listener_keeps_its_head_deadline_and_short_requests() {
         );
     }
     // Shorter than the HTTP/2 preface, and the client waits for the answer.
-    let answer = common::raw::exchange(proxy.port, "GET / HTTP/1.0\r\n\r\n");
+    let answer = common::raw::exchange(proxy.port, "GET / HTTP/1.0\r\nHost: a\r\n\r\n");
     assert_eq!(common::raw::status(&answer), 200, "{answer}");
 }
 

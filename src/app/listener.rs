@@ -15,9 +15,7 @@
 //! (prior knowledge) from HTTP/1 by the first bytes, within the head deadline (`preface`).
 //! The cap on open connections is what the open-file limit can hold (`rlimit`).
 
-// Declared here, its only user, so the app module's list stays as it is.
-#[path = "rlimit.rs"]
-mod rlimit;
+use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{

@@ -7,6 +7,7 @@ mod fleet;
 mod health;
 mod listener;
 mod reload;
+mod rlimit;
 mod stores;
 
 pub use digest_key::FLEET_KEY_WAIT;

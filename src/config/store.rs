@@ -125,8 +125,9 @@ fn redis_store(
     })
 }
 
-/// `store.in_flight_lease`: by default a little longer than a backend may stay silent
-/// (`upstream.read_timeout` + 5 s), so a live request keeps its slot.
+/// `store.in_flight_lease`: how long the concurrency slots of an instance that died linger in
+/// Redis (a live request's slot is renewed every third of it, however long the request
+/// runs); by default `upstream.read_timeout` + 5 s.
 fn in_flight_lease(
     check: &Checker<'_>,
     file: &StoreFile,

@@ -248,7 +248,7 @@ fn by_slot(jobs: Vec<Job>, cluster: bool) -> BTreeMap<u16, Vec<Job>> {
 }
 
 /// The Redis Cluster slot of hash tag `tag` (CRC16/XMODEM mod 16384).
-fn slot_of(tag: &[u8]) -> u16 {
+pub(super) fn slot_of(tag: &[u8]) -> u16 {
     crc16::State::<crc16::XMODEM>::calculate(tag) % 16384
 }
 

@@ -8,6 +8,7 @@
 //! their set), so one racing its slot's release cannot revive it.
 
 use super::Leases;
+use crate::limiter::redis::batch::slot_of;
 use crate::limiter::{LimiterError, SlotId};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -147,7 +148,7 @@ impl Leases {
         let mut groups: BTreeMap<u16, Vec<(String, Member)>> = BTreeMap::new();
         for slot in slots {
             let hash_slot = match cluster {
-                true => cluster_slot(slot.identity.hex().as_bytes()),
+                true => slot_of(slot.identity.hex().as_bytes()),
                 false => 0,
             };
             let key = self.key(&slot.policy, &slot.identity);
@@ -189,11 +190,6 @@ fn numbers_of<'a>(call: &'a Call, ids: &'a [String]) -> impl Iterator<Item = u64
         .map(|(_, number)| *number)
 }
 
-/// The Redis Cluster slot of hash tag `tag` (CRC16/XMODEM mod 16384, as the batcher's).
-fn cluster_slot(tag: &[u8]) -> u16 {
-    crc16::State::<crc16::XMODEM>::calculate(tag) % 16384
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,10 +216,5 @@ mod tests {
         let mut members: Vec<u64> = live.snapshot().iter().map(|s| s.member).collect();
         members.sort_unstable();
         assert_eq!(members, [0, 2]);
-    }
-
-    #[test]
-    fn cluster_slots_follow_the_cluster_spec() {
-        assert_eq!(cluster_slot(b"user1000"), 3443);
     }
 }
