@@ -328,7 +328,7 @@ fn offenders_and_log_prefixes_cannot_be_reversed_by_enumeration() {
     // Redis, nothing configured: the fleet agrees on the key the first instance stored.
     let redis = common::redis::RedisServer::start();
     let shared = format!(
-        "[store]\nkind = \"redis\"\nurl = \"{}\"\ntimeout = \"1s\"\n\n{memory}",
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n\n{memory}",
         redis.url()
     );
     let (e, f) = (

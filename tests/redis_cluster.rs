@@ -57,7 +57,7 @@ fn three_proxies_on_a_cluster_admit_what_the_exact_bucket_allows() {
 fn identities_spread_over_every_master() {
     let cluster = RedisCluster::start(3, 1);
     let upstream = Upstream::start();
-    let config = cluster_store(&cluster, "timeout = \"1s\"") + &keyed_policy(5, "1/h");
+    let config = cluster_store(&cluster, "") + &keyed_policy(5, "1/h");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     for i in 0..60 {
         assert_eq!(

@@ -165,7 +165,7 @@ fn redis_killed_under_load_with_deny_answers_503() {
 fn everything_still_works_after_script_flush() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "timeout = \"1s\"") + &keyed_policy("p", 3, "1/h", "");
+    let config = redis_store(&redis, "") + &keyed_policy("p", 3, "1/h", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     for _ in 0..3 {
         assert_eq!(proxy.get("/", &[("x-api-key", "a")]).status(), 200);
@@ -201,7 +201,7 @@ fn everything_still_works_after_script_flush() {
 fn keys_expire_when_their_bucket_is_full_again() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "timeout = \"1s\"\nttl_margin = \"100ms\"")
+    let config = redis_store(&redis, "ttl_margin = \"100ms\"")
         + &keyed_policy("p", 3, "2/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let mut conn = redis.conn();
