@@ -201,8 +201,7 @@ fn everything_still_works_after_script_flush() {
 fn keys_expire_when_their_bucket_is_full_again() {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
-    let config = redis_store(&redis, "ttl_margin = \"100ms\"")
-        + &keyed_policy("p", 3, "2/s", "");
+    let config = redis_store(&redis, "ttl_margin = \"100ms\"") + &keyed_policy("p", 3, "2/s", "");
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let mut conn = redis.conn();
     // Bucket keys only: the fleet's membership set and hash key live beside them.
