@@ -186,27 +186,28 @@ impl InFlight for MemorySlots {
 mod tests {
     use super::*;
 
+    /// The identity of caller `who`.
+    fn caller(who: &str) -> Identity {
+        Identity::of(
+            &crate::identity::IdentityKey::from_bytes([0; 32]),
+            "t",
+            who.as_bytes(),
+        )
+    }
+
     #[tokio::test]
     async fn a_caller_holds_at_most_the_limit_and_slots_come_back_however_they_end() {
         let slots = MemorySlots::new();
         let policy = PolicyKey::new("p");
         let key = BucketKey {
             policy: &policy,
-            identity: Identity::of(
-                &crate::identity::IdentityKey::from_bytes([0; 32]),
-                "t",
-                b"alice",
-            ),
+            identity: caller("alice"),
         };
         let first = slots.try_acquire(key, 2).expect("one");
         let second = slots.try_acquire(key, 2).expect("two");
         assert!(slots.try_acquire(key, 2).is_none(), "the third waits");
         let bob = BucketKey {
-            identity: Identity::of(
-                &crate::identity::IdentityKey::from_bytes([0; 32]),
-                "t",
-                b"bob",
-            ),
+            identity: caller("bob"),
             ..key
         };
         assert!(slots.try_acquire(bob, 2).is_some(), "callers apart");
@@ -226,11 +227,7 @@ mod tests {
         let policy = PolicyKey::new("p");
         let key = BucketKey {
             policy: &policy,
-            identity: Identity::of(
-                &crate::identity::IdentityKey::from_bytes([0; 32]),
-                "t",
-                b"carol",
-            ),
+            identity: caller("carol"),
         };
         drop(slots.try_acquire(key, 1).expect("a slot"));
         assert_eq!(slots.held(key), 0);
