@@ -11,22 +11,17 @@
 //! store computed it; by the time it arrives (late, or behind a slower one) this instance may
 //! have decided requests locally, and writing the store's figure over them would hand those
 //! tokens out again. So a caller's local level becomes the lower of its level now (refilled to
-//! now; an unknown bucket is full) and the store's share, read and written under the same lock
-//! as the caller's local takes. Tokens come back to a local bucket by its own refill.
+//! now; an unknown bucket is full) and the store's share, read and written under the lock the
+//! caller's local takes use ([`MemoryStore::lower_at`]). Tokens come back to a local bucket by
+//! its own refill.
 
 use super::fleet::FleetSize;
 use super::{
-    Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Mode, Slot, Take,
-    Terms,
+    Assessment, Assessments, BucketKey, BucketSpec, MemorySlots, MemoryStore, Slot, Take, Terms,
 };
 use crate::clock::MonotonicClock;
-use crate::identity::Identity;
-use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 use std::sync::Arc;
-
-/// Locks that order a caller's mirroring with its local takes (by identity).
-const STRIPES: usize = 64;
 
 /// The local buckets of the `on_error = "local"` fallback.
 pub struct LocalShare {
@@ -34,7 +29,6 @@ pub struct LocalShare {
     slots: MemorySlots,
     fleet: Arc<FleetSize>,
     clock: MonotonicClock,
-    stripes: Box<[Mutex<()>]>,
 }
 
 impl LocalShare {
@@ -45,7 +39,6 @@ impl LocalShare {
             slots: MemorySlots::new(),
             fleet,
             clock: MonotonicClock::new(),
-            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
         }
     }
 
@@ -57,7 +50,6 @@ impl LocalShare {
     /// The all-or-nothing take from this instance's share of each bucket at `now_us`.
     pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
         let shares = self.shares(takes);
-        let _held = self.hold(takes);
         self.buckets.acquire_at(&shares, now_us)
     }
 
@@ -77,41 +69,8 @@ impl LocalShare {
     pub fn mirror_at(&self, takes: &[Take<'_>], answers: &[Assessment], now_us: u64) {
         let n = f64::from(self.fleet.get());
         for (share, answer) in self.shares(takes).iter().zip(answers) {
-            let _held = self.stripe(&share.key.identity).lock();
-            let told = answer.remaining / n;
-            if told < self.level_at(share, now_us) {
-                self.buckets.set_at(share, told, now_us);
-            }
+            self.buckets.lower_at(share, answer.remaining / n, now_us);
         }
-    }
-
-    /// The tokens `share`'s local bucket holds at `now_us` (full when unknown): a settlement
-    /// of nothing reads it and changes nothing.
-    fn level_at(&self, share: &Take<'_>, now_us: u64) -> f64 {
-        let read = Take {
-            cost: 0.0,
-            mode: Mode::Settle,
-            ..*share
-        };
-        let answer = self.buckets.acquire_at(std::slice::from_ref(&read), now_us);
-        answer
-            .first()
-            .map_or(share.spec.capacity(), |a| a.remaining)
-    }
-
-    fn stripe(&self, identity: &Identity) -> &Mutex<()> {
-        &self.stripes[(identity.prefix_u64() >> 32) as usize % STRIPES]
-    }
-
-    /// The stripes of every caller in `takes`, locked in ascending order (never deadlocks).
-    fn hold(&self, takes: &[Take<'_>]) -> SmallVec<[MutexGuard<'_, ()>; 2]> {
-        let mut order: SmallVec<[usize; 4]> = takes
-            .iter()
-            .map(|t| (t.key.identity.prefix_u64() >> 32) as usize % STRIPES)
-            .collect();
-        order.sort_unstable();
-        order.dedup();
-        order.iter().map(|&i| self.stripes[i].lock()).collect()
     }
 
     fn shares<'a>(&self, takes: &[Take<'a>]) -> SmallVec<[Take<'a>; 4]> {
@@ -141,7 +100,8 @@ fn share(spec: BucketSpec, cost: f64, n: f64) -> BucketSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::{Penalty, PolicyKey};
+    use crate::identity::Identity;
+    use crate::limiter::{Mode, Penalty, PolicyKey};
 
     #[test]
     fn a_share_is_a_part_of_the_bucket_but_never_below_one_request() {
@@ -177,6 +137,22 @@ mod tests {
             retry_after_us: 0,
             full_in_us: 0,
             penalty: Penalty::None,
+        }
+    }
+
+    impl LocalShare {
+        /// The tokens `share`'s local bucket holds at `now_us` (full when unknown): a
+        /// settlement of nothing reads it and changes nothing.
+        fn level_at(&self, share: &Take<'_>, now_us: u64) -> f64 {
+            let read = Take {
+                cost: 0.0,
+                mode: Mode::Settle,
+                ..*share
+            };
+            let answer = self.buckets.acquire_at(std::slice::from_ref(&read), now_us);
+            answer
+                .first()
+                .map_or(share.spec.capacity(), |a| a.remaining)
         }
     }
 

@@ -146,21 +146,52 @@ impl MemoryStore {
     /// Sets the bucket of `take` to hold `tokens` (capped at its capacity) at `now_us`.
     pub fn set_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
         let slot = Slot::of(take);
-        let tokens = tokens.clamp(0.0, take.spec.capacity());
         let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
-        let full_in = take.spec.micros_to_gain(take.spec.capacity() - tokens);
-        if full_in == 0 {
+        let state = BucketState {
+            tokens: tokens.clamp(0.0, take.spec.capacity()),
+            updated_us: now_us,
+            blocked_until_us: 0,
+        };
+        self.write(&mut shard, slot, take, state, now_us);
+    }
+
+    /// Lowers the bucket of `take` to `tokens` at `now_us` if it holds more (refilled to then;
+    /// an unknown bucket is full), under the lock its takes use, so no take slips in between
+    /// the reading and the writing. A standing block stays.
+    pub fn lower_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
+        let slot = Slot::of(take);
+        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
+        let level = take.spec.refill(shard.get(&slot), now_us);
+        if tokens >= level.tokens {
+            return;
+        }
+        let state = BucketState {
+            tokens: tokens.max(0.0),
+            updated_us: now_us,
+            ..level
+        };
+        self.write(&mut shard, slot, take, state, now_us);
+    }
+
+    /// Stores `state` as the bucket of `take` (a full, unblocked bucket is no bucket).
+    fn write(
+        &self,
+        shard: &mut Shard,
+        slot: Slot,
+        take: &Take<'_>,
+        state: BucketState,
+        now_us: u64,
+    ) {
+        let spec = take.spec;
+        let full_in = spec.micros_to_gain(spec.capacity() - state.tokens);
+        if full_in == 0 && state.blocked_until_us <= now_us {
             shard.remove(&slot);
             return;
         }
         let entry = Entry {
-            state: BucketState {
-                tokens,
-                updated_us: now_us,
-                blocked_until_us: 0,
-            },
+            state,
             full_at_us: now_us.saturating_add(full_in),
-            pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(take.cost - tokens)),
+            pay_at_us: now_us.saturating_add(spec.micros_to_gain(take.cost - state.tokens)),
         };
         shard.store(slot, entry, now_us, self.per_shard_cap);
     }
