@@ -230,7 +230,11 @@ impl BucketSpec {
     /// refused. A charge may leave the bucket in debt, below zero, which refill and later
     /// requests pay off; a refund never fills it past capacity. A block stays as it is.
     pub fn settle(&self, level: BucketState, delta: f64) -> Assessment {
-        let tokens = self.settled(level, delta);
+        self.settled_answer(self.settled(level, delta))
+    }
+
+    /// The answer to a settlement that left `tokens`.
+    fn settled_answer(&self, tokens: f64) -> Assessment {
         Assessment {
             allowed: true,
             remaining: tokens,
@@ -271,6 +275,10 @@ impl BucketSpec {
         (tokens * MICROS_PER_SECOND / self.rate_per_second).ceil() as u64
     }
 }
+
+mod leased;
+
+pub use leased::{LeasedState, OnLease, LEASE_WINDOW_US};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 pub type Assessments = SmallVec<[Assessment; 4]>;
 
 /// What a take does to its bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mode {
     /// Part of the request's all-or-nothing set: if any enforcing bucket is short, none pays.
     Enforce,
@@ -17,6 +17,18 @@ pub enum Mode {
     /// Changes the bucket by `cost` tokens, which may be negative (a refund): never refused;
     /// a charge may leave the bucket in debt (see `BucketSpec::settle`).
     Settle,
+    /// Lends `cost` tokens to this instance if the bucket holds them (never refuses a request:
+    /// a refused lease only means asking Redis as before); they stay counted against the
+    /// bucket until returned (see `bucket::leased`).
+    Lease,
+    /// Returns a lease of `leased` tokens lent in lease window `window`; `cost` is minus the
+    /// tokens it left unspent, which go back into the bucket. Never refused.
+    Return {
+        /// The lease's size.
+        leased: f64,
+        /// The lease window it was lent in.
+        window: u64,
+    },
 }
 
 impl Mode {
@@ -26,7 +38,15 @@ impl Mode {
             Mode::Enforce => 0,
             Mode::Shadow => 1,
             Mode::Settle => 2,
+            Mode::Lease => 3,
+            Mode::Return { .. } => 4,
         }
+    }
+
+    /// Whether the take is a settlement or a lease's return: it changes its bucket and is
+    /// never refused, so it is sent even when nobody waits for its answer.
+    pub fn settles(self) -> bool {
+        matches!(self, Mode::Settle | Mode::Return { .. })
     }
 }
 

@@ -96,17 +96,25 @@ impl MemoryStore {
         let assessments: Assessments = takes
             .iter()
             .zip(&levels)
+            // The memory store is one instance's whole bucket and keeps no leases: a lease
+            // asked of it is a plain take, and its return a refund of what was left unspent.
             .map(|(t, level)| match t.mode {
-                Mode::Settle => t.spec.settle(*level, t.cost),
-                Mode::Enforce | Mode::Shadow => t.spec.assess(*level, t.cost, t.terms, now_us),
+                Mode::Settle | Mode::Return { .. } => t.spec.settle(*level, t.cost),
+                Mode::Enforce | Mode::Shadow | Mode::Lease => {
+                    t.spec.assess(*level, t.cost, t.terms, now_us)
+                }
             })
             .collect();
         let paid = paying(takes, &assessments).map(|i| {
             let (t, level, a) = (&takes[i], levels[i], &assessments[i]);
             // A settlement's cost is a change, not a request's cost: it owes while in debt.
             let (state, owed) = match t.mode {
-                Mode::Settle => (t.spec.after_settle(level, t.cost), -a.remaining),
-                Mode::Enforce | Mode::Shadow => (t.spec.after_take(level, a), t.cost - a.remaining),
+                Mode::Settle | Mode::Return { .. } => {
+                    (t.spec.after_settle(level, t.cost), -a.remaining)
+                }
+                Mode::Enforce | Mode::Shadow | Mode::Lease => {
+                    (t.spec.after_take(level, a), t.cost - a.remaining)
+                }
             };
             (i, state, owed)
         });

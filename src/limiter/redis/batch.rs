@@ -93,7 +93,7 @@ impl Batcher {
         let job = Job {
             takes: takes.iter().map(OwnedTake::from).collect(),
             asked_at,
-            must_send: takes.iter().any(|t| t.mode == Mode::Settle),
+            must_send: takes.iter().any(|t| t.mode.settles()),
             answer,
         };
         let start = {
@@ -181,7 +181,8 @@ impl Batcher {
         }
     }
 
-    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode overdraft block)…)…`
+    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode overdraft block)…)…`;
+    /// a return sends its lease's size and window in place of the overdraft and block
     /// (lua/take.lua).
     fn evalsha(&self, jobs: &[Job]) -> Cmd {
         let keys: usize = jobs.iter().map(|j| j.takes.len()).sum();
@@ -194,12 +195,17 @@ impl Batcher {
         for job in jobs {
             cmd.arg(job.takes.len());
             for take in job.takes.iter().map(OwnedTake::take) {
+                // A return carries its lease's size and window where a take has its terms.
+                let (fifth, sixth) = match take.mode {
+                    Mode::Return { leased, window } => (leased, window),
+                    _ => (take.terms.overdraft, take.terms.block_us),
+                };
                 cmd.arg(take.spec.capacity())
                     .arg(take.spec.rate_per_second())
                     .arg(take.cost)
                     .arg(take.mode.wire())
-                    .arg(take.terms.overdraft)
-                    .arg(take.terms.block_us);
+                    .arg(fifth)
+                    .arg(sixth);
             }
         }
         cmd

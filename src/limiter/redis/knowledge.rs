@@ -28,17 +28,16 @@ impl Knowledge {
 
     /// Learns Redis's `answers` for `takes`, asked at `asked_at` on the store's clock.
     fn learn(&self, takes: &[Take<'_>], answers: &[Assessment], asked_at: u64) {
-        if let Some(cache) = &self.deny_cache {
+        // A lease refused is no refusal of the caller: it asks Redis as before.
+        let lease = takes.iter().any(|t| t.mode == Mode::Lease);
+        if let Some(cache) = self.deny_cache.as_ref().filter(|_| !lease) {
             if answers.iter().any(|a| !a.allowed) {
                 cache.remember(takes, answers, asked_at);
             } else {
                 cache.clear(takes);
             }
             // A refund gives tokens back: the caller's refusals may no longer hold.
-            for refund in takes
-                .iter()
-                .filter(|t| t.mode == Mode::Settle && t.cost < 0.0)
-            {
+            for refund in takes.iter().filter(|t| t.mode.settles() && t.cost < 0.0) {
                 cache.forget(&refund.key.identity);
             }
         }
