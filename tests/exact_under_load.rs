@@ -281,7 +281,7 @@ fn redis_killed_for_2s_with_deny_refuses_with_503_and_admits_no_more_than_exact(
 #[test]
 fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_cap() {
     // Capacity 600 at 300/s: each of three instances sees ~100 allowed requests a second, hot
-    // enough for leases of up to 600 × 5 % ÷ 3 = 10 tokens (the default 100 ms lease).
+    // enough for leases of up to 600 × 5 % ÷ 3 = 10 tokens (the default 1 s lease).
     let redis = RedisServer::start();
     let upstream = Upstream::start();
     let config = format!(

@@ -186,7 +186,7 @@ fn lease_for(check: &Checker<'_>, file: &StoreFile) -> Result<Duration, ConfigEr
     let lease = check.duration(
         file.lease_for.as_ref(),
         "store.lease_for",
-        Duration::from_millis(100),
+        Duration::from_secs(1),
     )?;
     match (lease <= Duration::from_secs(10), &file.lease_for) {
         (true, _) | (false, None) => Ok(lease),
@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(redis.timeout, Duration::from_millis(250));
         assert_eq!(redis.breaker.min_calls, 20);
         assert_eq!(redis.fleet_size, None);
-        assert_eq!(redis.lease_for, Duration::from_millis(100));
+        assert_eq!(redis.lease_for, Duration::from_secs(1));
         let bad = format!(
             "{BASE}[store]\nkind = \"redis\"\nurl = \"redis://h:1\"\nbreaker_failure_ratio = 1.5\n"
         );
