@@ -16,12 +16,16 @@ use http::{HeaderMap, HeaderValue};
 use std::fmt;
 use std::sync::Arc;
 
-/// The reservations and slots of one request.
+/// The reservations and slots of one request. Most requests owe nothing: then it holds no
+/// allocation and is a pointer wide, which keeps every request's context small.
 #[derive(Default)]
-pub struct Aftercare {
+pub struct Aftercare(Option<Box<Owed>>);
+
+/// What a request owes, when it owes anything.
+struct Owed {
     settlements: Few<Settlement>,
     slots: Few<HeldSlot>,
-    limiter: Option<Arc<dyn Limiter>>,
+    limiter: Arc<dyn Limiter>,
 }
 
 /// A reservation the response settles.
@@ -37,9 +41,13 @@ pub(crate) struct Settlement {
 
 impl fmt::Debug for Aftercare {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (settlements, slots) = self
+            .0
+            .as_ref()
+            .map_or((0, 0), |o| (o.settlements.len(), o.slots.len()));
         f.debug_struct("Aftercare")
-            .field("settlements", &self.settlements.len())
-            .field("slots", &self.slots.len())
+            .field("settlements", &settlements)
+            .field("slots", &slots)
             .finish()
     }
 }
@@ -47,55 +55,71 @@ impl fmt::Debug for Aftercare {
 impl Aftercare {
     /// Settlements against `limiter`, and slots to release.
     pub(crate) fn new(
-        limiter: Arc<dyn Limiter>,
+        limiter: &Arc<dyn Limiter>,
         settlements: Few<Settlement>,
         slots: Few<HeldSlot>,
     ) -> Self {
-        Self {
+        if settlements.is_empty() && slots.is_empty() {
+            return Self::default();
+        }
+        Self(Some(Box::new(Owed {
             settlements,
             slots,
-            limiter: Some(limiter),
-        }
+            limiter: limiter.clone(),
+        })))
     }
 
     /// Whether nothing is owed.
     pub fn is_empty(&self) -> bool {
-        self.settlements.is_empty() && self.slots.is_empty()
+        self.0
+            .as_ref()
+            .is_none_or(|o| o.settlements.is_empty() && o.slots.is_empty())
     }
 
     /// The response header arrived: settles what its status and headers decide.
     pub async fn on_response(&mut self, status: u16, headers: &HeaderMap) {
-        let due = self.due(|rule, reserved| match rule {
+        let Some(owed) = self.0.as_deref_mut() else {
+            return;
+        };
+        let due = owed.due(|rule, reserved| match rule {
             Settle::CountStatus(counted) => Some(counted_or_refund(counted, status, reserved)),
             Settle::Header(name) => usage(headers.get(name)).map(|used| used - reserved),
         });
-        self.settle(due).await;
+        owed.settle(due).await;
     }
 
     /// Response trailers arrived: settles reservations whose usage header is among them.
     pub async fn on_trailers(&mut self, trailers: &HeaderMap) {
-        let due = self.due(|rule, reserved| match rule {
+        let Some(owed) = self.0.as_deref_mut() else {
+            return;
+        };
+        let due = owed.due(|rule, reserved| match rule {
             Settle::Header(name) => usage(trailers.get(name)).map(|used| used - reserved),
             Settle::CountStatus(_) => None,
         });
-        self.settle(due).await;
+        owed.settle(due).await;
     }
 
     /// The request ended with `status` (none if no response was sent): reservations still
     /// open settle by that status (a usage that never came leaves the reservation standing),
     /// and every slot is given back.
     pub async fn finish(&mut self, status: Option<u16>) {
-        let due = self.due(|rule, reserved| match rule {
+        let Some(owed) = self.0.as_deref_mut() else {
+            return;
+        };
+        let due = owed.due(|rule, reserved| match rule {
             Settle::CountStatus(counted) => Some(match status {
                 Some(status) => counted_or_refund(counted, status, reserved),
                 None => -reserved,
             }),
             Settle::Header(_) => Some(0.0),
         });
-        self.settle(due).await;
-        release_all(std::mem::take(&mut self.slots)).await;
+        owed.settle(due).await;
+        release_all(std::mem::take(&mut owed.slots)).await;
     }
+}
 
+impl Owed {
     /// Takes out the settlements `delta` decides now, each with its change in tokens.
     fn due(&mut self, delta: impl Fn(&Settle, f64) -> Option<f64>) -> Few<(Settlement, f64)> {
         let mut due = Few::new();
@@ -116,9 +140,10 @@ impl Aftercare {
         for (s, _) in &kept {
             s.counters.settled(SettleResult::Kept);
         }
-        let (Some(limiter), false) = (&self.limiter, changes.is_empty()) else {
+        if changes.is_empty() {
             return;
-        };
+        }
+        let limiter = &self.limiter;
         let takes: Few<Take<'_>> = changes
             .iter()
             .map(|(s, delta)| Take {

@@ -108,7 +108,7 @@ impl Gate {
                 })
             })
             .collect();
-        Aftercare::new(self.limiter.clone(), settlements, slots)
+        Aftercare::new(&self.limiter, settlements, slots)
     }
 
     /// Logs a store error at most once a second: an outage must not flood the log.

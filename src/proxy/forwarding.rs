@@ -92,8 +92,7 @@ fn forwarded_for(upstream: &mut RequestHeader, ip: IpAddr) -> Result<()> {
     if !list.is_empty() {
         list.extend_from_slice(b", ");
     }
-    // Writing to a Vec cannot fail.
-    let _ = write!(list, "{ip}");
+    write_ip(&mut list, ip);
     upstream.insert_header(X_FORWARDED_FOR, value(list)?)
 }
 
@@ -123,12 +122,19 @@ fn joined(mut list: Vec<u8>, item: &[u8]) -> Vec<u8> {
 
 /// Appends this hop's `Forwarded` element (RFC 7239) to `out`: `for`, `host` and `proto`.
 fn forwarded_element(out: &mut Vec<u8>, peer: Option<IpAddr>, host: Option<&[u8]>, proto: &str) {
-    // Writing to a Vec cannot fail.
-    let _ = match peer.map(|ip| ip.to_canonical()) {
-        Some(IpAddr::V4(ip)) => write!(out, "for={ip};"),
-        Some(IpAddr::V6(ip)) => write!(out, "for=\"[{ip}]\";"),
-        None => out.write_all(b"for=unknown;"),
-    };
+    match peer.map(|ip| ip.to_canonical()) {
+        Some(ip @ IpAddr::V4(_)) => {
+            out.extend_from_slice(b"for=");
+            write_ip(out, ip);
+            out.push(b';');
+        }
+        Some(ip @ IpAddr::V6(_)) => {
+            out.extend_from_slice(b"for=\"[");
+            write_ip(out, ip);
+            out.extend_from_slice(b"]\";");
+        }
+        None => out.extend_from_slice(b"for=unknown;"),
+    }
     if let Some(host) = host.filter(|h| std::str::from_utf8(h).is_ok()) {
         out.extend_from_slice(b"host=\"");
         for &b in host {
@@ -141,6 +147,26 @@ fn forwarded_element(out: &mut Vec<u8>, peer: Option<IpAddr>, host: Option<&[u8]
     }
     out.extend_from_slice(b"proto=");
     out.extend_from_slice(proto.as_bytes());
+}
+
+/// Appends `ip` as text: an IPv4 address digit by digit (the common case, without the
+/// formatting machinery), an IPv6 address as `Display` writes it.
+fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mut digits = itoa::Buffer::new();
+            for (i, octet) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'.');
+                }
+                out.extend_from_slice(digits.format(octet).as_bytes());
+            }
+        }
+        // Writing to a Vec cannot fail.
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
 }
 
 fn value(bytes: Vec<u8>) -> Result<HeaderValue> {
@@ -170,6 +196,19 @@ mod tests {
             "for=\"[2001:db8::1]\";host=\"a\\\"b\";proto=http"
         );
         assert_eq!(element(None, None, "http"), "for=unknown;proto=http");
+        let mapped = "::ffff:10.0.0.255".parse().ok();
+        assert_eq!(element(mapped, None, "http"), "for=10.0.0.255;proto=http");
+        for ip in [
+            "0.0.0.0",
+            "255.255.255.255",
+            "10.20.3.4",
+            "::1",
+            "2001:db8::ffff:1",
+        ] {
+            let mut out = Vec::new();
+            write_ip(&mut out, ip.parse().unwrap());
+            assert_eq!(out, ip.as_bytes());
+        }
     }
 
     #[test]

@@ -32,8 +32,9 @@ impl Default for FrontSettings {
 /// One request as the front sees it.
 #[derive(Debug, Default)]
 pub(super) struct Front {
-    /// The request id and the header it travels in; `None` until the head is read.
-    pub(super) request_id: Option<(HeaderName, HeaderValue)>,
+    /// The request id and the header it travels in (as written on the wire, made once per
+    /// snapshot: a name pingora need not copy); `None` until the head is read.
+    pub(super) request_id: Option<(Bytes, HeaderValue)>,
     /// Whether the TCP peer is a trusted proxy (its forwarding headers are believed).
     pub(super) trusted_peer: bool,
     /// Whether the request came over TLS.
@@ -48,14 +49,18 @@ pub(super) struct Front {
 }
 
 impl Front {
-    /// The front of the request in `session`, under `settings`; `trusted_peer` says whether
-    /// its TCP peer is a trusted proxy.
-    pub(super) fn begin(settings: &FrontSettings, session: &Session, trusted_peer: bool) -> Self {
+    /// The front of the request in `session`, under `settings` (whose request id header is
+    /// `id_name` on the wire); `trusted_peer` says whether its TCP peer is a trusted proxy.
+    pub(super) fn begin(
+        settings: &FrontSettings,
+        id_name: &Bytes,
+        session: &Session,
+        trusted_peer: bool,
+    ) -> Self {
         let req = session.req_header();
-        let name = &settings.request_id_header;
-        let id = request_id::of(&req.headers, name, trusted_peer);
+        let id = request_id::of(&req.headers, &settings.request_id_header, trusted_peer);
         Self {
-            request_id: Some((name.clone(), id)),
+            request_id: Some((id_name.clone(), id)),
             trusted_peer,
             tls: session.digest().is_some_and(|d| d.ssl_digest.is_some()),
             grpc: grpc::is_grpc(req),
@@ -79,6 +84,12 @@ impl Front {
         }
         Ok(())
     }
+}
+
+/// `name` as pingora keeps a header name's spelling, made once: inserting it then copies
+/// nothing.
+pub(super) fn case_name(name: &HeaderName) -> Bytes {
+    Bytes::copy_from_slice(name.as_str().as_bytes())
 }
 
 /// The `Via` protocol version of `version`.

@@ -102,12 +102,9 @@ impl Floodgate {
     }
 }
 
-impl RequestCtx {
-    fn snapshot(&self) -> Result<&Arc<Snapshot>> {
-        self.snapshot.as_ref().ok_or_else(|| {
-            Error::explain(ErrorType::InternalError, "no config loaded for the request")
-        })
-    }
+/// The error of a request that has no snapshot to run under.
+fn no_snapshot() -> Box<Error> {
+    Error::explain(ErrorType::InternalError, "no config loaded for the request")
 }
 
 #[async_trait]
@@ -141,7 +138,8 @@ impl ProxyHttp for Floodgate {
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
         let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
-        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
+        ctx.front =
+            front::Front::begin(&snapshot.front, &snapshot.request_id_name, session, trusted);
         ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
@@ -149,8 +147,8 @@ impl ProxyHttp for Floodgate {
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let snapshot = match &ctx.snapshot {
-            Some(snapshot) => snapshot.clone(),
+        let snapshot = match ctx.snapshot.take() {
+            Some(snapshot) => snapshot,
             None => self.snapshot.load_full(),
         };
         let action = {
@@ -176,8 +174,8 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
-        let snapshot = ctx.snapshot()?.clone();
-        let mut peer = pick::peer(&snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
+        let snapshot = ctx.snapshot.as_deref().ok_or_else(no_snapshot)?;
+        let mut peer = pick::peer(snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
         streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
         Ok(peer)
     }

@@ -10,7 +10,6 @@ use bytes::Bytes;
 use http::header::{HeaderName, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, StatusCode};
 use pingora::http::ResponseHeader;
-use std::collections::HashMap;
 
 /// The media type of problem bodies (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -31,27 +30,34 @@ pub struct RateLimitHeaders {
     pub ratelimit: HeaderValue,
 }
 
-/// The `RateLimit-Policy` value of every level of every policy, rendered once per snapshot.
-pub(crate) struct PolicyHeaders(HashMap<LevelId, HeaderValue>);
+/// The `RateLimit-Policy` value of every level of every policy, rendered once per snapshot:
+/// indexed by policy, then level (a lookup per allowed request, so no hashing).
+pub(crate) struct PolicyHeaders(Vec<Vec<HeaderValue>>);
 
 impl PolicyHeaders {
     pub(crate) fn new(gate: &Gate) -> Self {
-        let values = gate
-            .levels()
-            .map(|(id, name, limits, in_flight)| {
-                let mut text = policy_text(name, limits);
-                if let Some(limit) = in_flight {
-                    text.push_str(", ");
-                    text.push_str(&concurrency_text(name, limit));
-                }
-                (id, header_value(text))
-            })
-            .collect();
+        let mut values: Vec<Vec<HeaderValue>> = Vec::new();
+        for (id, name, limits, in_flight) in gate.levels() {
+            let mut text = policy_text(name, limits);
+            if let Some(limit) = in_flight {
+                text.push_str(", ");
+                text.push_str(&concurrency_text(name, limit));
+            }
+            if values.len() <= id.policy {
+                values.resize_with(id.policy + 1, Vec::new);
+            }
+            let levels = &mut values[id.policy];
+            if levels.len() <= id.level {
+                levels.resize(id.level + 1, HeaderValue::from_static(""));
+            }
+            levels[id.level] = header_value(text);
+        }
         Self(values)
     }
 
     fn of(&self, standing: &Standing<'_>) -> HeaderValue {
-        match self.0.get(&standing.level) {
+        let LevelId { policy, level } = standing.level;
+        match self.0.get(policy).and_then(|levels| levels.get(level)) {
             Some(value) => value.clone(),
             None => header_value(policy_text(standing.policy, standing.limits)),
         }

@@ -81,10 +81,10 @@ pub(super) fn shared_cacheable(resp: &ResponseHeader, authorized: bool) -> bool 
     if resp.status.is_informational() {
         return false;
     }
-    // Directive names, and whether each has an argument.
+    // Directive names, and whether each has an argument (the lines looked up once).
+    let lines = resp.headers.get_all(CACHE_CONTROL);
     let directives = || {
-        resp.headers
-            .get_all(CACHE_CONTROL)
+        lines
             .iter()
             .flat_map(|line| line.as_bytes().split(|&b| b == b','))
             .map(|d| match d.iter().position(|&b| b == b'=') {

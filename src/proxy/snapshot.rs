@@ -1,11 +1,12 @@
 //! What one request runs under, start to finish: a config reload swaps in a new snapshot, and
 //! requests already under way keep theirs.
 
-use super::front::FrontSettings;
+use super::front::{case_name, FrontSettings};
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
 use crate::gate::Gate;
 use crate::identity::{ClientIpResolver, JwtVerifier};
+use bytes::Bytes;
 use std::sync::Arc;
 
 /// How a request's caller facts are read: the client address and the bearer token.
@@ -32,6 +33,8 @@ pub struct Snapshot {
     pub access_log: bool,
     /// The request id header and `Via`.
     pub front: FrontSettings,
+    /// `front.request_id_header` as pingora spells header names on the wire, made once.
+    pub(super) request_id_name: Bytes,
 }
 
 impl Snapshot {
@@ -50,12 +53,17 @@ impl Snapshot {
             upstream,
             throttle_status,
             access_log,
+            request_id_name: case_name(&FrontSettings::default().request_id_header),
             front: FrontSettings::default(),
         }
     }
 
     /// The snapshot with `front` settings instead of the defaults.
     pub fn with_front(self, front: FrontSettings) -> Self {
-        Self { front, ..self }
+        Self {
+            request_id_name: case_name(&front.request_id_header),
+            front,
+            ..self
+        }
     }
 }

@@ -34,7 +34,7 @@ fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standi
 }
 
 fn no_headers() -> PolicyHeaders {
-    PolicyHeaders(HashMap::new())
+    PolicyHeaders(Vec::new())
 }
 
 #[test]

@@ -180,6 +180,11 @@ impl Pool {
     /// not ejected if there is one, else any (when all are down, requests still go somewhere,
     /// as with Envoy's panic threshold and nginx).
     pub(super) fn pick(&self, key: &[u8], tried: &[usize]) -> Option<usize> {
+        // One address: whether up or not, it is the one picked (when all are down, any),
+        // unless tried already; the balancer's walk would find just that.
+        if self.addresses.len() == 1 {
+            return (!tried.contains(&0)).then_some(0);
+        }
         let now = self.now_ms();
         let untried = |b: &LbBackend| slot_of(b).is_some_and(|s| !tried.contains(&s));
         let up = |b: &LbBackend, healthy: bool| {
