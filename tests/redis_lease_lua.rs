@@ -6,57 +6,19 @@
 
 mod common;
 
+use common::difftest::{settings, store, Lcg};
 use common::redis::RedisServer;
 use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::bucket::{LeasedState, OnLease, LEASE_WINDOW_US};
-use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    Assessment, BucketKey, BucketSpec, BucketState, FleetSize, Mode, OnError, PolicyKey,
-    RedisSettings, RedisStore, Take, Terms,
+    Assessment, BucketKey, BucketSpec, BucketState, Mode, PolicyKey, Take, Terms,
 };
-use floodgate::telemetry::Metrics;
 use redis::Commands;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
-use std::time::Duration;
+use std::sync::LazyLock;
 
 static POLICY: LazyLock<PolicyKey> = LazyLock::new(|| PolicyKey::new("leased"));
 const CALLERS: [&str; 3] = ["alice", "bob", "carol"];
-
-fn store(url: String) -> RedisStore {
-    let settings = RedisSettings {
-        url,
-        nodes: Vec::new(),
-        username: None,
-        password: None,
-        prefix: "leasetest".into(),
-        timeout: Duration::from_secs(2),
-        on_error: OnError::Deny,
-        breaker: BreakerSettings::default(),
-        fleet_size: None,
-        startup_wait: Duration::from_secs(1),
-        lease_for: Duration::ZERO,
-        deny_cache_entries: 0,
-        ttl_margin: Duration::from_millis(500),
-        fallback_max_entries: 1000,
-        in_flight_lease: Duration::from_secs(5),
-    };
-    let gauge = prometheus::IntGauge::new("fleet", "fleet").unwrap();
-    let fleet = Arc::new(FleetSize::new(Some(1), gauge));
-    RedisStore::new(&settings, Metrics::new().store.clone(), None, fleet).unwrap()
-}
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
 
 fn spec() -> BucketSpec {
     BucketSpec::new(40.0, 1733.0).unwrap()
@@ -168,7 +130,7 @@ fn leases_in_lua_and_bucket_rs_agree_on_the_same_sequences() {
     let redis = RedisServer::start();
     let mut conn = redis.conn();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let store = store(redis.url());
+    let store = store(&settings(redis.url()));
     let mut rng = Lcg(11);
     let mut states: HashMap<&str, Option<LeasedState>> = HashMap::new();
     let mut lent: Vec<(&str, f64, u64)> = Vec::new();

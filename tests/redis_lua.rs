@@ -4,55 +4,16 @@
 
 mod common;
 
+use common::difftest::{fleet, settings, Lcg};
 use common::redis::RedisServer;
 use floodgate::identity::{Identity, IdentityKey};
-use floodgate::limiter::redis::BreakerSettings;
 use floodgate::limiter::{
-    Assessments, BucketKey, BucketSpec, FleetSize, InFlight, MemoryStore, Mode, OnError, Penalty,
-    PolicyKey, RedisSettings, RedisStore, Take, Terms,
+    Assessments, BucketKey, BucketSpec, InFlight, MemoryStore, Mode, Penalty, PolicyKey,
+    RedisSettings, RedisStore, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::LazyLock;
 use std::time::Duration;
-
-fn settings(url: String) -> RedisSettings {
-    RedisSettings {
-        url,
-        nodes: Vec::new(),
-        username: None,
-        password: None,
-        prefix: "difftest".into(),
-        timeout: Duration::from_secs(2),
-        on_error: OnError::Deny,
-        breaker: BreakerSettings::default(),
-        fleet_size: None,
-        startup_wait: Duration::from_secs(1),
-        lease_for: Duration::ZERO,
-        deny_cache_entries: 0,
-        ttl_margin: Duration::from_millis(500),
-        fallback_max_entries: 1000,
-        in_flight_lease: Duration::from_secs(5),
-    }
-}
-
-/// A fleet of one.
-fn fleet() -> std::sync::Arc<FleetSize> {
-    let gauge = prometheus::IntGauge::new("fleet", "fleet").unwrap();
-    std::sync::Arc::new(FleetSize::new(Some(1), gauge))
-}
-
-/// A small deterministic generator (no dependency needed for a test sequence).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
 
 /// The policies of these tests, by position: `per-user`, `fast`, `slow`.
 static POLICIES: LazyLock<[PolicyKey; 3]> =

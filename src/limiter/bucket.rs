@@ -160,12 +160,17 @@ impl BucketSpec {
         // A clock that went backwards is treated as no time passed; the later stamp is kept
         // so that the same interval is never credited twice.
         let elapsed_us = now_us.saturating_sub(state.updated_us);
-        let gained = elapsed_us as f64 * self.rate_per_second / MICROS_PER_SECOND;
         BucketState {
-            tokens: (state.tokens + gained).min(self.capacity),
+            tokens: self.gained(state.tokens, elapsed_us, self.capacity),
             updated_us: state.updated_us.max(now_us),
             blocked_until_us: state.blocked_until_us,
         }
+    }
+
+    /// `tokens` after `elapsed_us` of refill, at most `cap`.
+    fn gained(&self, tokens: f64, elapsed_us: u64, cap: f64) -> f64 {
+        let gained = elapsed_us as f64 * self.rate_per_second / MICROS_PER_SECOND;
+        (tokens + gained).min(cap)
     }
 
     /// Whether `level` can pay `cost` at `now_us` under `terms`, and what the bucket would

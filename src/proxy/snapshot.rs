@@ -31,8 +31,9 @@ pub struct Snapshot {
     pub throttle_status: u16,
     /// Whether to write one access-log line per request.
     pub access_log: bool,
-    /// The request id header and `Via`.
-    pub front: FrontSettings,
+    /// The request id header and `Via` (set through [`Snapshot::with_front`], which keeps
+    /// `request_id_name` in step).
+    pub(super) front: FrontSettings,
     /// `front.request_id_header` as pingora spells header names on the wire, made once.
     pub(super) request_id_name: Bytes,
 }

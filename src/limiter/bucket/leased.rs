@@ -111,12 +111,6 @@ impl BucketSpec {
         }
     }
 
-    /// `tokens` after `elapsed_us` of refill, at most `cap`.
-    fn gained(&self, tokens: f64, elapsed_us: u64, cap: f64) -> f64 {
-        let gained = elapsed_us as f64 * self.rate_per_second / 1_000_000.0;
-        (tokens + gained).min(cap)
-    }
-
     /// Lends `size` tokens from `level` at `now_us` if the bucket holds them (a lease never
     /// prepays, never blocks and is refused by a standing block): the answer, and the state
     /// to store when it was lent.

@@ -181,11 +181,11 @@ impl RedisStore {
 #[async_trait]
 impl Limiter for RedisStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
-        // One budget from the request's arrival, however long it waits in line.
-        let deadline = Instant::now() + self.timeout;
         if let Some(answer) = self.answer_from_lease(takes) {
             return Ok(answer);
         }
+        // One budget from the request's arrival, however long it waits in line.
+        let deadline = Instant::now() + self.timeout;
         match self.knowledge.lookup(takes, self.clock.now_us()) {
             Lookup::Refused(refusal) => {
                 self.metrics.deny_cache_hits.inc();
