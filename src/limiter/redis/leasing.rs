@@ -4,7 +4,7 @@
 
 use super::knowledge::OwnedTake;
 use super::lease::{Grant, Refund};
-use super::RedisStore;
+use super::{Permission, RedisStore};
 use crate::limiter::bucket::OnLease;
 use crate::limiter::{Assessments, BucketKey, Mode, Take, Terms};
 use smallvec::smallvec;
@@ -47,9 +47,17 @@ impl RedisStore {
         }
     }
 
-    /// Asks Redis, at `now_us`, to lend `size` tokens of `take`'s bucket; a task installs the
-    /// lease when it comes, and sends back the one it replaces.
+    /// Asks Redis, at `now_us`, to lend `size` tokens of `take`'s bucket, unless the breaker
+    /// says not to; a task installs the lease when it comes, sends back the one it replaces,
+    /// and tells the breaker how the call went (an answer later than the budget is a
+    /// failure), so a breaker opened while leases answer the requests still closes.
     fn ask_for_lease(&self, take: &Take<'_>, size: f64, now_us: u64) {
+        let key = (take.key.policy.id(), take.key.identity);
+        let permission = self.breaker.permit(now_us);
+        if permission == Permission::Skip {
+            self.leases.abandon(key);
+            return;
+        }
         let lease = Take {
             cost: size,
             mode: Mode::Lease,
@@ -58,11 +66,19 @@ impl RedisStore {
         let answer = self.batcher.submit(std::slice::from_ref(&lease), now_us);
         let owned = OwnedTake::from(take);
         let (leases, batcher, clock) = (self.leases.clone(), self.batcher.clone(), self.clock);
+        let (breaker, budget_us) = (self.breaker.clone(), self.timeout.as_micros() as u64);
         let granted = self.metrics.leases.clone();
         tokio::spawn(async move {
             let take = owned.take();
-            let key = (take.key.policy.id(), take.key.identity);
-            match answer.await {
+            let answer = answer.await;
+            let answered_at = clock.now_us();
+            let in_time = answered_at.saturating_sub(now_us) <= budget_us;
+            breaker.record(
+                answered_at,
+                in_time && matches!(answer, Ok(Ok(_))),
+                permission,
+            );
+            match answer {
                 Ok(Ok((redis_now, answers))) if answers.first().is_some_and(|a| a.allowed) => {
                     granted.inc();
                     let earlier = leases.grant(Grant {
