@@ -333,6 +333,9 @@ fn a_reload_adds_a_pool_with_its_route_and_its_checks() {
         served_by(&proxy, "/api/x", &[]) == api.addr
     }));
     assert!(eventually(Duration::from_secs(5), || api.probes() >= 2));
-    assert_eq!(backend_up(&proxy, "api", &api.addr), 1.0);
+    // The gauge is refreshed on the health service's tick, not at each probe.
+    assert!(eventually(Duration::from_secs(2), || {
+        backend_up(&proxy, "api", &api.addr) == 1.0
+    }));
     assert_eq!(fallback.probes(), 0, "the default pool has no health table");
 }
