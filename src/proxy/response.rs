@@ -54,7 +54,9 @@ pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
         .get_all(CONNECTION)
         .iter()
         .flat_map(|line| line.as_bytes().split(|&b| b == b','))
-        .filter_map(|token| HeaderName::from_bytes(token.trim_ascii()).ok())
+        .map(<[u8]>::trim_ascii)
+        .filter(|token| !is_connection_option(token))
+        .filter_map(|token| HeaderName::from_bytes(token).ok())
         .filter(|name| !(switching && (name == UPGRADE || name == CONNECTION)))
         .collect();
     doomed.extend(
@@ -66,6 +68,14 @@ pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
     for name in doomed {
         resp.remove_header(&name);
     }
+}
+
+/// Whether a `Connection` token is one of the connection options nearly every response
+/// carries (`keep-alive`, `close`), which name no field to remove: `Keep-Alive` goes by the
+/// fixed list and `Close` is a reserved field name (RFC 9110 §16.3.2.1). Skipping them spares
+/// each response a header-name parse (an allocation) and a lookup.
+fn is_connection_option(token: &[u8]) -> bool {
+    token.eq_ignore_ascii_case(b"keep-alive") || token.eq_ignore_ascii_case(b"close")
 }
 
 /// Whether a shared cache may store `resp`, the answer to a request that carried
