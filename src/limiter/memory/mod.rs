@@ -18,7 +18,7 @@
 //!   is evicted: evicting it hands back the fewest tokens.
 
 use super::bucket::{BucketState, Penalty};
-use super::{paying, Assessments, Limiter, LimiterError, Mode, Take};
+use super::{paying, Assessment, Assessments, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
 use async_trait::async_trait;
 use parking_lot::{Mutex, MutexGuard};
@@ -75,6 +75,38 @@ impl MemoryStore {
 
     /// The all-or-nothing take at an explicit instant on the store's clock.
     pub fn acquire_at(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
+        match takes {
+            [take] => smallvec::smallvec![self.acquire_one(take, now_us)],
+            _ => self.acquire_many(takes, now_us),
+        }
+    }
+
+    /// One take (most requests' only one): one shard, no ordering, nothing collected.
+    fn acquire_one(&self, take: &Take<'_>, now_us: u64) -> Assessment {
+        let slot = Slot::of(take);
+        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
+        let level = take.spec.refill(shard.get(&slot), now_us);
+        let answer = assess(take, level, now_us);
+        let write = match answer.allowed {
+            true => Some(paid(take, level, &answer)),
+            false => blocked(take, level, &answer, now_us),
+        };
+        if let Some((state, owed)) = write {
+            shard.store(
+                slot,
+                entry(take, state, owed, now_us),
+                now_us,
+                self.per_shard_cap,
+            );
+        }
+        if !answer.allowed {
+            shard.owe(&slot, now_us.saturating_add(answer.retry_after_us));
+        }
+        answer
+    }
+
+    /// Several takes, all or nothing: their shards locked in ascending order.
+    fn acquire_many(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
         let slots: SmallVec<[Slot; 4]> = takes.iter().map(Slot::of).collect();
         let count = self.shards.len();
         let shard_of = |k: &Slot| shard_index(k, count);
@@ -88,59 +120,81 @@ impl MemoryStore {
         let levels: SmallVec<[BucketState; 4]> = takes
             .iter()
             .zip(&slots)
-            .map(|(t, k)| {
-                let stored = guards[guard_of(k)].get(k);
-                t.spec.refill(stored, now_us)
-            })
+            .map(|(t, k)| t.spec.refill(guards[guard_of(k)].get(k), now_us))
             .collect();
         let assessments: Assessments = takes
             .iter()
             .zip(&levels)
-            // The memory store is one instance's whole bucket and keeps no leases: a lease
-            // asked of it is a plain take, and its return a refund of what was left unspent.
-            .map(|(t, level)| match t.mode {
-                Mode::Settle | Mode::Return { .. } => t.spec.settle(*level, t.cost),
-                Mode::Enforce | Mode::Shadow | Mode::Lease => {
-                    t.spec.assess(*level, t.cost, t.terms, now_us)
-                }
-            })
+            .map(|(t, level)| assess(t, *level, now_us))
             .collect();
         let paid = paying(takes, &assessments).map(|i| {
-            let (t, level, a) = (&takes[i], levels[i], &assessments[i]);
-            // A settlement's cost is a change, not a request's cost: it owes while in debt.
-            let (state, owed) = match t.mode {
-                Mode::Settle | Mode::Return { .. } => {
-                    (t.spec.after_settle(level, t.cost), -a.remaining)
-                }
-                Mode::Enforce | Mode::Shadow | Mode::Lease => {
-                    (t.spec.after_take(level, a), t.cost - a.remaining)
-                }
-            };
+            let (state, owed) = paid(&takes[i], levels[i], &assessments[i]);
             (i, state, owed)
         });
-        // A refusal that starts a penalty is written too: the block must outlive the request.
-        let blocked = assessments
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.penalty == Penalty::Started)
-            .map(|(i, _)| {
-                let t = &takes[i];
-                (i, t.spec.after_refusal(levels[i], t.terms, now_us), t.cost)
-            });
+        let blocked = (0..takes.len()).filter_map(|i| {
+            let (state, owed) = blocked(&takes[i], levels[i], &assessments[i], now_us)?;
+            Some((i, state, owed))
+        });
         let writes: SmallVec<[(usize, BucketState, f64); 4]> = paid.chain(blocked).collect();
         for (i, state, owed) in writes {
             let (t, k) = (&takes[i], slots[i]);
-            let entry = Entry {
-                state,
-                full_at_us: now_us.saturating_add(t.spec.keep_for_us(&state, now_us)),
-                pay_at_us: now_us.saturating_add(t.spec.micros_to_gain(owed)),
-            };
+            let entry = entry(t, state, owed, now_us);
             guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
         }
         for (k, a) in slots.iter().zip(&assessments).filter(|(_, a)| !a.allowed) {
             guards[guard_of(k)].owe(k, now_us.saturating_add(a.retry_after_us));
         }
         assessments
+    }
+}
+
+/// The answer to `take` from its bucket at `level`. The memory store is one instance's whole
+/// bucket and keeps no leases: a lease asked of it is a plain take, and its return a refund of
+/// what was left unspent.
+fn assess(take: &Take<'_>, level: BucketState, now_us: u64) -> Assessment {
+    match take.mode {
+        Mode::Settle | Mode::Return { .. } => take.spec.settle(level, take.cost),
+        Mode::Enforce | Mode::Shadow | Mode::Lease => {
+            take.spec.assess(level, take.cost, take.terms, now_us)
+        }
+    }
+}
+
+/// The bucket `take` leaves once it is paid, and what its caller still owes. A settlement's
+/// cost is a change, not a request's cost: it owes while in debt.
+fn paid(take: &Take<'_>, level: BucketState, answer: &Assessment) -> (BucketState, f64) {
+    match take.mode {
+        Mode::Settle | Mode::Return { .. } => {
+            (take.spec.after_settle(level, take.cost), -answer.remaining)
+        }
+        Mode::Enforce | Mode::Shadow | Mode::Lease => (
+            take.spec.after_take(level, answer),
+            take.cost - answer.remaining,
+        ),
+    }
+}
+
+/// The bucket a refusal that starts a penalty leaves (the block must outlive the request).
+fn blocked(
+    take: &Take<'_>,
+    level: BucketState,
+    answer: &Assessment,
+    now_us: u64,
+) -> Option<(BucketState, f64)> {
+    (answer.penalty == Penalty::Started).then(|| {
+        (
+            take.spec.after_refusal(level, take.terms, now_us),
+            take.cost,
+        )
+    })
+}
+
+/// The stored entry of `take`'s bucket at `state`, its caller owing `owed` tokens.
+fn entry(take: &Take<'_>, state: BucketState, owed: f64, now_us: u64) -> Entry {
+    Entry {
+        state,
+        full_at_us: now_us.saturating_add(take.spec.keep_for_us(&state, now_us)),
+        pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(owed)),
     }
 }
 
