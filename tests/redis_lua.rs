@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::difftest::{fleet, settings, Lcg};
+use common::difftest::{fleet, settings, store, Lcg};
 use common::redis::RedisServer;
 use floodgate::identity::{Identity, IdentityKey};
 use floodgate::limiter::{
@@ -46,13 +46,7 @@ fn terms(rng: &mut Lcg) -> Terms {
 fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     let redis = RedisServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let store = RedisStore::new(
-        &settings(redis.url()),
-        Metrics::new().store.clone(),
-        None,
-        fleet(),
-    )
-    .unwrap();
+    let store = store(&settings(redis.url()));
     let spec_store = MemoryStore::new(1_000_000);
     let mut rng = Lcg(7);
     let (mut allowed, mut refused, mut prepaid, mut blocks) = (0, 0, 0, 0);
@@ -123,13 +117,7 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
 
 #[test]
 fn keys_are_hash_tagged_by_a_digest_of_the_identity() {
-    let store = RedisStore::new(
-        &settings("redis://127.0.0.1:1".into()),
-        Metrics::new().store.clone(),
-        None,
-        fleet(),
-    )
-    .unwrap();
+    let store = store(&settings("redis://127.0.0.1:1".into()));
     let t = take(0, "alice", 1.0, 1.0, 1.0);
     let key = store.key(&t);
     assert_eq!(
@@ -175,13 +163,7 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
 fn a_bucket_written_before_penalties_existed_is_read_as_unblocked() {
     let redis = RedisServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let store = RedisStore::new(
-        &settings(redis.url()),
-        Metrics::new().store.clone(),
-        None,
-        fleet(),
-    )
-    .unwrap();
+    let store = store(&settings(redis.url()));
     let t = take(0, "old", 5.0, 1e-6, 1.0);
     let mut conn = redis.conn();
     let (seconds, micros): (u64, u64) = redis::cmd("TIME").query(&mut conn).unwrap();
@@ -211,7 +193,7 @@ fn concurrency_leases_follow_the_contract_of_inflight_lua() {
         in_flight_lease: Duration::from_millis(300),
         ..settings(redis.url())
     };
-    let store = RedisStore::new(&settings, Metrics::new().store.clone(), None, fleet()).unwrap();
+    let store = store(&settings);
     let slots = store.slots();
     let key = take(0, "alice", 1.0, 1.0, 1.0).key;
     let set = slots.key(key.policy, &key.identity);
