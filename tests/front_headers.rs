@@ -145,6 +145,41 @@ fn hop_by_hop_headers_never_reach_the_client_and_closing_answers_say_close() {
 }
 
 #[test]
+fn http1_header_names_go_lowercase_unless_their_case_is_kept() {
+    let backend = Scripted::start();
+    let ask = "GET /head HTTP/1.1\r\nHost: a\r\nX-Mixed-Case: 1\r\nConnection: close\r\n\r\n";
+    for (server, kept) in [("", false), ("preserve_header_case = true", true)] {
+        let proxy = Proxy::start_with_server(&[&backend.addr], server, "");
+        let answer = raw::exchange(proxy.port, ask);
+        let (head, seen) = answer.split_once("\r\n\r\n").expect("a whole answer");
+        // The status line's reason and every value pass unchanged either way.
+        assert!(head.starts_with("HTTP/1.1 200 Fine\r\n"), "{answer}");
+        assert!(seen.starts_with("GET /head HTTP/1.1\r\n"), "{seen}");
+        let (request_name, response_name) = match kept {
+            true => ("X-Mixed-Case", "X-Mixed-Case"),
+            false => ("x-mixed-case", "x-mixed-case"),
+        };
+        assert!(
+            seen.contains(&format!("\r\n{request_name}: 1\r\n")),
+            "{seen}"
+        );
+        assert!(
+            head.contains(&format!("\r\n{response_name}: yes\r\n")),
+            "{head}"
+        );
+        // The headers the proxy adds arrive with the others, whatever the case rule.
+        assert!(
+            header(seen, "x-forwarded-for") == Some("127.0.0.1"),
+            "{seen}"
+        );
+        assert!(
+            header(head, "x-request-id").is_some_and(is_generated_id),
+            "{head}"
+        );
+    }
+}
+
+#[test]
 fn publicly_cacheable_responses_carry_no_ratelimit_headers() {
     let backend = Scripted::start();
     let limits = "[[policy]]\nname = \"p\"\ncapacity = 100\nrate = \"1/s\"";

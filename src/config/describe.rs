@@ -91,9 +91,14 @@ impl fmt::Display for Config {
             u.connect_timeout, u.read_timeout, u.write_timeout, u.idle_timeout
         )?;
         let via = if s.front.via { "; Via added" } else { "" };
+        let case = match s.front.preserve_header_case {
+            true => "kept as sent",
+            false => "lowercase",
+        };
         writeln!(
             f,
-            "forwarding      X-Forwarded-For/-Proto/-Host, Forwarded; request id in `{}`{via}",
+            "forwarding      X-Forwarded-For/-Proto/-Host, Forwarded; request id in `{}`{via}; \
+             HTTP/1 header names {case}",
             s.front.request_id_header
         )?;
         match &self.store {

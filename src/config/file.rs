@@ -54,6 +54,8 @@ pub(crate) struct ServerFile {
     pub(crate) h2: Option<bool>,
     #[serde(default)]
     pub(crate) via: bool,
+    #[serde(default)]
+    pub(crate) preserve_header_case: bool,
     pub(crate) request_id_header: Option<Spanned<String>>,
 }
 

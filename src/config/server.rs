@@ -51,6 +51,7 @@ pub(super) fn server(
                 None => FrontSettings::default().request_id_header,
             },
             via: file.via,
+            preserve_header_case: file.preserve_header_case,
         },
     })
 }

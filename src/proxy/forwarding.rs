@@ -17,6 +17,10 @@ use pingora::{Error, ErrorType, Result};
 use std::io::Write as _;
 use std::net::IpAddr;
 
+/// The most headers [`apply`] adds: `Host`, `X-Forwarded-For`, `-Proto`, `-Host`,
+/// `Forwarded`, `Via` and the request id.
+pub(super) const MOST_ADDED: usize = 7;
+
 const X_FORWARDED_FOR: &str = "x-forwarded-for";
 const X_FORWARDED_PROTO: &str = "x-forwarded-proto";
 const X_FORWARDED_HOST: &str = "x-forwarded-host";

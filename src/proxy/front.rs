@@ -18,6 +18,9 @@ pub struct FrontSettings {
     pub request_id_header: HeaderName,
     /// Whether to add `Via` to requests and responses (`server.via`).
     pub via: bool,
+    /// Whether HTTP/1 header names keep their sender's case (`server.preserve_header_case`);
+    /// otherwise they go lowercase, as in HTTP/2.
+    pub preserve_header_case: bool,
 }
 
 impl Default for FrontSettings {
@@ -25,6 +28,7 @@ impl Default for FrontSettings {
         Self {
             request_id_header: HeaderName::from_static("x-request-id"),
             via: false,
+            preserve_header_case: false,
         }
     }
 }

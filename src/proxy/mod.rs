@@ -8,6 +8,7 @@ mod failure;
 mod forwarding;
 mod front;
 mod grpc;
+mod header_case;
 mod hygiene;
 mod pick;
 mod preface;
@@ -205,6 +206,9 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<()> {
         let snapshot = ctx.snapshot.as_ref();
+        if !snapshot.is_some_and(|s| s.front.preserve_header_case) {
+            header_case::shed_request(upstream_request, forwarding::MOST_ADDED)?;
+        }
         let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
         forwarding::apply(session, upstream_request, &ctx.front, host)
     }
@@ -226,6 +230,13 @@ impl ProxyHttp for Floodgate {
             if let (Some(snapshot), true) = (&ctx.snapshot, status >= 500 || status == 101) {
                 snapshot.upstream.answered(&mut ctx.upstream, status);
             }
+        }
+        if !ctx
+            .snapshot
+            .as_ref()
+            .is_some_and(|s| s.front.preserve_header_case)
+        {
+            header_case::shed_response(upstream_response, response::MOST_ADDED)?;
         }
         response::apply(upstream_response, &ctx.front)?;
         // One caller's quota must not be stored by a shared cache and handed to others.

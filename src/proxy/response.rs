@@ -9,6 +9,10 @@ use pingora::http::ResponseHeader;
 use pingora::Result;
 use smallvec::SmallVec;
 
+/// The most headers the client's response gains: the request id, `Via`, `RateLimit` and
+/// `RateLimit-Policy`.
+pub(super) const MOST_ADDED: usize = 4;
+
 /// Whether `name` is a hop-by-hop field of a response (RFC 9110 §7.6.1) besides those its
 /// `Connection` names; `Connection` and `Upgrade` stay on a protocol switch (`switching`),
 /// which they complete. `Transfer-Encoding` is pingora's: it frames the body itself.

@@ -1,7 +1,8 @@
 //! A backend that answers with bytes written by hand, for answers a well-behaved server
 //! library would not send: a chunked 200 cut after 5,000 bytes (`/cut`), a `Content-Length`
 //! body cut short (`/short`), a stream that goes quiet after its first event (`/quiet`), hop-by-
-//! hop headers (`/hop`), a publicly cacheable answer (`/public`); anything else gets
+//! hop headers (`/hop`), a publicly cacheable answer (`/public`), the request head it received
+//! as the body of a `200 Fine` carrying `X-Mixed-Case` (`/head`); anything else gets
 //! `200 ok` with `Cache-Control: no-cache`. Each connection serves one request. Stopped
 //! when dropped.
 
@@ -92,6 +93,16 @@ fn serve(mut stream: TcpStream) {
               Proxy-Connection: keep-alive\r\nTrailer: X-Checksum\r\nCache-Control: no-cache\r\n\
               Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nok",
         ),
+        "/head" => {
+            let mut out = format!(
+                "HTTP/1.1 200 Fine\r\nX-Mixed-Case: yes\r\nContent-Type: text/plain\r\n\
+                 Content-Length: {}\r\n\r\n",
+                head.len()
+            )
+            .into_bytes();
+            out.extend_from_slice(&head);
+            stream.write_all(&out)
+        }
         "/public" => stream.write_all(
             b"HTTP/1.1 200 OK\r\nCache-Control: public, max-age=60\r\n\
               Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nok",
