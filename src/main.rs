@@ -7,10 +7,12 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+mod allocator;
+
 /// mimalloc: a proxy allocates and frees small buffers per request on every worker thread, where
 /// it spends about a third less CPU than the system allocator (bench/run).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 
 /// A reverse proxy that throttles each caller with a token bucket.
 #[derive(Parser)]
