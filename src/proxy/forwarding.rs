@@ -7,32 +7,30 @@
 //! gets this hop's element appended.
 
 use super::decide;
+use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
 use bytes::Bytes;
 use http::header::{FORWARDED, HOST, VIA};
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorType, Result};
 use std::io::Write as _;
 use std::net::IpAddr;
 
-/// The most headers [`apply`] adds: `Host`, `X-Forwarded-For`, `-Proto`, `-Host`,
-/// `Forwarded`, `Via` and the request id.
-pub(super) const MOST_ADDED: usize = 7;
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
-const X_FORWARDED_FOR: &str = "x-forwarded-for";
-const X_FORWARDED_PROTO: &str = "x-forwarded-proto";
-const X_FORWARDED_HOST: &str = "x-forwarded-host";
-
-/// Sets the forwarding headers of `upstream`, the request of `session` on its way to a
-/// backend; `host` is the pool's `Host`, if it sets one.
-pub(super) fn apply(
+/// The forwarding headers of `upstream`, the request of `session` on its way to a backend;
+/// `host` is the pool's `Host`, if it sets one.
+pub(super) fn edits(
     session: &Session,
-    upstream: &mut RequestHeader,
+    upstream: &RequestHeader,
     front: &Front,
     host: Option<&str>,
-) -> Result<()> {
+) -> Result<HeaderEdits> {
+    let mut edits = HeaderEdits::default();
     let req = session.req_header();
     let client_host = match req.headers.get(HOST) {
         Some(h) => Some(h.clone()),
@@ -42,21 +40,21 @@ pub(super) fn apply(
             .and_then(|a| value(a.as_str().into()).ok()),
     };
     if let Some(host) = host {
-        upstream.insert_header(HOST, host)?;
+        edits.set(HOST, value(host.into())?);
     }
     let proto = if front.tls { "https" } else { "http" };
     let peer = decide::peer_ip(session);
     if let Some(ip) = peer {
-        forwarded_for(upstream, ip)?;
+        edits.set(X_FORWARDED_FOR, forwarded_for(upstream, ip)?);
     }
     if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_PROTO) {
-        upstream.insert_header(X_FORWARDED_PROTO, proto)?;
+        edits.set(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
     if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
         match &client_host {
-            Some(h) => upstream.insert_header(X_FORWARDED_HOST, h.clone())?,
+            Some(h) => edits.set(X_FORWARDED_HOST, h.clone()),
             None if upstream.headers.contains_key(X_FORWARDED_HOST) => {
-                upstream.remove_header(X_FORWARDED_HOST);
+                edits.remove(X_FORWARDED_HOST);
             }
             None => {}
         }
@@ -74,30 +72,30 @@ pub(super) fn apply(
         client_host.as_ref().map(|h| h.as_bytes()),
         proto,
     );
-    upstream.insert_header(FORWARDED, value(element)?)?;
+    edits.set(FORWARDED, value(element)?);
     if front.via {
         let hop = format!("{} floodgate", via_version(req.version));
         let vias = merged(upstream, VIA.as_str());
-        upstream.insert_header(VIA, value(joined(vias, hop.as_bytes()))?)?;
+        edits.set(VIA, value(joined(vias, hop.as_bytes()))?);
     }
     if let Some((name, id)) = &front.request_id {
-        upstream.insert_header(name.clone(), id.clone())?;
+        edits.set(name.clone(), id.clone());
     }
-    Ok(())
+    Ok(edits)
 }
 
 /// Every incoming line of `X-Forwarded-For`, in order, then the peer: one list, as the
 /// limiter read it.
-fn forwarded_for(upstream: &mut RequestHeader, ip: IpAddr) -> Result<()> {
+fn forwarded_for(upstream: &RequestHeader, ip: IpAddr) -> Result<HeaderValue> {
     let mut list = match upstream.headers.contains_key(X_FORWARDED_FOR) {
-        true => merged(upstream, X_FORWARDED_FOR),
+        true => merged(upstream, X_FORWARDED_FOR.as_str()),
         false => Vec::with_capacity(40),
     };
     if !list.is_empty() {
         list.extend_from_slice(b", ");
     }
     write_ip(&mut list, ip);
-    upstream.insert_header(X_FORWARDED_FOR, value(list)?)
+    value(list)
 }
 
 /// The non-empty lines of header `name`, joined by `, `.
@@ -222,8 +220,8 @@ mod tests {
             req.append_header("x-forwarded-for", line).unwrap();
         }
         assert_eq!(merged(&req, "x-forwarded-for"), b"a, b, c");
-        forwarded_for(&mut req, "192.0.2.1".parse().unwrap()).unwrap();
-        assert_eq!(req.headers["x-forwarded-for"], "a, b, c, 192.0.2.1");
+        let list = forwarded_for(&req, "192.0.2.1".parse().unwrap()).unwrap();
+        assert_eq!(list, "a, b, c, 192.0.2.1");
         assert_eq!(joined(Vec::new(), b"x"), b"x");
     }
 }

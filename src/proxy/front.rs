@@ -2,6 +2,7 @@
 //! TLS, from a trusted proxy, as gRPC; and how answers the proxy writes itself are stamped.
 //! The headers built from it live in `forwarding` (upstream) and `response` (downstream).
 
+use super::edits::HeaderEdits;
 use super::grpc;
 use super::request_id;
 use bytes::Bytes;
@@ -36,9 +37,8 @@ impl Default for FrontSettings {
 /// One request as the front sees it.
 #[derive(Debug, Default)]
 pub(super) struct Front {
-    /// The request id and the header it travels in (as written on the wire, made once per
-    /// snapshot: a name pingora need not copy); `None` until the head is read.
-    pub(super) request_id: Option<(Bytes, HeaderValue)>,
+    /// The header the request id travels in, and the id; `None` until the head is read.
+    pub(super) request_id: Option<(HeaderName, HeaderValue)>,
     /// Whether the TCP peer is a trusted proxy (its forwarding headers are believed).
     pub(super) trusted_peer: bool,
     /// Whether the request came over TLS.
@@ -53,18 +53,13 @@ pub(super) struct Front {
 }
 
 impl Front {
-    /// The front of the request in `session`, under `settings` (whose request id header is
-    /// `id_name` on the wire); `trusted_peer` says whether its TCP peer is a trusted proxy.
-    pub(super) fn begin(
-        settings: &FrontSettings,
-        id_name: &Bytes,
-        session: &Session,
-        trusted_peer: bool,
-    ) -> Self {
+    /// The front of the request in `session`, under `settings`; `trusted_peer` says whether
+    /// its TCP peer is a trusted proxy.
+    pub(super) fn begin(settings: &FrontSettings, session: &Session, trusted_peer: bool) -> Self {
         let req = session.req_header();
         let id = request_id::of(&req.headers, &settings.request_id_header, trusted_peer);
         Self {
-            request_id: Some((id_name.clone(), id)),
+            request_id: Some((settings.request_id_header.clone(), id)),
             trusted_peer,
             tls: session.digest().is_some_and(|d| d.ssl_digest.is_some()),
             grpc: grpc::is_grpc(req),
@@ -81,19 +76,20 @@ impl Front {
             .unwrap_or("-")
     }
 
-    /// Adds the request id to a response header.
+    /// Adds the request id to an answer the proxy made itself.
     pub(super) fn stamp(&self, header: &mut ResponseHeader) -> Result<()> {
         if let Some((name, value)) = &self.request_id {
             header.insert_header(name.clone(), value.clone())?;
         }
         Ok(())
     }
-}
 
-/// `name` as pingora keeps a header name's spelling, made once: inserting it then copies
-/// nothing.
-pub(super) fn case_name(name: &HeaderName) -> Bytes {
-    Bytes::copy_from_slice(name.as_str().as_bytes())
+    /// Adds the request id to the edits of a backend's response.
+    pub(super) fn stamp_edits(&self, edits: &mut HeaderEdits) {
+        if let Some((name, value)) = &self.request_id {
+            edits.set(name.clone(), value.clone());
+        }
+    }
 }
 
 /// The `Via` protocol version of `version`.

@@ -4,6 +4,7 @@
 
 mod connection;
 mod decide;
+mod edits;
 mod failure;
 mod forwarding;
 mod front;
@@ -35,12 +36,16 @@ use crate::gate::{Aftercare, Outcome, OutcomeKind, Ticket};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
+use http::HeaderName;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
 use pingora::{Error, ErrorType, Result};
 use std::sync::Arc;
 use std::time::Instant;
+
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 
 /// The Floodgate proxy logic.
 pub struct Floodgate {
@@ -103,6 +108,11 @@ impl Floodgate {
     }
 }
 
+/// Whether HTTP/1 header names keep their sender's case under `snapshot`.
+fn keeps_case(snapshot: Option<&Arc<Snapshot>>) -> bool {
+    snapshot.is_some_and(|s| s.front.preserve_header_case)
+}
+
 /// The error of a request that has no snapshot to run under.
 fn no_snapshot() -> Box<Error> {
     Error::explain(ErrorType::InternalError, "no config loaded for the request")
@@ -139,8 +149,7 @@ impl ProxyHttp for Floodgate {
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
         let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
-        ctx.front =
-            front::Front::begin(&snapshot.front, &snapshot.request_id_name, session, trusted);
+        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
         ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
@@ -206,11 +215,9 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<()> {
         let snapshot = ctx.snapshot.as_ref();
-        if !snapshot.is_some_and(|s| s.front.preserve_header_case) {
-            header_case::shed_request(upstream_request, forwarding::MOST_ADDED)?;
-        }
         let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
-        forwarding::apply(session, upstream_request, &ctx.front, host)
+        let edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
+        edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }
 
     async fn response_filter(
@@ -231,20 +238,14 @@ impl ProxyHttp for Floodgate {
                 snapshot.upstream.answered(&mut ctx.upstream, status);
             }
         }
-        if !ctx
-            .snapshot
-            .as_ref()
-            .is_some_and(|s| s.front.preserve_header_case)
-        {
-            header_case::shed_response(upstream_response, response::MOST_ADDED)?;
-        }
-        response::apply(upstream_response, &ctx.front)?;
+        let mut edits = response::edits(upstream_response, &ctx.front);
         // One caller's quota must not be stored by a shared cache and handed to others.
-        let shared = response::shared_cacheable(upstream_response, ctx.front.authorized);
+        let shared = response::shared_cacheable(upstream_response, &edits, ctx.front.authorized);
         if let Some(headers) = ctx.ratelimit.take().filter(|_| !shared) {
-            upstream_response.insert_header("ratelimit-policy", headers.policy)?;
-            upstream_response.insert_header("ratelimit", headers.ratelimit)?;
+            edits.set(RATELIMIT_POLICY, headers.policy);
+            edits.set(RATELIMIT, headers.ratelimit);
         }
+        edits.apply_to_response(upstream_response, keeps_case(ctx.snapshot.as_ref()))?;
         // Settled before the client sees the answer, so its next request sees the bucket
         // settled; an informational answer (but a protocol switch) is not the final one.
         let status = upstream_response.status;

@@ -2,16 +2,11 @@
 //! §7.6.1), the request id, optionally `Via`; and whether the caller's `RateLimit` headers may
 //! ride on it (not when a shared cache may store it, RFC 9111 §3 and §3.5).
 
+use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
 use http::header::{CACHE_CONTROL, CONNECTION, EXPIRES, UPGRADE, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::ResponseHeader;
-use pingora::Result;
-use smallvec::SmallVec;
-
-/// The most headers the client's response gains: the request id, `Via`, `RateLimit` and
-/// `RateLimit-Policy`.
-pub(super) const MOST_ADDED: usize = 4;
 
 /// Whether `name` is a hop-by-hop field of a response (RFC 9110 §7.6.1) besides those its
 /// `Connection` names; `Connection` and `Upgrade` stay on a protocol switch (`switching`),
@@ -29,10 +24,11 @@ fn hop_by_hop(name: &HeaderName, switching: bool) -> bool {
     }
 }
 
-/// Makes `resp` fit to pass on to the client of `front`.
-pub(super) fn apply(resp: &mut ResponseHeader, front: &Front) -> Result<()> {
-    strip_hop_by_hop(resp);
-    front.stamp(resp)?;
+/// What makes `resp` fit to pass on to the client of `front`.
+pub(super) fn edits(resp: &ResponseHeader, front: &Front) -> HeaderEdits {
+    let mut edits = HeaderEdits::default();
+    strip_hop_by_hop(resp, &mut edits);
+    front.stamp_edits(&mut edits);
     if front.via {
         let hop = format!("{} floodgate", via_version(resp.version));
         let mut vias: Vec<u8> = Vec::new();
@@ -42,18 +38,17 @@ pub(super) fn apply(resp: &mut ResponseHeader, front: &Front) -> Result<()> {
         }
         vias.extend_from_slice(hop.as_bytes());
         if let Ok(value) = HeaderValue::from_bytes(&vias) {
-            resp.insert_header(VIA, value)?;
+            edits.set(VIA, value);
         }
     }
-    Ok(())
+    edits
 }
 
-/// Removes the hop-by-hop fields of `resp`; a `101 Switching Protocols` keeps `Connection` and
-/// `Upgrade`, which complete the upgrade. One pass over the names: most responses carry only
-/// `Connection`, and a removal costs a lookup in each of pingora's two maps.
-pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
+/// Removes the hop-by-hop fields of `resp` (in `edits`); a `101 Switching Protocols` keeps
+/// `Connection` and `Upgrade`, which complete the upgrade. One pass over the names.
+fn strip_hop_by_hop(resp: &ResponseHeader, edits: &mut HeaderEdits) {
     let switching = resp.status == 101;
-    let mut doomed: SmallVec<[HeaderName; 4]> = resp
+    let named = resp
         .headers
         .get_all(CONNECTION)
         .iter()
@@ -61,16 +56,14 @@ pub(super) fn strip_hop_by_hop(resp: &mut ResponseHeader) {
         .map(<[u8]>::trim_ascii)
         .filter(|token| !is_connection_option(token))
         .filter_map(|token| HeaderName::from_bytes(token).ok())
-        .filter(|name| !(switching && (name == UPGRADE || name == CONNECTION)))
-        .collect();
-    doomed.extend(
-        resp.headers
-            .keys()
-            .filter(|name| hop_by_hop(name, switching))
-            .cloned(),
-    );
-    for name in doomed {
-        resp.remove_header(&name);
+        .filter(|name| !(switching && (name == UPGRADE || name == CONNECTION)));
+    let fixed = resp
+        .headers
+        .keys()
+        .filter(|name| hop_by_hop(name, switching))
+        .cloned();
+    for name in named.chain(fixed) {
+        edits.remove(name);
     }
 }
 
@@ -82,24 +75,30 @@ fn is_connection_option(token: &[u8]) -> bool {
     token.eq_ignore_ascii_case(b"keep-alive") || token.eq_ignore_ascii_case(b"close")
 }
 
-/// Whether a shared cache may store `resp`, the answer to a request that carried
-/// `Authorization` or not (`authorized`): then one caller's `RateLimit` headers must stay off
-/// it, or the cache would hand that caller's quota to others.
+/// Whether a shared cache may store `resp` as `edits` leave it, the answer to a request that
+/// carried `Authorization` or not (`authorized`): then one caller's `RateLimit` headers must
+/// stay off it, or the cache would hand that caller's quota to others.
 ///
 /// `no-store` or `private`: never (`private="field"` only keeps those fields out of a shared
 /// cache, so it does not count). After `Authorization`, only
 /// `public`, `s-maxage` or `must-revalidate` let a shared cache store it. Else `public`,
 /// `s-maxage`, `max-age` or an `Expires` field do, whatever the status. A response with none of
 /// these (heuristic freshness) keeps the headers: give such responses a `Cache-Control`.
-pub(super) fn shared_cacheable(resp: &ResponseHeader, authorized: bool) -> bool {
+pub(super) fn shared_cacheable(
+    resp: &ResponseHeader,
+    edits: &HeaderEdits,
+    authorized: bool,
+) -> bool {
     if resp.status.is_informational() {
         return false;
     }
+    let kept = |name: &HeaderName| !edits.removes(name);
     // Directive names, and whether each has an argument (the lines looked up once).
-    let lines = resp.headers.get_all(CACHE_CONTROL);
+    let lines = kept(&CACHE_CONTROL).then(|| resp.headers.get_all(CACHE_CONTROL));
     let directives = || {
         lines
             .iter()
+            .flat_map(|lines| lines.iter())
             .flat_map(|line| line.as_bytes().split(|&b| b == b','))
             .map(|d| match d.iter().position(|&b| b == b'=') {
                 Some(at) => (d[..at].trim_ascii(), true),
@@ -117,7 +116,8 @@ pub(super) fn shared_cacheable(resp: &ResponseHeader, authorized: bool) -> bool 
     if authorized {
         return has(&[b"public", b"s-maxage", b"must-revalidate"]);
     }
-    has(&[b"public", b"s-maxage", b"max-age"]) || resp.headers.contains_key(EXPIRES)
+    has(&[b"public", b"s-maxage", b"max-age"])
+        || (kept(&EXPIRES) && resp.headers.contains_key(EXPIRES))
 }
 
 #[cfg(test)]
@@ -129,6 +129,13 @@ mod tests {
         for (name, value) in headers {
             resp.append_header(name.to_string(), *value).unwrap();
         }
+        resp
+    }
+
+    fn stripped(mut resp: ResponseHeader) -> ResponseHeader {
+        let mut edits = HeaderEdits::default();
+        strip_hop_by_hop(&resp, &mut edits);
+        edits.apply_to_response(&mut resp, false).unwrap();
         resp
     }
 
@@ -144,8 +151,7 @@ mod tests {
             ("trailer", "x-checksum"),
             ("content-type", "text/plain"),
         ];
-        let mut resp = response(200, &fields);
-        strip_hop_by_hop(&mut resp);
+        let resp = stripped(response(200, &fields));
         let left: Vec<_> = resp.headers.keys().map(|k| k.as_str()).collect();
         assert_eq!(left, ["content-type"]);
 
@@ -155,7 +161,7 @@ mod tests {
         ];
         let mut switching = response(101, &fields);
         switching.append_header("keep-alive", "timeout=5").unwrap();
-        strip_hop_by_hop(&mut switching);
+        let switching = stripped(switching);
         assert_eq!(switching.headers["upgrade"], "websocket");
         assert!(switching.headers.contains_key("connection"));
         assert!(!switching.headers.contains_key("keep-alive"));
@@ -163,8 +169,10 @@ mod tests {
 
     #[test]
     fn publicly_cacheable_responses_are_known() {
-        let shared =
-            |status, cc: &[(&str, &str)], auth| shared_cacheable(&response(status, cc), auth);
+        let none = HeaderEdits::default();
+        let shared = |status, cc: &[(&str, &str)], auth| {
+            shared_cacheable(&response(status, cc), &none, auth)
+        };
         assert!(shared(200, &[("cache-control", "max-age=60")], false));
         assert!(shared(200, &[("cache-control", "public")], false));
         assert!(shared(404, &[("cache-control", "S-MaxAge=5")], false));
@@ -198,5 +206,17 @@ mod tests {
             true
         ));
         assert!(!shared(101, &[("cache-control", "public")], false));
+        // What the client gets decides: fields its `Connection` names do not reach it.
+        let named = response(
+            200,
+            &[
+                ("connection", "cache-control, expires"),
+                ("cache-control", "public"),
+                ("expires", "Thu, 01 Jan 2037 00:00:00 GMT"),
+            ],
+        );
+        let mut edits = HeaderEdits::default();
+        strip_hop_by_hop(&named, &mut edits);
+        assert!(!shared_cacheable(&named, &edits, false));
     }
 }

@@ -1,12 +1,11 @@
 //! What one request runs under, start to finish: a config reload swaps in a new snapshot, and
 //! requests already under way keep theirs.
 
-use super::front::{case_name, FrontSettings};
+use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
 use crate::gate::Gate;
 use crate::identity::{ClientIpResolver, JwtVerifier};
-use bytes::Bytes;
 use std::sync::Arc;
 
 /// How a request's caller facts are read: the client address and the bearer token.
@@ -31,11 +30,9 @@ pub struct Snapshot {
     pub throttle_status: u16,
     /// Whether to write one access-log line per request.
     pub access_log: bool,
-    /// The request id header and `Via` (set through [`Snapshot::with_front`], which keeps
-    /// `request_id_name` in step).
+    /// The request id header, `Via` and header-name case (set through
+    /// [`Snapshot::with_front`]).
     pub(super) front: FrontSettings,
-    /// `front.request_id_header` as pingora spells header names on the wire, made once.
-    pub(super) request_id_name: Bytes,
 }
 
 impl Snapshot {
@@ -54,17 +51,12 @@ impl Snapshot {
             upstream,
             throttle_status,
             access_log,
-            request_id_name: case_name(&FrontSettings::default().request_id_header),
             front: FrontSettings::default(),
         }
     }
 
     /// The snapshot with `front` settings instead of the defaults.
     pub fn with_front(self, front: FrontSettings) -> Self {
-        Self {
-            request_id_name: case_name(&front.request_id_header),
-            front,
-            ..self
-        }
+        Self { front, ..self }
     }
 }
