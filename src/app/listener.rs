@@ -6,20 +6,23 @@
 //!   counted in `floodgate_connections_refused_total`. `floodgate_connections_open` counts the
 //!   rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a head
 //!   past `server.max_header_bytes`.
-//! - [`HeadDeadline`] (an `HttpServerApp`, one call per request) closes the connection when the
-//!   request head is not whole within `server.header_timeout` of its first byte (of the accept,
-//!   for the first request), however slowly it trickles in.
+//! - [`HeadDeadline`] (an `HttpServerApp`, one call per request) closes the connection when a
+//!   sweep ([`HeadWatches`], run by the `sweeper` service) finds the request head not whole
+//!   within `server.header_timeout` of its first byte (of the accept, for the first request),
+//!   however slowly it trickles in, or the connection idle between requests for longer than
+//!   `server.keepalive_timeout`.
 //!
-//! Idle time between requests is the proxy's keep-alive setting (`server.keepalive_timeout`),
-//! on HTTP/2 connections too. With `server.h2c`, the plain listener tells cleartext HTTP/2
-//! (prior knowledge) from HTTP/1 by the first bytes, within the head deadline (`preface`).
+//! HTTP/2 connections idle out by pingora's `h2_idle_timeout` (`server.keepalive_timeout`).
+//! With `server.h2c`, the plain listener tells cleartext HTTP/2 (prior knowledge) from HTTP/1
+//! by the first bytes, within the head deadline (`preface`).
 //! The cap on open connections is what the open-file limit can hold (`rlimit`).
 
 use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
-    head_watch, peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, Preface, WatchedStream,
+    head_watch, peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, HeadWatches, Preface,
+    WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
 use async_trait::async_trait;
@@ -34,7 +37,7 @@ use prometheus::IntGauge;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The open downstream connections, overall and per client address.
 struct Connections {
@@ -118,6 +121,8 @@ pub(super) fn http_options(config: &Config) -> HttpServerOptions {
 pub(super) struct Listener {
     http: Arc<HeadDeadline>,
     connections: Arc<Connections>,
+    /// The watched HTTP/1 connections, whose deadlines the `sweeper` service enforces.
+    watches: Arc<HeadWatches>,
     refused: ByLabel<ConnectionRefusal>,
     max_header_bytes: usize,
     header_timeout: Duration,
@@ -125,16 +130,19 @@ pub(super) struct Listener {
 }
 
 impl Listener {
-    /// `proxy` behind `limits`, counted in `metrics`; the open-file limit is raised, and the
-    /// connection cap lowered to what it can hold.
+    /// `proxy` behind `limits`, counted in `metrics`, its connections' deadlines kept by
+    /// sweeping `watches`; the open-file limit is raised, and the connection cap lowered to what
+    /// it can hold.
     pub(super) fn new(
         proxy: HttpProxy<Floodgate>,
         limits: &ConnectionLimits,
         metrics: &Metrics,
+        watches: Arc<HeadWatches>,
     ) -> Self {
         let h2c = proxy.server_options.as_ref().is_some_and(|o| o.h2c);
         Self {
             h2c,
+            watches,
             header_timeout: limits.header_timeout,
             http: Arc::new(HeadDeadline {
                 proxy: Arc::new(proxy),
@@ -156,7 +164,7 @@ impl Listener {
     /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1;
     /// `None` if it closed or stayed silent past the head deadline.
     async fn sniffed(&self, mut stream: Stream) -> Option<Stream> {
-        let watch = HeadWatch::accepted();
+        let watch = self.watches.accepted();
         let (preface, read) = match sniff(&mut stream, self.header_timeout).await {
             Ok(sniffed) => sniffed,
             Err(e) => {
@@ -194,7 +202,7 @@ impl ServerApp for Listener {
             _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await?,
             _ => Box::new(WatchedStream::new(
                 stream,
-                HeadWatch::accepted(),
+                self.watches.accepted(),
                 self.max_header_bytes,
             )),
         };
@@ -222,12 +230,13 @@ impl HttpServerApp for HeadDeadline {
         let Some(watch) = head_watch(&session).cloned() else {
             return HttpServerApp::process_new_http(&self.proxy, session, shutdown).await;
         };
-        watch.expect_head();
+        watch.expect_head(Instant::now());
         tokio::select! {
             reused = HttpServerApp::process_new_http(&self.proxy, session, shutdown) => reused,
-            () = watch.overdue(self.header_timeout) => {
+            () = watch.expired() => {
                 log::debug!(
-                    "closing a connection: no whole request head within {:?}",
+                    "closing a connection: no whole request head within {:?}, or idle past \
+                     keepalive_timeout",
                     self.header_timeout
                 );
                 None

@@ -9,6 +9,7 @@ mod listener;
 mod reload;
 mod rlimit;
 mod stores;
+mod sweeper;
 
 pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;
@@ -18,7 +19,7 @@ pub use stores::{BuildError, Stores};
 use crate::admin::AdminApp;
 use crate::config::Config;
 use crate::limiter::StoreSettings;
-use crate::proxy::Floodgate;
+use crate::proxy::{Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use pingora::listeners::tls::TlsSettings;
@@ -85,9 +86,10 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
     let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
     http.server_options = Some(listener::http_options(config));
+    let watches = HeadWatches::new(limits.header_timeout, limits.keepalive_timeout);
     let mut proxy = Service::new(
         "floodgate proxy".to_owned(),
-        listener::Listener::new(http, limits, &metrics),
+        listener::Listener::new(http, limits, &metrics, watches.clone()),
     );
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {
@@ -122,5 +124,9 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
     server.add_service(background_service("health checks", health));
+    server.add_service(background_service(
+        "connection deadlines",
+        sweeper::Sweeper::new(watches),
+    ));
     Ok(server)
 }

@@ -9,6 +9,7 @@ mod failure;
 mod forwarding;
 mod front;
 mod grpc;
+mod head_watch;
 mod header_case;
 mod hygiene;
 mod pick;
@@ -21,7 +22,8 @@ mod streams;
 mod upstream;
 mod watched;
 
-pub use connection::{ConnectionLimits, HeadWatch};
+pub use connection::ConnectionLimits;
+pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
 pub use front::FrontSettings;
 pub use preface::{sniff, Preface};
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
@@ -52,8 +54,8 @@ pub struct Floodgate {
     snapshot: Arc<ArcSwap<Snapshot>>,
     metrics: Arc<Metrics>,
     offenders: Arc<Offenders>,
-    /// Idle seconds allowed between requests on a connection; `None` closes after a response.
-    keepalive: Option<u64>,
+    /// Whether connections stay open between requests (the listener's sweep ends idle ones).
+    keepalive: bool,
 }
 
 /// Per-request state carried between pingora's phases.
@@ -85,7 +87,7 @@ impl Floodgate {
             snapshot,
             metrics,
             offenders,
-            keepalive: limits.keepalive_seconds(),
+            keepalive: limits.keeps_alive(),
         }
     }
 
@@ -138,10 +140,10 @@ impl ProxyHttp for Floodgate {
 
     async fn early_request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<()> {
         connection::head_complete(session);
-        // Pingora keeps HTTP/1.1 connections open with no idle limit: set ours, unless this
-        // request already closes its connection.
-        if session.get_keepalive().is_some() {
-            session.set_keepalive(self.keepalive);
+        // Pingora keeps HTTP/1.1 connections open with no idle limit; the listener's sweep
+        // closes idle ones (`server.keepalive_timeout`), or none stays open.
+        if !self.keepalive {
+            session.set_keepalive(None);
         }
         // Pipelined requests are answered in order (RFC 9112 §9.3.2).
         session.set_pipelining_enabled(true);

@@ -5,7 +5,7 @@
 //! Bytes the listener read ahead (to tell HTTP/2 from HTTP/1, see `preface`) are read again
 //! first, and are what a peek sees.
 
-use super::connection::HeadWatch;
+use super::head_watch::HeadWatch;
 use super::render::problem_body;
 use async_trait::async_trait;
 use bytes::{Buf, BytesMut};
@@ -21,7 +21,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The whole 431 response, sent as the connection closes.
@@ -126,7 +126,7 @@ impl AsyncRead for WatchedStream {
         }
         if !this.prefix.is_empty() {
             let n = this.read_prefix(buf, allowance);
-            this.watch.read(n);
+            this.watch.read(n, Instant::now);
             return Poll::Ready(Ok(()));
         }
         if allowance >= buf.remaining() {
@@ -134,7 +134,7 @@ impl AsyncRead for WatchedStream {
             // read would mean zero-filling the space first, on every request).
             let before = buf.filled().len();
             ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-            this.watch.read(buf.filled().len() - before);
+            this.watch.read(buf.filled().len() - before, Instant::now);
             return Poll::Ready(Ok(()));
         }
         // Read no more than the head may still hold.
@@ -143,7 +143,7 @@ impl AsyncRead for WatchedStream {
         ready!(Pin::new(&mut this.inner).poll_read(cx, &mut limited))?;
         let n = limited.filled().len();
         buf.advance(n);
-        this.watch.read(n);
+        this.watch.read(n, Instant::now);
         Poll::Ready(Ok(()))
     }
 }

@@ -1,0 +1,277 @@
+//! The deadlines of downstream HTTP/1 connections, without a timer per request: each
+//! connection's [`HeadWatch`] notes where it stands (idle between requests, a head under way,
+//! a request being served) and since when, and one sweep over all of them (the listener's
+//! [`HeadWatches`], every [`SWEEP_EVERY`]) closes those past their deadline: a head not whole
+//! within `header_timeout` of its first byte (of the accept, for the first request), or an idle
+//! wait longer than `keepalive_timeout`. A deadline is never cut short; it may run up to one
+//! sweep long.
+//!
+//! Pingora would arm a timer (a lock and an allocation) on every head read for its keep-alive
+//! timeout, and a head deadline needs a second: one sweep four times a second replaces both.
+
+use parking_lot::Mutex;
+use std::future::poll_fn;
+use std::sync::{Arc, Weak};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// How often the connections' deadlines are checked.
+pub const SWEEP_EVERY: Duration = Duration::from_millis(250);
+
+/// Where a connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the first byte of its next request (`keepalive_timeout` applies).
+    Idle,
+    /// A request head under way (`header_timeout` applies).
+    Head,
+    /// The head is whole; the request is being served (no deadline here).
+    Served,
+}
+
+#[derive(Debug)]
+struct HeadState {
+    phase: Phase,
+    /// When the phase began.
+    since: Instant,
+    /// Head bytes read in this phase.
+    bytes: usize,
+    /// Requests begun on this connection.
+    requests: u64,
+    /// Whether a sweep found the connection past its deadline.
+    expired: bool,
+    /// The task serving the connection, to wake when it expires.
+    waker: Option<Waker>,
+}
+
+impl HeadState {
+    /// Whether the phase has outlasted its deadline at `now`.
+    fn overdue(&self, now: Instant, deadlines: &Deadlines) -> bool {
+        let limit = match self.phase {
+            Phase::Idle => deadlines.idle,
+            Phase::Head => deadlines.head,
+            Phase::Served => return false,
+        };
+        now.saturating_duration_since(self.since) > limit
+    }
+}
+
+/// The request head under way on one HTTP/1 connection.
+#[derive(Debug)]
+pub struct HeadWatch {
+    state: Mutex<HeadState>,
+}
+
+impl HeadWatch {
+    fn new(phase: Phase, now: Instant) -> Self {
+        Self {
+            state: Mutex::new(HeadState {
+                phase,
+                since: now,
+                bytes: 0,
+                requests: 0,
+                expired: false,
+                waker: None,
+            }),
+        }
+    }
+
+    /// The watch of a connection whose heads are not watched (HTTP/2 frames its own): reads
+    /// pass through, and no sweep closes it.
+    pub fn unwatched() -> Arc<Self> {
+        Arc::new(Self::new(Phase::Served, Instant::now()))
+    }
+
+    /// A new request begins at `now`: a reused connection idles until its head's first byte.
+    pub fn expect_head(&self, now: Instant) {
+        let mut state = self.state.lock();
+        if state.requests > 0 {
+            state.phase = Phase::Idle;
+            state.since = now;
+        }
+        state.requests += 1;
+        state.bytes = 0;
+    }
+
+    /// How many more head bytes may be read; `None` once the head is whole.
+    pub(super) fn allowance(&self, max: usize) -> Option<usize> {
+        let state = self.state.lock();
+        (state.phase != Phase::Served).then(|| max.saturating_sub(state.bytes))
+    }
+
+    /// `n` bytes of the head were read at `now`; the first starts its clock.
+    pub(super) fn read(&self, n: usize, now: impl FnOnce() -> Instant) {
+        let mut state = self.state.lock();
+        state.bytes += n;
+        if n > 0 && state.phase == Phase::Idle {
+            state.phase = Phase::Head;
+            state.since = now();
+        }
+    }
+
+    /// The proxy has the whole head.
+    pub(super) fn complete(&self) {
+        self.state.lock().phase = Phase::Served;
+    }
+
+    /// Resolves once a sweep has found the connection past its deadline.
+    pub async fn expired(&self) {
+        poll_fn(|cx| {
+            let mut state = self.state.lock();
+            if state.expired {
+                return Poll::Ready(());
+            }
+            if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                state.waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Expires the connection if it is past its deadline at `now`.
+    fn sweep(&self, now: Instant, deadlines: &Deadlines) {
+        let mut state = self.state.lock();
+        if !state.expired && state.overdue(now, deadlines) {
+            state.expired = true;
+            if let Some(waker) = state.waker.take() {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// How long each phase may last.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    head: Duration,
+    idle: Duration,
+}
+
+/// The watched connections of one listener, swept together.
+#[derive(Debug)]
+pub struct HeadWatches {
+    deadlines: Deadlines,
+    watched: Mutex<Vec<Weak<HeadWatch>>>,
+}
+
+impl HeadWatches {
+    /// Watches whose heads must be whole within `header_timeout` and whose idle waits end
+    /// after `keepalive_timeout`.
+    pub fn new(header_timeout: Duration, keepalive_timeout: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            deadlines: Deadlines {
+                head: header_timeout,
+                idle: keepalive_timeout,
+            },
+            watched: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The watch of a connection accepted now: its first head's clock is running.
+    pub fn accepted(&self) -> Arc<HeadWatch> {
+        let watch = Arc::new(HeadWatch::new(Phase::Head, Instant::now()));
+        self.watched.lock().push(Arc::downgrade(&watch));
+        watch
+    }
+
+    /// Expires every connection past its deadline at `now`, and forgets closed ones; the list
+    /// is not held locked meanwhile, so accepts go on.
+    pub fn sweep(&self, now: Instant) {
+        let mut list = std::mem::take(&mut *self.watched.lock());
+        list.retain(|watch| match watch.upgrade() {
+            Some(watch) => {
+                watch.sweep(now, &self.deadlines);
+                true
+            }
+            None => false,
+        });
+        self.watched.lock().append(&mut list);
+    }
+
+    /// How many connections are watched.
+    pub fn len(&self) -> usize {
+        self.watched.lock().len()
+    }
+
+    /// Whether no connection is watched.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::Context;
+
+    fn expired(watch: &HeadWatch) -> bool {
+        let mut cx = Context::from_waker(Waker::noop());
+        pin!(watch.expired()).as_mut().poll(&mut cx).is_ready()
+    }
+
+    #[test]
+    fn the_first_head_runs_from_the_accept_and_a_reused_connection_idles_first() {
+        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(60));
+        let watch = watches.accepted();
+        let t0 = watch.state.lock().since;
+        let at = |s| t0 + Duration::from_secs(s);
+        watch.expect_head(t0);
+        watches.sweep(at(10));
+        assert!(!expired(&watch), "exactly at the deadline is still in time");
+        watch.complete();
+        watches.sweep(at(100));
+        assert!(!expired(&watch), "a request being served has no deadline here");
+
+        // The next request idles (keep-alive) until its first byte, then has its head's time.
+        watch.expect_head(at(100));
+        assert_eq!(watch.allowance(5), Some(5));
+        watches.sweep(at(150));
+        assert!(!expired(&watch));
+        watch.read(1, || at(155));
+        assert_eq!(watch.allowance(5), Some(4));
+        watches.sweep(at(165));
+        assert!(!expired(&watch), "ten seconds from the first byte");
+        watches.sweep(at(166));
+        assert!(expired(&watch));
+        watch.complete();
+        assert_eq!(watch.allowance(5), None);
+    }
+
+    #[test]
+    fn an_idle_connection_expires_after_the_keepalive_timeout_and_closed_ones_are_forgotten() {
+        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(2));
+        let watch = watches.accepted();
+        let t0 = watch.state.lock().since;
+        watch.expect_head(t0);
+        watch.complete();
+        watch.expect_head(t0);
+        watches.sweep(t0 + Duration::from_millis(2000));
+        assert!(!expired(&watch));
+        watches.sweep(t0 + Duration::from_millis(2001));
+        assert!(expired(&watch));
+
+        let other = watches.accepted();
+        assert_eq!(watches.len(), 2);
+        drop(watch);
+        watches.sweep(t0);
+        assert_eq!(watches.len(), 1);
+        drop(other);
+        watches.sweep(t0);
+        assert!(watches.is_empty());
+    }
+
+    #[test]
+    fn an_unwatched_connection_never_expires() {
+        let watch = HeadWatch::unwatched();
+        assert_eq!(watch.allowance(5), None);
+        let deadlines = Deadlines {
+            head: Duration::ZERO,
+            idle: Duration::ZERO,
+        };
+        watch.sweep(Instant::now() + Duration::from_secs(1), &deadlines);
+        assert!(!expired(&watch));
+    }
+}
