@@ -9,18 +9,22 @@
 use super::decide;
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
-use bytes::Bytes;
 use http::header::{FORWARDED, HOST, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorType, Result};
+use smallvec::SmallVec;
 use std::io::Write as _;
 use std::net::IpAddr;
 
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+
+/// A header value being written: on the stack while it fits (it nearly always does), so the
+/// finished value is the one allocation.
+type Text = SmallVec<[u8; 128]>;
 
 /// The forwarding headers of `upstream`, the request of `session` on its way to a backend;
 /// `host` is the pool's `Host`, if it sets one.
@@ -37,10 +41,10 @@ pub(super) fn edits(
         None => req
             .uri
             .authority()
-            .and_then(|a| value(a.as_str().into()).ok()),
+            .and_then(|a| value(a.as_str().as_bytes()).ok()),
     };
     if let Some(host) = host {
-        edits.set(HOST, value(host.into())?);
+        edits.set(HOST, value(host.as_bytes())?);
     }
     let proto = if front.tls { "https" } else { "http" };
     let peer = decide::peer_ip(session);
@@ -61,7 +65,7 @@ pub(super) fn edits(
     }
     let mut element = match front.trusted_peer {
         true => merged(upstream, FORWARDED.as_str()),
-        false => Vec::with_capacity(64),
+        false => Text::new(),
     };
     if !element.is_empty() {
         element.extend_from_slice(b", ");
@@ -72,11 +76,11 @@ pub(super) fn edits(
         client_host.as_ref().map(|h| h.as_bytes()),
         proto,
     );
-    edits.set(FORWARDED, value(element)?);
+    edits.set(FORWARDED, value(&element)?);
     if front.via {
         let hop = format!("{} floodgate", via_version(req.version));
         let vias = merged(upstream, VIA.as_str());
-        edits.set(VIA, value(joined(vias, hop.as_bytes()))?);
+        edits.set(VIA, value(&joined(vias, hop.as_bytes()))?);
     }
     if let Some((name, id)) = &front.request_id {
         edits.set(name.clone(), id.clone());
@@ -89,18 +93,18 @@ pub(super) fn edits(
 fn forwarded_for(upstream: &RequestHeader, ip: IpAddr) -> Result<HeaderValue> {
     let mut list = match upstream.headers.contains_key(X_FORWARDED_FOR) {
         true => merged(upstream, X_FORWARDED_FOR.as_str()),
-        false => Vec::with_capacity(40),
+        false => Text::new(),
     };
     if !list.is_empty() {
         list.extend_from_slice(b", ");
     }
     write_ip(&mut list, ip);
-    value(list)
+    value(&list)
 }
 
 /// The non-empty lines of header `name`, joined by `, `.
-fn merged(req: &RequestHeader, name: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
+fn merged(req: &RequestHeader, name: &str) -> Text {
+    let mut out = Text::new();
     for line in req.headers.get_all(name) {
         let line = line.as_bytes().trim_ascii();
         if !line.is_empty() {
@@ -114,7 +118,7 @@ fn merged(req: &RequestHeader, name: &str) -> Vec<u8> {
 }
 
 /// `list` with `item` appended, comma-separated.
-fn joined(mut list: Vec<u8>, item: &[u8]) -> Vec<u8> {
+fn joined(mut list: Text, item: &[u8]) -> Text {
     if !list.is_empty() {
         list.extend_from_slice(b", ");
     }
@@ -123,7 +127,7 @@ fn joined(mut list: Vec<u8>, item: &[u8]) -> Vec<u8> {
 }
 
 /// Appends this hop's `Forwarded` element (RFC 7239) to `out`: `for`, `host` and `proto`.
-fn forwarded_element(out: &mut Vec<u8>, peer: Option<IpAddr>, host: Option<&[u8]>, proto: &str) {
+fn forwarded_element(out: &mut Text, peer: Option<IpAddr>, host: Option<&[u8]>, proto: &str) {
     match peer.map(|ip| ip.to_canonical()) {
         Some(ip @ IpAddr::V4(_)) => {
             out.extend_from_slice(b"for=");
@@ -153,7 +157,7 @@ fn forwarded_element(out: &mut Vec<u8>, peer: Option<IpAddr>, host: Option<&[u8]
 
 /// Appends `ip` as text: an IPv4 address digit by digit (the common case, without the
 /// formatting machinery), an IPv6 address as `Display` writes it.
-fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
+fn write_ip(out: &mut Text, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
             let mut digits = itoa::Buffer::new();
@@ -164,15 +168,15 @@ fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
                 out.extend_from_slice(digits.format(octet).as_bytes());
             }
         }
-        // Writing to a Vec cannot fail.
+        // Writing to memory cannot fail.
         IpAddr::V6(v6) => {
             let _ = write!(out, "{v6}");
         }
     }
 }
 
-fn value(bytes: Vec<u8>) -> Result<HeaderValue> {
-    HeaderValue::from_maybe_shared(Bytes::from(bytes))
+fn value(bytes: &[u8]) -> Result<HeaderValue> {
+    HeaderValue::from_bytes(bytes)
         .map_err(|_| Error::explain(ErrorType::InvalidHTTPHeader, "a forwarding header"))
 }
 
@@ -183,9 +187,9 @@ mod tests {
     #[test]
     fn forwarded_elements_quote_ipv6_and_hosts() {
         let element = |peer: Option<IpAddr>, host: Option<&[u8]>, proto| {
-            let mut out = Vec::new();
+            let mut out = Text::new();
             forwarded_element(&mut out, peer, host, proto);
-            String::from_utf8(out).unwrap()
+            String::from_utf8(out.to_vec()).unwrap()
         };
         let v4 = "192.0.2.7".parse().ok();
         assert_eq!(
@@ -207,9 +211,9 @@ mod tests {
             "::1",
             "2001:db8::ffff:1",
         ] {
-            let mut out = Vec::new();
+            let mut out = Text::new();
             write_ip(&mut out, ip.parse().unwrap());
-            assert_eq!(out, ip.as_bytes());
+            assert_eq!(&out[..], ip.as_bytes());
         }
     }
 
@@ -219,9 +223,9 @@ mod tests {
         for line in ["a, b", " ", "c"] {
             req.append_header("x-forwarded-for", line).unwrap();
         }
-        assert_eq!(merged(&req, "x-forwarded-for"), b"a, b, c");
+        assert_eq!(&merged(&req, "x-forwarded-for")[..], b"a, b, c");
         let list = forwarded_for(&req, "192.0.2.1".parse().unwrap()).unwrap();
         assert_eq!(list, "a, b, c, 192.0.2.1");
-        assert_eq!(joined(Vec::new(), b"x"), b"x");
+        assert_eq!(&joined(Text::new(), b"x")[..], b"x");
     }
 }

@@ -121,7 +121,11 @@ impl HeadWatch {
             if state.expired {
                 return Poll::Ready(());
             }
-            if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            if !state
+                .waker
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()))
+            {
                 state.waker = Some(cx.waker().clone());
             }
             Poll::Pending
@@ -223,7 +227,10 @@ mod tests {
         assert!(!expired(&watch), "exactly at the deadline is still in time");
         watch.complete();
         watches.sweep(at(100));
-        assert!(!expired(&watch), "a request being served has no deadline here");
+        assert!(
+            !expired(&watch),
+            "a request being served has no deadline here"
+        );
 
         // The next request idles (keep-alive) until its first byte, then has its head's time.
         watch.expect_head(at(100));

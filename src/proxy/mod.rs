@@ -23,8 +23,8 @@ mod upstream;
 mod watched;
 
 pub use connection::ConnectionLimits;
-pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
 pub use front::FrontSettings;
+pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::{Action, RateLimitHeaders, PROBLEM_JSON};
 pub use snapshot::{Callers, Snapshot};
