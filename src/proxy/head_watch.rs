@@ -192,16 +192,6 @@ impl HeadWatches {
         });
         self.watched.lock().append(&mut list);
     }
-
-    /// How many connections are watched.
-    pub fn len(&self) -> usize {
-        self.watched.lock().len()
-    }
-
-    /// Whether no connection is watched.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]
@@ -261,13 +251,13 @@ mod tests {
         assert!(expired(&watch));
 
         let other = watches.accepted();
-        assert_eq!(watches.len(), 2);
+        assert_eq!(watches.watched.lock().len(), 2);
         drop(watch);
         watches.sweep(t0);
-        assert_eq!(watches.len(), 1);
+        assert_eq!(watches.watched.lock().len(), 1);
         drop(other);
         watches.sweep(t0);
-        assert!(watches.is_empty());
+        assert!(watches.watched.lock().is_empty());
     }
 
     #[test]
