@@ -404,19 +404,23 @@ fn slowloris_heads_are_closed_after_header_timeout() {
     let proxy = Proxy::start_with_server(&[&upstream.addr], "header_timeout = \"1s\"", "");
     // A head sent a byte every 100 ms never completes in time.
     let mut slow = raw::connect(proxy.port);
-    let writer = {
-        let mut slow = slow.try_clone().unwrap();
-        std::thread::spawn(move || {
-            let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
-            for byte in head {
-                if slow.write_all(&[*byte]).is_err() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        })
-    };
+    let writer = trickle(slow.try_clone().unwrap());
     let (answer, after) = until_closed(&mut slow);
+    assert!(answer.is_empty(), "{answer}");
+    assert!(
+        after >= Duration::from_millis(900) && after < Duration::from_secs(3),
+        "{after:?}"
+    );
+    writer.join().unwrap();
+    // So does the next head on a connection that was served: its clock starts at its first
+    // byte.
+    let mut reused = raw::connect(proxy.port);
+    reused
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    assert_eq!(raw::status(&raw::read_response(&mut reused)), 200);
+    let writer = trickle(reused.try_clone().unwrap());
+    let (answer, after) = until_closed(&mut reused);
     assert!(answer.is_empty(), "{answer}");
     assert!(
         after >= Duration::from_millis(900) && after < Duration::from_secs(3),
@@ -428,7 +432,21 @@ fn slowloris_heads_are_closed_after_header_timeout() {
     assert!(after < Duration::from_secs(3), "{after:?}");
     // A whole head in time is served.
     assert_eq!(raw::get(proxy.port, "/", ""), 200);
-    assert_eq!(upstream.served(), 1);
+    assert_eq!(upstream.served(), 2);
+}
+
+/// Writes a request head to `conn` a byte every 100 ms, until it is closed.
+fn trickle(mut conn: std::net::TcpStream) -> std::thread::JoinHandle<()> {
+    use std::io::Write;
+    std::thread::spawn(move || {
+        let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+        for byte in head {
+            if conn.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    })
 }
 
 #[test]

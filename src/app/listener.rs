@@ -5,12 +5,11 @@
 //!   address, an IPv6 /64 counting as one); a connection past either is closed at once and
 //!   counted in `floodgate_connections_refused_total`. `floodgate_connections_open` counts the
 //!   rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a head
-//!   past `server.max_header_bytes`.
-//! - [`HeadDeadline`] (an `HttpServerApp`, one call per request) closes the connection when a
-//!   sweep ([`HeadWatches`], run by the `sweeper` service) finds the request head not whole
-//!   within `server.header_timeout` of its first byte (of the accept, for the first request),
-//!   however slowly it trickles in, or the connection idle between requests for longer than
-//!   `server.keepalive_timeout`.
+//!   past `server.max_header_bytes`, and is closed when a sweep ([`HeadWatches`], run by the
+//!   `sweeper` service) finds a request head not whole within `server.header_timeout` of its
+//!   first byte (of the accept, for the first request), however slowly it trickles in, or the
+//!   connection idle between requests for longer than `server.keepalive_timeout`. The proxy
+//!   marks where each request stands (`connection`); nothing is added per request here.
 //!
 //! HTTP/2 connections idle out by pingora's `h2_idle_timeout` (`server.keepalive_timeout`).
 //! With `server.h2c`, the plain listener tells cleartext HTTP/2 (prior knowledge) from HTTP/1
@@ -21,15 +20,12 @@ use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
-    head_watch, peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, HeadWatches, Preface,
-    WatchedStream,
+    peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, HeadWatches, Preface, WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use pingora::apps::{HttpServerApp, HttpServerOptions, ReusedHttpStream, ServerApp};
-use pingora::protocols::http::v2::server::H2Options;
-use pingora::protocols::http::ServerSession;
+use pingora::apps::{HttpServerOptions, ServerApp};
 use pingora::protocols::{Stream, ALPN};
 use pingora::proxy::HttpProxy;
 use pingora::server::ShutdownWatch;
@@ -37,7 +33,7 @@ use prometheus::IntGauge;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The open downstream connections, overall and per client address.
 struct Connections {
@@ -119,7 +115,7 @@ pub(super) fn http_options(config: &Config) -> HttpServerOptions {
 
 /// Pingora's proxy behind the connection caps.
 pub(super) struct Listener {
-    http: Arc<HeadDeadline>,
+    http: Arc<HttpProxy<Floodgate>>,
     connections: Arc<Connections>,
     /// The watched HTTP/1 connections, whose deadlines the `sweeper` service enforces.
     watches: Arc<HeadWatches>,
@@ -144,10 +140,7 @@ impl Listener {
             h2c,
             watches,
             header_timeout: limits.header_timeout,
-            http: Arc::new(HeadDeadline {
-                proxy: Arc::new(proxy),
-                header_timeout: limits.header_timeout,
-            }),
+            http: Arc::new(proxy),
             connections: Arc::new(Connections {
                 max: rlimit::admit_within_nofile(limits.max_connections),
                 max_per_ip: limits.max_connections_per_ip,
@@ -161,9 +154,9 @@ impl Listener {
 }
 
 impl Listener {
-    /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1;
-    /// `None` if it closed or stayed silent past the head deadline.
-    async fn sniffed(&self, mut stream: Stream) -> Option<Stream> {
+    /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1, and
+    /// its watch if HTTP/1; `None` if it closed or stayed silent past the head deadline.
+    async fn sniffed(&self, mut stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
         let watch = self.watches.accepted();
         let (preface, read) = match sniff(&mut stream, self.header_timeout).await {
             Ok(sniffed) => sniffed,
@@ -172,12 +165,26 @@ impl Listener {
                 return None;
             }
         };
-        let watch = match preface {
-            Preface::H2 => HeadWatch::unwatched(),
-            Preface::Http1 => watch,
+        let (watch, deadline) = match preface {
+            Preface::H2 => (HeadWatch::unwatched(), None),
+            Preface::Http1 => (watch.clone(), Some(watch)),
         };
         let watched = WatchedStream::new(stream, watch, self.max_header_bytes);
-        Some(Box::new(watched.with_prefix(read)))
+        Some((Box::new(watched.with_prefix(read)), deadline))
+    }
+
+    /// `stream` ready for pingora, and the watch whose expiry closes it (HTTP/1 only: HTTP/2
+    /// frames its own headers, and pingora bounds them).
+    async fn watched(&self, stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
+        match stream.selected_alpn_proto() {
+            Some(ALPN::H2) => Some((stream, None)),
+            _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await,
+            _ => {
+                let watch = self.watches.accepted();
+                let watched = WatchedStream::new(stream, watch.clone(), self.max_header_bytes);
+                Some((Box::new(watched), Some(watch)))
+            }
+        }
     }
 }
 
@@ -196,43 +203,13 @@ impl ServerApp for Listener {
                 return None;
             }
         };
-        // HTTP/2 frames its own headers (and pingora bounds them); HTTP/1 heads are watched.
-        let stream: Stream = match stream.selected_alpn_proto() {
-            Some(ALPN::H2) => stream,
-            _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await?,
-            _ => Box::new(WatchedStream::new(
-                stream,
-                self.watches.accepted(),
-                self.max_header_bytes,
-            )),
+        let (stream, watch) = self.watched(stream).await?;
+        let Some(watch) = watch else {
+            return ServerApp::process_new(&self.http, stream, shutdown).await;
         };
-        ServerApp::process_new(&self.http, stream, shutdown).await
-    }
-
-    async fn cleanup(&self) {
-        ServerApp::cleanup(&*self.http).await
-    }
-}
-
-/// Pingora's proxy, each request's head on a deadline.
-pub(super) struct HeadDeadline {
-    proxy: Arc<HttpProxy<Floodgate>>,
-    header_timeout: Duration,
-}
-
-#[async_trait]
-impl HttpServerApp for HeadDeadline {
-    async fn process_new_http(
-        self: &Arc<Self>,
-        session: ServerSession,
-        shutdown: &ShutdownWatch,
-    ) -> Option<ReusedHttpStream> {
-        let Some(watch) = head_watch(&session).cloned() else {
-            return HttpServerApp::process_new_http(&self.proxy, session, shutdown).await;
-        };
-        watch.expect_head(Instant::now());
         tokio::select! {
-            reused = HttpServerApp::process_new_http(&self.proxy, session, shutdown) => reused,
+            biased;
+            reused = ServerApp::process_new(&self.http, stream, shutdown) => reused,
             () = watch.expired() => {
                 log::debug!(
                     "closing a connection: no whole request head within {:?}, or idle past \
@@ -244,16 +221,8 @@ impl HttpServerApp for HeadDeadline {
         }
     }
 
-    fn h2_options(&self) -> Option<H2Options> {
-        self.proxy.h2_options()
-    }
-
-    fn server_options(&self) -> Option<&HttpServerOptions> {
-        self.proxy.server_options()
-    }
-
-    async fn http_cleanup(&self) {
-        self.proxy.http_cleanup().await
+    async fn cleanup(&self) {
+        ServerApp::cleanup(&*self.http).await
     }
 }
 

@@ -4,10 +4,10 @@
 //! for the first request) and within `max_header_bytes`; between requests a connection may
 //! idle for `keepalive_timeout`. The listener's sweep enforces both deadlines (`head_watch`),
 //! the connection's [`WatchedStream`](super::WatchedStream) the size, and the proxy marks the
-//! head complete.
+//! head complete and the request done.
 
 use pingora::proxy::Session;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long downstream connections may take and how many may be open (`[server]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,5 +48,17 @@ impl ConnectionLimits {
 pub(super) fn head_complete(session: &Session) {
     if let Some(watch) = super::watched::head_watch(session.as_downstream()) {
         watch.complete();
+    }
+}
+
+/// Marks `session`'s request done, if its connection is watched: the connection idles from
+/// now until the next head. A request body not read whole would be drained before that head,
+/// unwatched, so such a connection closes instead (as pingora closes one whose response
+/// went out before the body was in).
+pub(super) fn request_done(session: &mut Session) {
+    if !session.as_downstream_mut().is_body_done() {
+        session.set_keepalive(None);
+    } else if let Some(watch) = super::watched::head_watch(session.as_downstream()) {
+        watch.request_done(Instant::now());
     }
 }

@@ -11,6 +11,7 @@
 
 use parking_lot::Mutex;
 use std::future::poll_fn;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -36,10 +37,6 @@ struct HeadState {
     since: Instant,
     /// Head bytes read in this phase.
     bytes: usize,
-    /// Requests begun on this connection.
-    requests: u64,
-    /// Whether a sweep found the connection past its deadline.
-    expired: bool,
     /// The task serving the connection, to wake when it expires.
     waker: Option<Waker>,
 }
@@ -60,6 +57,9 @@ impl HeadState {
 #[derive(Debug)]
 pub struct HeadWatch {
     state: Mutex<HeadState>,
+    /// Whether a sweep found the connection past its deadline (read without the lock on
+    /// every poll of the connection's task).
+    expired: AtomicBool,
 }
 
 impl HeadWatch {
@@ -69,10 +69,9 @@ impl HeadWatch {
                 phase,
                 since: now,
                 bytes: 0,
-                requests: 0,
-                expired: false,
                 waker: None,
             }),
+            expired: AtomicBool::new(false),
         }
     }
 
@@ -82,14 +81,12 @@ impl HeadWatch {
         Arc::new(Self::new(Phase::Served, Instant::now()))
     }
 
-    /// A new request begins at `now`: a reused connection idles until its head's first byte.
-    pub fn expect_head(&self, now: Instant) {
+    /// A request ended at `now`, its body read whole: the connection idles until the next
+    /// head's first byte.
+    pub fn request_done(&self, now: Instant) {
         let mut state = self.state.lock();
-        if state.requests > 0 {
-            state.phase = Phase::Idle;
-            state.since = now;
-        }
-        state.requests += 1;
+        state.phase = Phase::Idle;
+        state.since = now;
         state.bytes = 0;
     }
 
@@ -114,19 +111,22 @@ impl HeadWatch {
         self.state.lock().phase = Phase::Served;
     }
 
-    /// Resolves once a sweep has found the connection past its deadline.
+    /// Resolves once a sweep has found the connection past its deadline. Polled on every
+    /// wake of the connection's task: the lock is taken only when the task's waker changes.
     pub async fn expired(&self) {
+        let mut registered: Option<Waker> = None;
         poll_fn(|cx| {
-            let mut state = self.state.lock();
-            if state.expired {
+            if self.expired.load(Ordering::Acquire) {
                 return Poll::Ready(());
             }
-            if !state
-                .waker
-                .as_ref()
-                .is_some_and(|w| w.will_wake(cx.waker()))
-            {
-                state.waker = Some(cx.waker().clone());
+            if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                let waker = cx.waker().clone();
+                self.state.lock().waker = Some(waker.clone());
+                registered = Some(waker);
+                // A sweep between the first check and the registration found no waker.
+                if self.expired.load(Ordering::Acquire) {
+                    return Poll::Ready(());
+                }
             }
             Poll::Pending
         })
@@ -136,8 +136,8 @@ impl HeadWatch {
     /// Expires the connection if it is past its deadline at `now`.
     fn sweep(&self, now: Instant, deadlines: &Deadlines) {
         let mut state = self.state.lock();
-        if !state.expired && state.overdue(now, deadlines) {
-            state.expired = true;
+        if !self.expired.load(Ordering::Relaxed) && state.overdue(now, deadlines) {
+            self.expired.store(true, Ordering::Release);
             if let Some(waker) = state.waker.take() {
                 waker.wake();
             }
@@ -212,7 +212,6 @@ mod tests {
         let watch = watches.accepted();
         let t0 = watch.state.lock().since;
         let at = |s| t0 + Duration::from_secs(s);
-        watch.expect_head(t0);
         watches.sweep(at(10));
         assert!(!expired(&watch), "exactly at the deadline is still in time");
         watch.complete();
@@ -222,8 +221,9 @@ mod tests {
             "a request being served has no deadline here"
         );
 
-        // The next request idles (keep-alive) until its first byte, then has its head's time.
-        watch.expect_head(at(100));
+        // After the request the connection idles (keep-alive) until the next head's first
+        // byte, then that head has its time.
+        watch.request_done(at(100));
         assert_eq!(watch.allowance(5), Some(5));
         watches.sweep(at(150));
         assert!(!expired(&watch));
@@ -242,9 +242,8 @@ mod tests {
         let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(2));
         let watch = watches.accepted();
         let t0 = watch.state.lock().since;
-        watch.expect_head(t0);
         watch.complete();
-        watch.expect_head(t0);
+        watch.request_done(t0);
         watches.sweep(t0 + Duration::from_millis(2000));
         assert!(!expired(&watch));
         watches.sweep(t0 + Duration::from_millis(2001));
@@ -258,6 +257,30 @@ mod tests {
         drop(other);
         watches.sweep(t0);
         assert!(watches.watched.lock().is_empty());
+    }
+
+    #[test]
+    fn a_waiting_task_is_woken_once_its_connection_expires() {
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(60));
+        let watch = watches.accepted();
+        let t0 = watch.state.lock().since;
+        let count = Arc::new(Count(Default::default()));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut waiting = pin!(watch.expired());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        watches.sweep(t0 + Duration::from_secs(5));
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        watches.sweep(t0 + Duration::from_secs(11));
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert!(waiting.as_mut().poll(&mut cx).is_ready());
     }
 
     #[test]

@@ -68,7 +68,8 @@ pub struct RequestCtx {
     /// Settlements and slots the response phases owe the request's policies.
     aftercare: Aftercare,
     upstream: Attempts,
-    started: Instant,
+    /// When the head was in, for the access log (read only when it is on).
+    started: Option<Instant>,
     upstream_started: Option<Instant>,
     /// The request id, the way in, gRPC or not.
     front: front::Front,
@@ -132,7 +133,7 @@ impl ProxyHttp for Floodgate {
             ticket: None,
             aftercare: Aftercare::default(),
             upstream: Attempts::default(),
-            started: Instant::now(),
+            started: None,
             upstream_started: None,
             front: front::Front::default(),
         }
@@ -150,6 +151,7 @@ impl ProxyHttp for Floodgate {
         // One snapshot for the whole request: whom to trust and what to decide come from the
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
+        ctx.started = snapshot.access_log.then(Instant::now);
         let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
         ctx.front = front::Front::begin(&snapshot.front, session, trusted);
         ctx.snapshot = Some(snapshot);
@@ -324,9 +326,10 @@ impl ProxyHttp for Floodgate {
         if !ctx.aftercare.is_empty() {
             ctx.aftercare.finish(written).await;
         }
-        if !ctx.snapshot.as_ref().is_some_and(|s| s.access_log) {
+        connection::request_done(session);
+        let Some(started) = ctx.started else {
             return;
-        }
+        };
         let req = session.req_header();
         let status = written.unwrap_or(0);
         let identity = ctx
@@ -344,7 +347,7 @@ impl ProxyHttp for Floodgate {
             ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
             identity.get(..12).unwrap_or("-"),
             ctx.front.id(),
-            ctx.started.elapsed().as_secs_f64() * 1000.0
+            started.elapsed().as_secs_f64() * 1000.0
         );
     }
 }
