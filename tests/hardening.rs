@@ -403,15 +403,7 @@ fn slowloris_heads_are_closed_after_header_timeout() {
     let upstream = Upstream::start();
     let proxy = Proxy::start_with_server(&[&upstream.addr], "header_timeout = \"1s\"", "");
     // A head sent a byte every 100 ms never completes in time.
-    let mut slow = raw::connect(proxy.port);
-    let writer = trickle(slow.try_clone().unwrap());
-    let (answer, after) = until_closed(&mut slow);
-    assert!(answer.is_empty(), "{answer}");
-    assert!(
-        after >= Duration::from_millis(900) && after < Duration::from_secs(3),
-        "{after:?}"
-    );
-    writer.join().unwrap();
+    trickle_until_closed(raw::connect(proxy.port));
     // So does the next head on a connection that was served: its clock starts at its first
     // byte.
     let mut reused = raw::connect(proxy.port);
@@ -419,20 +411,27 @@ fn slowloris_heads_are_closed_after_header_timeout() {
         .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
     assert_eq!(raw::status(&raw::read_response(&mut reused)), 200);
-    let writer = trickle(reused.try_clone().unwrap());
-    let (answer, after) = until_closed(&mut reused);
-    assert!(answer.is_empty(), "{answer}");
-    assert!(
-        after >= Duration::from_millis(900) && after < Duration::from_secs(3),
-        "{after:?}"
-    );
-    writer.join().unwrap();
+    trickle_until_closed(reused);
     // A connection that says nothing is closed too.
     let (_, after) = until_closed(&mut raw::connect(proxy.port));
     assert!(after < Duration::from_secs(3), "{after:?}");
     // A whole head in time is served.
     assert_eq!(raw::get(proxy.port, "/", ""), 200);
     assert_eq!(upstream.served(), 2);
+}
+
+/// Writes a request head to `conn` a byte every 100 ms and checks that the proxy closes the
+/// connection, unanswered, after the 1 s header_timeout (within generous bounds).
+fn trickle_until_closed(mut conn: std::net::TcpStream) {
+    use std::time::Duration;
+    let writer = trickle(conn.try_clone().unwrap());
+    let (answer, after) = until_closed(&mut conn);
+    assert!(answer.is_empty(), "{answer}");
+    assert!(
+        after >= Duration::from_millis(900) && after < Duration::from_secs(3),
+        "{after:?}"
+    );
+    writer.join().unwrap();
 }
 
 /// Writes a request head to `conn` a byte every 100 ms, until it is closed.
