@@ -314,6 +314,14 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
         bound / exact
     );
     assert!(leases > 0.0 && hits > 0.0, "leases were used");
+    // A lease sent back has nobody waiting for its answer: that is no late reply. Only a
+    // request that stopped waiting (a timeout) leaves one.
+    let sum = |series: &str| -> f64 { proxies.iter().map(|p| p.metric(series)).sum() };
+    assert!(
+        sum("floodgate_store_late_replies_total")
+            <= sum("floodgate_store_errors_total{kind=\"timeout\"}"),
+        "late replies without a timeout"
+    );
     let admitted = report.count(200) as f64;
     let tolerance = (0.01 * exact).max(2.0) + 300.0 * 0.02;
     assert!(

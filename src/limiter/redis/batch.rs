@@ -20,14 +20,35 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// One decision waiting to be sent: its takes (one identity), when it was asked, and where its
-/// answer goes.
+/// answer goes (nowhere for a call nobody waits on, such as a lease sent back).
 struct Job {
     takes: Vec<OwnedTake>,
     asked_at: u64,
     /// A settlement: sent even when nobody waits for its answer.
     must_send: bool,
-    answer: oneshot::Sender<Result<Answer, LimiterError>>,
+    answer: Option<Sender>,
 }
+
+impl Job {
+    fn new(takes: &[Take<'_>], asked_at: u64, answer: Option<Sender>) -> Self {
+        Self {
+            takes: takes.iter().map(OwnedTake::from).collect(),
+            asked_at,
+            must_send: answer.is_none() || takes.iter().any(|t| t.mode.settles()),
+            answer,
+        }
+    }
+
+    /// Whether the job is still worth sending: a decision whose request stopped waiting (the
+    /// budget ran out and `on_error` decided) is not; settlements and calls nobody waits on
+    /// always are.
+    fn sendable(&self) -> bool {
+        self.must_send || self.answer.as_ref().is_some_and(|a| !a.is_closed())
+    }
+}
+
+/// Where a job's answer goes.
+type Sender = oneshot::Sender<Result<Answer, LimiterError>>;
 
 /// Redis's answers for one decision, and the Redis time (µs) they were decided at.
 pub(super) type Answer = (u64, Assessments);
@@ -90,12 +111,18 @@ impl Batcher {
         asked_at: u64,
     ) -> oneshot::Receiver<Result<Answer, LimiterError>> {
         let (answer, receiver) = oneshot::channel();
-        let job = Job {
-            takes: takes.iter().map(OwnedTake::from).collect(),
-            asked_at,
-            must_send: takes.iter().any(|t| t.mode.settles()),
-            answer,
-        };
+        self.enqueue(Job::new(takes, asked_at, Some(answer)));
+        receiver
+    }
+
+    /// Queues `takes` (all of one identity) for the next round, with nobody waiting for the
+    /// answer (the round still learns it).
+    pub(super) fn post(self: &Arc<Self>, takes: &[Take<'_>], asked_at: u64) {
+        self.enqueue(Job::new(takes, asked_at, None));
+    }
+
+    /// Queues `job`, starting a round if none is under way.
+    fn enqueue(self: &Arc<Self>, job: Job) {
         let start = {
             let mut queue = self.queue.lock();
             queue.waiting.push(job);
@@ -104,7 +131,6 @@ impl Batcher {
         if start {
             tokio::spawn(self.clone().rounds());
         }
-        receiver
     }
 
     /// Sends rounds until the queue is empty.
@@ -147,7 +173,8 @@ impl Batcher {
                 for (job, answer) in jobs.into_iter().zip(answers) {
                     self.knowledge
                         .learn_owned(&job.takes, &answer, job.asked_at);
-                    if job.answer.send(Ok((now_us, answer))).is_err() {
+                    let Some(waiting) = job.answer else { continue };
+                    if waiting.send(Ok((now_us, answer))).is_err() {
                         self.metrics.late_replies.inc();
                     }
                 }
@@ -158,7 +185,9 @@ impl Batcher {
                         LimiterError::Timeout => LimiterError::Timeout,
                         other => LimiterError::Store(other.to_string()),
                     };
-                    let _ = job.answer.send(Err(error));
+                    if let Some(waiting) = job.answer {
+                        let _ = waiting.send(Err(error));
+                    }
                 }
             }
         }
@@ -215,10 +244,9 @@ impl Batcher {
 /// The most keys one call carries (Lua's `unpack` of KEYS has a limit near 8,000).
 const MAX_KEYS_PER_CALL: usize = 1000;
 
-/// The jobs still worth sending: a decision whose request stopped waiting (the budget ran out
-/// and `on_error` decided) is dropped unsent; settlements are always sent.
+/// The jobs still worth sending (see [`Job::sendable`]); the others are dropped unsent.
 fn sendable(mut jobs: Vec<Job>) -> Vec<Job> {
-    jobs.retain(|j| j.must_send || !j.answer.is_closed());
+    jobs.retain(Job::sendable);
     jobs
 }
 
