@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 struct Job {
     takes: Vec<OwnedTake>,
     asked_at: u64,
-    /// A settlement: sent even when nobody waits for its answer.
+    /// Sent even when nobody waits for its answer: a settlement, or a call posted unanswered.
     must_send: bool,
     answer: Option<Sender>,
 }
