@@ -298,14 +298,9 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
         &report,
         exact,
     );
-    let leases: f64 = proxies
-        .iter()
-        .map(|p| p.metric("floodgate_store_leases_total"))
-        .sum();
-    let hits: f64 = proxies
-        .iter()
-        .map(|p| p.metric("floodgate_store_lease_hits_total"))
-        .sum();
+    let sum = |series: &str| -> f64 { proxies.iter().map(|p| p.metric(series)).sum() };
+    let leases = sum("floodgate_store_leases_total");
+    let hits = sum("floodgate_store_lease_hits_total");
     // At most three leases of 10 tokens are out of reach at any time.
     let bound = 3.0 * 10.0;
     eprintln!(
@@ -316,7 +311,6 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
     assert!(leases > 0.0 && hits > 0.0, "leases were used");
     // A lease sent back has nobody waiting for its answer: that is no late reply. Only a
     // request that stopped waiting (a timeout) leaves one.
-    let sum = |series: &str| -> f64 { proxies.iter().map(|p| p.metric(series)).sum() };
     assert!(
         sum("floodgate_store_late_replies_total")
             <= sum("floodgate_store_errors_total{kind=\"timeout\"}"),
