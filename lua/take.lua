@@ -9,14 +9,19 @@ operation, so both give the same answers for the same times and costs):
   KEYS         every bucket of every group, group after group: one identity under one policy,
                `prefix:{identity}:policy`. Every key of a call lives in one Redis Cluster slot.
   ARGV[1]      margin added to each key's expiry, in milliseconds (integer >= 0)
-  ARGV[2]      the number of groups
-  then, for each group: the number of its buckets, and for each bucket six values:
-               capacity (tokens > 0), refill rate (tokens per second > 0, may be fractional),
-               cost (tokens; > 0 but for a settlement or a return), mode (0 enforcing,
-               1 shadow, 2 settle, 3 lease, 4 return), overdraft (tokens >= 0 the bucket may go
-               below zero to pay now: prepayment; for a return, the lease's size), block
-               (microseconds >= 0 a refusal blocks the bucket for, 0 for none; for a return,
-               the lease window the lease was lent in)
+  ARGV[2]      the call's numbers in one binary string, little-endian (read with struct.unpack,
+               so no number is parsed from decimal text, and none loses a bit in transit):
+                 u32 the number of shapes, then for each shape four doubles: capacity
+                   (tokens > 0), refill rate (tokens per second > 0, may be fractional),
+                   overdraft (tokens >= 0 the bucket may go below zero to pay now:
+                   prepayment), block (microseconds >= 0 a refusal blocks the bucket for, 0
+                   for none);
+                 u32 the number of groups, then for each group a u32, the number of its
+                   buckets, and for each bucket: u32 its shape (1-based), u8 its mode (0
+                   enforcing, 1 shadow, 2 settle, 3 lease, 4 return), a double, its cost
+                   (tokens; > 0 but for a settlement or a return), and for a return two more
+                   doubles: the lease's size and the lease window it was lent in.
+                 Settlements and returns ignore their shape's overdraft and block.
 
   A take is allowed when the bucket holds `cost`, or when it can prepay it within the
   overdraft (the bucket goes into debt and the take waits until its tokens would have been
@@ -33,11 +38,12 @@ operation, so both give the same answers for the same times and costs):
   tokens (minus `cost`) back, up to capacity minus what is still out; a return whose window is
   forgotten changes nothing. A refund, too, fills only up to capacity minus what is out.
 
-  Returns { now_us, then for each bucket in KEYS order: allowed (1 or 0), remaining (an
-  8-byte little-endian IEEE double, so no fraction of a token is lost in transit),
+  Returns { now_us, answers }: answers holds 17 bytes per bucket, in KEYS order: u8 allowed
+  (1 or 0) + 2 x penalty (0 none, 1 this refusal started a block, 2 a standing block refused
+  it), then two doubles: remaining (so no fraction of a token is lost in transit) and
   retry_after_us (refused: until the take would be allowed; allowed: how long a prepaid take
-  waits, else 0), full_in_us, penalty (0 none, 1 this refusal started a block, 2 a standing
-  block refused it) }.
+  waits, else 0; always a whole number). How long until the bucket is full again follows from
+  remaining (BucketSpec::micros_to_gain), so it is not sent.
 
   Each bucket is one string: three little-endian doubles (struct '<ddd'), the tokens
   (fractional, below zero in debt), the Redis TIME in microseconds when they were true, and the
@@ -76,9 +82,19 @@ end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * MICROS + tonumber(time[2])
+local now_window = window_of(now)
 local margin_ms = tonumber(ARGV[1])
 
--- What each key holds now: read once, then kept up to date as groups pay.
+-- The shapes: capacity, rate, overdraft and block of each.
+local wire = ARGV[2]
+local caps, rates, overdrafts, blocks = {}, {}, {}, {}
+local shapes, at = struct.unpack('<I', wire)
+for s = 1, shapes do
+  caps[s], rates[s], overdrafts[s], blocks[s], at = struct.unpack('<dddd', wire, at)
+end
+
+-- What each key holds now, { tokens, time, block end, window, lent now, lent before }: read
+-- once, then kept up to date as groups pay.
 local stored = {}
 local values = redis.call('MGET', unpack(KEYS))
 for i = 1, #KEYS do
@@ -96,56 +112,43 @@ for i = 1, #KEYS do
   end
 end
 
-local reply = { now }
-local written = {}
-local key_at, arg_at = 1, 3
-
--- Lent sums { window, current, previous } seen from window w (not before their own).
-local function rolled(lent, w)
-  local behind = w - lent[1]
+-- Lent sums (window, current, previous) seen from window w (not before their own).
+local function rolled(lw, lc, lp, w)
+  local behind = w - lw
   if behind <= 0 then
-    return lent
+    return lw, lc, lp
   elseif behind == 1 then
-    return { w, 0, lent[2] }
+    return w, 0, lc
   end
-  return { w, 0, 0 }
+  return w, 0, 0
 end
 
 -- BucketSpec::refill_leased: tokens, time, block end and lent sums at now.
-local function level(key, capacity, rate)
-  local state = stored[key]
+local function level(state, capacity, rate)
   if not state then
-    return capacity, now, 0, { window_of(now), 0, 0 }
+    return capacity, now, 0, now_window, 0, 0
   end
   local at = state[2]
   local t = math.max(now, at)
   local tokens = state[1]
-  local lent = { state[4], state[5], state[6] }
-  while lent[2] + lent[3] > 0 and (lent[1] + 1) * WINDOW <= t do
-    local boundary = (lent[1] + 1) * WINDOW
-    tokens = math.min(tokens + (boundary - at) * rate / MICROS, capacity - (lent[2] + lent[3]))
+  local lw, lc, lp = state[4], state[5], state[6]
+  while lc + lp > 0 and (lw + 1) * WINDOW <= t do
+    local boundary = (lw + 1) * WINDOW
+    tokens = math.min(tokens + (boundary - at) * rate / MICROS, capacity - (lc + lp))
     at = boundary
-    lent = rolled(lent, lent[1] + 1)
+    lw, lc, lp = rolled(lw, lc, lp, lw + 1)
   end
-  tokens = math.min(tokens + (t - at) * rate / MICROS, capacity - (lent[2] + lent[3]))
-  return tokens, t, state[3], rolled(lent, window_of(t))
-end
-
--- BucketSpec::take_back: the lent sums and tokens after a return.
-local function take_back(tokens, lent, capacity, unspent, leased, window)
-  local after = { lent[1], lent[2], lent[3] }
-  if window == lent[1] then
-    after[2] = math.max(lent[2] - leased, 0)
-  elseif window + 1 == lent[1] then
-    after[3] = math.max(lent[3] - leased, 0)
+  tokens = math.min(tokens + (t - at) * rate / MICROS, capacity - (lc + lp))
+  if t ~= now then
+    lw, lc, lp = rolled(lw, lc, lp, window_of(t))
   else
-    return tokens, after
+    lw, lc, lp = rolled(lw, lc, lp, now_window)
   end
-  return math.min(tokens + unspent, capacity - (after[2] + after[3])), after
+  return tokens, t, state[3], lw, lc, lp
 end
 
 -- BucketSpec::assess: allowed, remaining, retry_after_us, penalty.
-local function assess(tokens, blocked, capacity, rate, cost, overdraft, block)
+local function assess(tokens, blocked, rate, cost, overdraft, block)
   local token_wait = 0
   if not (tokens + overdraft + EPSILON >= cost) then
     token_wait = micros_to_gain(cost - overdraft - tokens, rate)
@@ -165,72 +168,89 @@ local function assess(tokens, blocked, capacity, rate, cost, overdraft, block)
   return true, tokens - cost, micros_to_gain(cost - tokens, rate), 0
 end
 
-local function answer(allowed, remaining, retry_after, capacity, rate, penalty)
-  table.insert(reply, allowed and 1 or 0)
-  table.insert(reply, struct.pack('<d', remaining))
-  table.insert(reply, retry_after)
-  table.insert(reply, micros_to_gain(capacity - remaining, rate))
-  table.insert(reply, penalty)
+-- Stores a bucket's new state and marks it to be written with its shape.
+local written = {}
+local function keep(key, shape, tokens, ts, blocked, lw, lc, lp)
+  stored[key] = { tokens, ts, blocked, lw, lc, lp }
+  written[key] = shape
 end
 
-for _ = 1, tonumber(ARGV[2]) do
-  local count = tonumber(ARGV[arg_at])
-  arg_at = arg_at + 1
-  local takes, enforced = {}, true
+-- The answers, 17 bytes per bucket: allowed + 2 x penalty, remaining, retry_after_us.
+local answers = {}
+local function answer(allowed, remaining, retry_after, penalty)
+  answers[#answers + 1] = struct.pack('<Bdd', (allowed and 1 or 0) + 2 * penalty, remaining,
+    retry_after)
+end
+
+-- One group's buckets, as read and assessed (reused from group to group).
+local b_key, b_shape, b_cost, b_mode, b_leased, b_window = {}, {}, {}, {}, {}, {}
+local b_tokens, b_ts, b_blocked, b_lw, b_lc, b_lp = {}, {}, {}, {}, {}, {}
+local b_allowed, b_remaining, b_retry, b_penalty = {}, {}, {}, {}
+
+local key_at, groups = 1, 0
+groups, at = struct.unpack('<I', wire, at)
+for _ = 1, groups do
+  local count
+  count, at = struct.unpack('<I', wire, at)
+  local enforced = true
   for j = 1, count do
-    local key = KEYS[key_at + j - 1]
-    local capacity = tonumber(ARGV[arg_at])
-    local rate = tonumber(ARGV[arg_at + 1])
-    local cost = tonumber(ARGV[arg_at + 2])
-    local mode = ARGV[arg_at + 3]
-    local overdraft = tonumber(ARGV[arg_at + 4])
-    local block = tonumber(ARGV[arg_at + 5])
-    arg_at = arg_at + 6
-    local tokens, ts, blocked, lent = level(key, capacity, rate)
-    local take = { key = key, capacity = capacity, rate = rate, cost = cost, mode = mode,
-      block = block, tokens = tokens, ts = ts, blocked = blocked, lent = lent,
-      overdraft = overdraft }
-    if mode ~= '2' and mode ~= '4' then
-      take.allowed, take.remaining, take.retry_after, take.penalty =
-        assess(tokens, blocked, capacity, rate, cost, overdraft, block)
-      if mode == '0' and not take.allowed then
+    local key = KEYS[key_at]
+    key_at = key_at + 1
+    local shape, mode, cost
+    shape, mode, cost, at = struct.unpack('<IBd', wire, at)
+    if mode == 4 then
+      b_leased[j], b_window[j], at = struct.unpack('<dd', wire, at)
+    end
+    local capacity, rate = caps[shape], rates[shape]
+    local tokens, ts, blocked, lw, lc, lp = level(stored[key], capacity, rate)
+    b_key[j], b_shape[j], b_cost[j], b_mode[j] = key, shape, cost, mode
+    b_tokens[j], b_ts[j], b_blocked[j], b_lw[j], b_lc[j], b_lp[j] = tokens, ts, blocked, lw, lc, lp
+    if mode ~= 2 and mode ~= 4 then
+      local allowed, remaining, retry, penalty =
+        assess(tokens, blocked, rate, cost, overdrafts[shape], blocks[shape])
+      b_allowed[j], b_remaining[j], b_retry[j], b_penalty[j] = allowed, remaining, retry, penalty
+      if mode == 0 and not allowed then
         enforced = false
       end
     end
-    takes[j] = take
   end
   for j = 1, count do
-    local t = takes[j]
-    local lent = t.lent
-    if t.mode == '2' then
+    local key, shape, mode = b_key[j], b_shape[j], b_mode[j]
+    local capacity, rate = caps[shape], rates[shape]
+    local tokens, ts, blocked = b_tokens[j], b_ts[j], b_blocked[j]
+    local lw, lc, lp = b_lw[j], b_lc[j], b_lp[j]
+    if mode == 2 then
       -- In debt by at most ten years of refill (MAX_DEBT_SECONDS in bucket.rs).
-      local settled = math.max(math.min(t.tokens - t.cost, t.capacity), -(t.rate * 316224000))
-      settled = math.min(settled, t.capacity - (lent[2] + lent[3]))
-      stored[t.key] = { settled, t.ts, t.blocked, lent[1], lent[2], lent[3] }
-      written[t.key] = { t.capacity, t.rate }
-      answer(true, settled, 0, t.capacity, t.rate, 0)
-    elseif t.mode == '4' then
-      -- overdraft carries the lease's size, block its window.
-      local tokens, after = take_back(t.tokens, lent, t.capacity, -t.cost, t.overdraft, t.block)
-      stored[t.key] = { tokens, t.ts, t.blocked, after[1], after[2], after[3] }
-      written[t.key] = { t.capacity, t.rate }
-      answer(true, tokens, 0, t.capacity, t.rate, 0)
-    else
-      if t.allowed and (enforced or t.mode == '1' or t.mode == '3') then
-        local lending = 0
-        if t.mode == '3' then
-          lending = t.cost
-        end
-        stored[t.key] = { t.remaining, t.ts, t.blocked, lent[1], lent[2] + lending, lent[3] }
-        written[t.key] = { t.capacity, t.rate }
-      elseif t.penalty == 1 then
-        stored[t.key] = { t.tokens, t.ts, now + t.block, lent[1], lent[2], lent[3] }
-        written[t.key] = { t.capacity, t.rate }
+      local settled = math.max(math.min(tokens - b_cost[j], capacity), -(rate * 316224000))
+      settled = math.min(settled, capacity - (lc + lp))
+      keep(key, shape, settled, ts, blocked, lw, lc, lp)
+      answer(true, settled, 0, 0)
+    elseif mode == 4 then
+      -- BucketSpec::take_back: the lease's size off its window's count, its unspent tokens
+      -- (minus the cost) back in.
+      local window, leased = b_window[j], b_leased[j]
+      if window == lw then
+        lc = math.max(lc - leased, 0)
+        tokens = math.min(tokens - b_cost[j], capacity - (lc + lp))
+      elseif window + 1 == lw then
+        lp = math.max(lp - leased, 0)
+        tokens = math.min(tokens - b_cost[j], capacity - (lc + lp))
       end
-      answer(t.allowed, t.remaining, t.retry_after, t.capacity, t.rate, t.penalty)
+      keep(key, shape, tokens, ts, blocked, lw, lc, lp)
+      answer(true, tokens, 0, 0)
+    else
+      local allowed, penalty = b_allowed[j], b_penalty[j]
+      if allowed and (enforced or mode == 1 or mode == 3) then
+        if mode == 3 then
+          lc = lc + b_cost[j]
+        end
+        keep(key, shape, b_remaining[j], ts, blocked, lw, lc, lp)
+      elseif penalty == 1 then
+        keep(key, shape, tokens, ts, now + blocks[shape], lw, lc, lp)
+      end
+      answer(allowed, b_remaining[j], b_retry[j], penalty)
     end
   end
-  key_at = key_at + count
 end
 
 -- Writes in KEYS order, each key once, with its final state, kept as long as
@@ -241,25 +261,24 @@ for i = 1, #KEYS do
   if shape then
     written[key] = nil
     local state = stored[key]
-    local capacity, rate = shape[1], shape[2]
-    local keep = micros_to_gain(capacity - state[1], rate)
+    local keep_us = micros_to_gain(caps[shape] - state[1], rates[shape])
     local block_left = state[3] - now
-    if block_left > keep then
-      keep = block_left
+    if block_left > keep_us then
+      keep_us = block_left
     end
     local out = state[5] + state[6]
     if out > 0 then
-      keep = keep + math.max((state[4] + 2) * WINDOW - now, 0)
+      keep_us = keep_us + math.max((state[4] + 2) * WINDOW - now, 0)
     end
-    if keep > 0 and out > 0 then
+    if keep_us > 0 and out > 0 then
       redis.call('SET', key, struct.pack('<dddddd', state[1], state[2], state[3], state[4],
-        state[5], state[6]), 'PX', math.ceil(keep / 1000) + margin_ms)
-    elseif keep > 0 then
+        state[5], state[6]), 'PX', math.ceil(keep_us / 1000) + margin_ms)
+    elseif keep_us > 0 then
       redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]),
-        'PX', math.ceil(keep / 1000) + margin_ms)
+        'PX', math.ceil(keep_us / 1000) + margin_ms)
     else
       redis.call('DEL', key)
     end
   end
 end
-return reply
+return { now, table.concat(answers) }

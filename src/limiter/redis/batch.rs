@@ -10,7 +10,8 @@ use super::connection::Connection;
 use super::knowledge::{Knowledge, OwnedTake};
 use super::reply;
 use super::script::Script;
-use crate::limiter::{Assessments, LimiterError, Mode, Take};
+use super::wire::Wire;
+use crate::limiter::{Assessments, BucketSpec, LimiterError, Take};
 use crate::telemetry::StoreMetrics;
 use parking_lot::Mutex;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
@@ -162,8 +163,11 @@ impl Batcher {
             Err(_) => Err(LimiterError::Timeout),
         };
         let answers = reply.and_then(|r| {
-            let lengths: Vec<usize> = jobs.iter().map(|j| j.takes.len()).collect();
-            reply::parse_groups(&r, &lengths)
+            let shapes: Vec<Vec<BucketSpec>> = jobs
+                .iter()
+                .map(|j| j.takes.iter().map(|t| t.take().spec).collect())
+                .collect();
+            reply::parse_groups(&r, &shapes)
         });
         match answers {
             Ok((now_us, answers)) => {
@@ -210,33 +214,20 @@ impl Batcher {
         }
     }
 
-    /// `EVALSHA sha nkeys key… margin groups (n (capacity rate cost mode overdraft block)…)…`;
-    /// a return sends its lease's size and window in place of the overdraft and block
-    /// (lua/take.lua).
+    /// `EVALSHA sha nkeys key… margin numbers`, the numbers the call's shapes and groups in one
+    /// binary string (`wire`, lua/take.lua).
     fn evalsha(&self, jobs: &[Job]) -> Cmd {
         let keys: usize = jobs.iter().map(|j| j.takes.len()).sum();
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(self.script.hash()).arg(keys);
-        for take in jobs.iter().flat_map(|j| &j.takes) {
-            cmd.arg(self.key(&take.take()));
-        }
-        cmd.arg(self.ttl_margin_ms).arg(jobs.len());
+        let mut wire = Wire::default();
         for job in jobs {
-            cmd.arg(job.takes.len());
-            for take in job.takes.iter().map(OwnedTake::take) {
-                // A return carries its lease's size and window where a take has its terms.
-                let (fifth, sixth) = match take.mode {
-                    Mode::Return { leased, window } => (leased, window),
-                    _ => (take.terms.overdraft, take.terms.block_us),
-                };
-                cmd.arg(take.spec.capacity())
-                    .arg(take.spec.rate_per_second())
-                    .arg(take.cost)
-                    .arg(take.mode.wire())
-                    .arg(fifth)
-                    .arg(sixth);
+            for take in &job.takes {
+                cmd.arg(self.key(&take.take()));
             }
+            wire.group(job.takes.iter().map(OwnedTake::take));
         }
+        cmd.arg(self.ttl_margin_ms).arg(wire.finish());
         cmd
     }
 }

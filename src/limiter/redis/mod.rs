@@ -27,6 +27,7 @@ mod redact;
 mod reply;
 mod script;
 mod settings;
+mod wire;
 
 pub use breaker::{Breaker, BreakerSettings, Permission};
 pub use deny_cache::{DenyCache, Lookup};

@@ -1,93 +1,104 @@
-//! The script's reply, read into assessments: `{ now_us, (allowed, remaining, retry_after_us,
-//! full_in_us, penalty) × n }`, `remaining` as an 8-byte little-endian double.
+//! The take script's reply, read into assessments: `{ now_us, answers }`, the answers 17 bytes
+//! per bucket (`u8` allowed + 2 × penalty, then remaining and retry_after_us as little-endian
+//! doubles); how long each bucket takes to fill again follows from remaining and its shape.
 
-use crate::limiter::{Assessment, Assessments, LimiterError, Penalty};
+use crate::limiter::{Assessment, Assessments, BucketSpec, LimiterError, Penalty};
 use redis::Value;
 
-/// Values per bucket in the reply.
-const FIELDS: usize = 5;
+/// Bytes per bucket in the answers.
+const ANSWER_BYTES: usize = 17;
 
-/// The Redis time the script ran at, and one assessment per bucket.
-fn parse(reply: &[Value], n: usize) -> Result<(u64, Assessments), LimiterError> {
-    let bad = || LimiterError::Store(format!("unexpected script reply of {} values", reply.len()));
-    if reply.len() != 1 + FIELDS * n {
-        return Err(bad());
-    }
-    let int = |v: &Value| match v {
-        Value::Int(i) => u64::try_from(*i).map_err(|_| bad()),
-        _ => Err(bad()),
-    };
-    let float = |v: &Value| match v {
-        Value::BulkString(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
-            .map(f64::from_le_bytes)
-            .map_err(|_| bad()),
-        _ => Err(bad()),
-    };
-    let now = int(&reply[0])?;
-    let assessments = reply[1..]
-        .chunks_exact(FIELDS)
-        .map(|c| {
-            Ok(Assessment {
-                allowed: int(&c[0])? == 1,
-                remaining: float(&c[1])?,
-                retry_after_us: int(&c[2])?,
-                full_in_us: int(&c[3])?,
-                penalty: Penalty::from_wire(int(&c[4])?).ok_or_else(bad)?,
-            })
-        })
-        .collect::<Result<_, LimiterError>>()?;
-    Ok((now, assessments))
-}
-
-/// The Redis time of a call holding groups of `lengths` takes, and its answers, one list per
-/// group.
+/// The Redis time of a call whose groups held buckets of `shapes` (one list per group), and
+/// its answers, one list per group.
 pub(super) fn parse_groups(
     reply: &[Value],
-    lengths: &[usize],
+    shapes: &[Vec<BucketSpec>],
 ) -> Result<(u64, Vec<Assessments>), LimiterError> {
-    let (now, mut all) = parse(reply, lengths.iter().sum())?;
-    let mut groups = Vec::with_capacity(lengths.len());
-    for &n in lengths.iter().rev() {
-        let at = all.len() - n;
-        groups.push(all.drain(at..).collect());
+    let buckets: usize = shapes.iter().map(Vec::len).sum();
+    let bad = || LimiterError::Store(format!("unexpected script reply for {buckets} buckets"));
+    let (now, answers) = match reply {
+        [Value::Int(now), Value::BulkString(answers)] => {
+            (u64::try_from(*now).map_err(|_| bad())?, answers)
+        }
+        _ => return Err(bad()),
+    };
+    if answers.len() != ANSWER_BYTES * buckets {
+        return Err(bad());
     }
-    groups.reverse();
+    let mut answers = answers.chunks_exact(ANSWER_BYTES);
+    let groups = shapes
+        .iter()
+        .map(|group| {
+            group
+                .iter()
+                .zip(answers.by_ref())
+                .map(|(spec, bytes)| assessment(spec, bytes).ok_or_else(bad))
+                .collect()
+        })
+        .collect::<Result<_, LimiterError>>()?;
     Ok((now, groups))
+}
+
+/// One bucket's answer, if well formed.
+fn assessment(spec: &BucketSpec, bytes: &[u8]) -> Option<Assessment> {
+    let double = |at: usize| {
+        bytes
+            .get(at..at + 8)?
+            .try_into()
+            .ok()
+            .map(f64::from_le_bytes)
+    };
+    let flags = *bytes.first()?;
+    let remaining = double(1)?;
+    let retry_after = double(9)?;
+    let whole = retry_after >= 0.0 && retry_after.fract() == 0.0;
+    Some(Assessment {
+        allowed: flags & 1 == 1,
+        remaining,
+        retry_after_us: whole.then_some(retry_after as u64)?,
+        full_in_us: spec.micros_to_gain(spec.capacity() - remaining),
+        penalty: Penalty::from_wire(u64::from(flags >> 1))?,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn answer(flags: u8, remaining: f64, retry_after: f64) -> Vec<u8> {
+        let mut bytes = vec![flags];
+        bytes.extend_from_slice(&remaining.to_le_bytes());
+        bytes.extend_from_slice(&retry_after.to_le_bytes());
+        bytes
+    }
+
     #[test]
-    fn a_reply_of_the_wrong_length_or_type_is_an_error() {
-        let ok = [
-            Value::Int(7),
-            Value::Int(1),
-            Value::BulkString(2.5f64.to_le_bytes().to_vec()),
-            Value::Int(0),
-            Value::Int(10),
-            Value::Int(1),
-        ];
-        let (now, a) = parse(&ok, 1).unwrap();
-        assert_eq!((now, a[0].allowed, a[0].remaining), (7, true, 2.5));
-        assert!(parse(&ok[..4], 1).is_err());
-        assert_eq!(parse(&ok, 1).unwrap().1[0].penalty, Penalty::Started);
-        let two = [ok.to_vec(), ok[1..].to_vec()].concat();
-        let (_, groups) = parse_groups(&two, &[1, 1]).unwrap();
-        assert_eq!(groups.len(), 2);
-        assert!(parse_groups(&two, &[2, 1]).is_err());
-        assert!(parse(
-            &[
-                Value::Int(-1),
-                Value::Nil,
-                Value::Nil,
-                Value::Nil,
-                Value::Nil,
-                Value::Nil
-            ],
-            1
-        )
-        .is_err());
+    fn answers_are_read_per_group_with_their_fill_time() {
+        let spec = BucketSpec::new(10.0, 2.0).unwrap();
+        let bytes = [answer(1, 2.5, 0.0), answer(2, 0.0, 750_000.0)].concat();
+        let reply = [Value::Int(7), Value::BulkString(bytes)];
+        let (now, groups) = parse_groups(&reply, &[vec![spec], vec![spec]]).unwrap();
+        assert_eq!(now, 7);
+        let (a, b) = (&groups[0][0], &groups[1][0]);
+        assert_eq!(
+            (a.allowed, a.remaining, a.full_in_us),
+            (true, 2.5, 3_750_000)
+        );
+        assert_eq!(
+            (b.allowed, b.retry_after_us, b.penalty),
+            (false, 750_000, Penalty::Started)
+        );
+    }
+
+    #[test]
+    fn a_reply_of_the_wrong_shape_is_an_error() {
+        let spec = BucketSpec::new(10.0, 2.0).unwrap();
+        let one = answer(1, 2.5, 0.0);
+        let reply = |bytes: Vec<u8>| [Value::Int(7), Value::BulkString(bytes)];
+        assert!(parse_groups(&reply(one.clone()), &[vec![spec, spec]]).is_err());
+        assert!(parse_groups(&reply(answer(7, 2.5, 0.0)), &[vec![spec]]).is_err());
+        assert!(parse_groups(&reply(answer(1, 2.5, 0.5)), &[vec![spec]]).is_err());
+        assert!(parse_groups(&[Value::Int(-1), Value::BulkString(one)], &[vec![spec]]).is_err());
+        assert!(parse_groups(&[Value::Int(7)], &[vec![spec]]).is_err());
     }
 }
