@@ -23,7 +23,8 @@ impl Wire {
     /// Adds one group: the takes of one decision, all or nothing among its enforcing ones.
     pub(super) fn group<'a>(&mut self, takes: impl ExactSizeIterator<Item = Take<'a>>) {
         self.groups += 1;
-        self.put_u32(takes.len());
+        self.takes
+            .extend_from_slice(&(takes.len() as u32).to_le_bytes());
         for take in takes {
             let shape = self.shape(&take);
             self.takes.extend_from_slice(&shape.to_le_bytes());
@@ -63,10 +64,6 @@ impl Wire {
             self.shapes.push(shape);
             self.shapes.len() as u32
         })
-    }
-
-    fn put_u32(&mut self, n: usize) {
-        self.takes.extend_from_slice(&(n as u32).to_le_bytes());
     }
 }
 
