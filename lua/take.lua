@@ -187,8 +187,9 @@ local b_key, b_shape, b_cost, b_mode, b_leased, b_window = {}, {}, {}, {}, {}, {
 local b_tokens, b_ts, b_blocked, b_lw, b_lc, b_lp = {}, {}, {}, {}, {}, {}
 local b_allowed, b_remaining, b_retry, b_penalty = {}, {}, {}, {}
 
-local key_at, groups = 1, 0
+local groups
 groups, at = struct.unpack('<I', wire, at)
+local key_at = 1
 for _ = 1, groups do
   local count
   count, at = struct.unpack('<I', wire, at)
