@@ -111,22 +111,39 @@ impl Batcher {
         takes: &[Take<'_>],
         asked_at: u64,
     ) -> oneshot::Receiver<Result<Answer, LimiterError>> {
+        self.submit_after(&[], takes, asked_at)
+    }
+
+    /// Queues `posted` (one identity; nobody waits for its answer) and right behind it
+    /// `takes` (of the same identity), so that both go in the same call, in that order; the
+    /// answer to `takes` arrives on the returned receiver.
+    pub(super) fn submit_after(
+        self: &Arc<Self>,
+        posted: &[Take<'_>],
+        takes: &[Take<'_>],
+        asked_at: u64,
+    ) -> oneshot::Receiver<Result<Answer, LimiterError>> {
         let (answer, receiver) = oneshot::channel();
-        self.enqueue(Job::new(takes, asked_at, Some(answer)));
+        let first = (!posted.is_empty()).then(|| Job::new(posted, asked_at, None));
+        self.enqueue(
+            first
+                .into_iter()
+                .chain([Job::new(takes, asked_at, Some(answer))]),
+        );
         receiver
     }
 
     /// Queues `takes` (all of one identity) for the next round, with nobody waiting for the
     /// answer (the round still learns it).
     pub(super) fn post(self: &Arc<Self>, takes: &[Take<'_>], asked_at: u64) {
-        self.enqueue(Job::new(takes, asked_at, None));
+        self.enqueue([Job::new(takes, asked_at, None)]);
     }
 
-    /// Queues `job`, starting a round if none is under way.
-    fn enqueue(self: &Arc<Self>, job: Job) {
+    /// Queues `jobs`, in order, starting a round if none is under way.
+    fn enqueue(self: &Arc<Self>, jobs: impl IntoIterator<Item = Job>) {
         let start = {
             let mut queue = self.queue.lock();
-            queue.waiting.push(job);
+            queue.waiting.extend(jobs);
             !std::mem::replace(&mut queue.in_flight, true)
         };
         if start {

@@ -3,9 +3,10 @@
 //! tokens leave the Redis bucket first and stay counted against it until the lease comes back
 //! (`bucket::leased`: Redis refills the bucket only up to capacity minus what is out), so the
 //! fleet never admits more than the exact bucket, however full the bucket was. A lease is
-//! renewed before it runs out (when a quarter of its tokens or of its time is left), so a
-//! steady caller's requests rarely wait for Redis; the old lease goes back with what it left
-//! unspent as the new one arrives, and a lapsed lease goes back within a period. Time is
+//! renewed before it runs out (when a quarter of its tokens or of its time is left): the old
+//! lease goes back with what it left unspent in the same call that asks for the new one, so
+//! an instance never holds two leases of one bucket, and only the caller's requests during
+//! that one round trip wait for Redis. A lapsed lease goes back within a period. Time is
 //! passed in.
 //!
 //! Size: the caller's requests here over the last lease period (what it is likely to use in
@@ -226,6 +227,13 @@ impl Leases {
         entry.ask(spec, cost, fleet)
     }
 
+    /// Takes the caller's lease out, to go back to Redis with the ask for its successor:
+    /// from now on the caller's requests here go to Redis until the new lease is in.
+    pub(super) fn take_out(&self, key: LeaseKey) -> Option<Refund> {
+        let identity = key.1;
+        self.shard(&key).lock().get_mut(&key)?.give_back(identity)
+    }
+
     /// The lease asked for was not granted.
     pub(super) fn abandon(&self, key: LeaseKey) {
         if let Some(entry) = self.shard(&key).lock().get_mut(&key) {
@@ -233,7 +241,8 @@ impl Leases {
         }
     }
 
-    /// Installs `grant`; returns the lease it replaces, to go back to Redis.
+    /// Installs `grant`; returns the lease it replaces, to go back to Redis (none when the
+    /// old one was taken out with the ask, as [`RedisStore`](super::RedisStore) does).
     pub(super) fn grant(&self, grant: Grant<'_>) -> Option<Refund> {
         let key = (grant.policy.id(), grant.identity);
         let mut shard = self.shard(&key).lock();
@@ -345,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lease_is_renewed_when_a_quarter_of_its_time_is_left_and_the_old_one_goes_back() {
+    fn a_lease_is_renewed_when_a_quarter_of_its_time_is_left_and_the_old_one_goes_back_first() {
         let leases = Leases::new(100 * MS);
         let spec = BucketSpec::new(1e6, 1e4).unwrap();
         let p = policy();
@@ -365,8 +374,26 @@ mod tests {
             None,
             "asked"
         );
-        let back = leases.grant(grant(&p, spec, 2.0, 80 * MS)).unwrap();
+        let back = leases.take_out(key()).unwrap();
         assert_eq!((back.leased, back.unspent, back.window), (100.0, 97.0, 7));
+        assert!(
+            leases.spend(key(), spec, 1.0, 1, 82 * MS).is_none(),
+            "until the new lease is in, Redis decides"
+        );
+        assert_eq!(leases.take_out(key()), None, "taken out once");
+        assert_eq!(leases.grant(grant(&p, spec, 2.0, 80 * MS)), None);
+        assert!(leases.spend(key(), spec, 1.0, 1, 83 * MS).is_some());
+    }
+
+    #[test]
+    fn a_lease_granted_over_a_held_one_sends_the_held_one_back() {
+        let leases = Leases::new(100 * MS);
+        let spec = BucketSpec::new(1e6, 1e4).unwrap();
+        let p = policy();
+        leases.grant(grant(&p, spec, 10.0, 0));
+        leases.spend(key(), spec, 1.0, 1, MS).unwrap();
+        let back = leases.grant(grant(&p, spec, 5.0, 2 * MS)).unwrap();
+        assert_eq!((back.leased, back.unspent), (10.0, 9.0));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! How the store uses leases (`lease`): answering from a live lease, asking for one when a
-//! caller gets hot or its lease runs low, and giving back every lease that lapses or is
-//! replaced.
+//! caller gets hot or its lease runs low (the old one going back in the same call, just
+//! before), and giving back every lease that lapses.
 
 use super::knowledge::OwnedTake;
 use super::lease::{Grant, Refund};
@@ -48,9 +48,11 @@ impl RedisStore {
     }
 
     /// Asks Redis, at `now_us`, to lend `size` tokens of `take`'s bucket, unless the breaker
-    /// says not to; a task installs the lease when it comes, sends back the one it replaces,
-    /// and tells the breaker how the call went (an answer later than the budget is a
-    /// failure), so a breaker opened while leases answer the requests still closes.
+    /// says not to. The caller's lease here, if any, goes back in the same call, just before:
+    /// one read and one write of the bucket in Redis for both, and never two leases of one
+    /// bucket out from one instance. A task installs the new lease when it comes and tells
+    /// the breaker how the call went (an answer later than the budget is a failure), so a
+    /// breaker opened while leases answer the requests still closes.
     fn ask_for_lease(&self, take: &Take<'_>, size: f64, now_us: u64) {
         let key = (take.key.policy.id(), take.key.identity);
         let permission = self.breaker.permit(now_us);
@@ -63,7 +65,11 @@ impl RedisStore {
             mode: Mode::Lease,
             ..*take
         };
-        let answer = self.batcher.submit(std::slice::from_ref(&lease), now_us);
+        let earlier = self.leases.take_out(key);
+        let returned = earlier.as_ref().map(Refund::take);
+        let answer =
+            self.batcher
+                .submit_after(returned.as_slice(), std::slice::from_ref(&lease), now_us);
         let owned = OwnedTake::from(take);
         let (leases, batcher, clock) = (self.leases.clone(), self.batcher.clone(), self.clock);
         let (breaker, budget_us) = (self.breaker.clone(), self.timeout.as_micros() as u64);
@@ -128,23 +134,29 @@ fn leasable(take: &Take<'_>) -> bool {
     take.enforces() && take.terms == Terms::default()
 }
 
-impl super::batch::Batcher {
-    /// Sends a lease back to its Redis bucket (its size off the count of tokens out, its
-    /// unspent tokens back in), in the next round; nobody waits for the answer.
-    pub(super) fn give_back(self: &std::sync::Arc<Self>, refund: &Refund, now_us: u64) {
-        let take = Take {
+impl Refund {
+    /// The take that sends this lease back to its Redis bucket: its size off the count of
+    /// tokens out, its unspent tokens back in.
+    fn take(&self) -> Take<'_> {
+        Take {
             key: BucketKey {
-                policy: &refund.policy,
-                identity: refund.identity,
+                policy: &self.policy,
+                identity: self.identity,
             },
-            spec: refund.spec,
-            cost: -refund.unspent,
+            spec: self.spec,
+            cost: -self.unspent,
             mode: Mode::Return {
-                leased: refund.leased,
-                window: refund.window,
+                leased: self.leased,
+                window: self.window,
             },
             terms: Terms::default(),
-        };
-        self.post(std::slice::from_ref(&take), now_us);
+        }
+    }
+}
+
+impl super::batch::Batcher {
+    /// Sends a lease back to its Redis bucket in the next round; nobody waits for the answer.
+    pub(super) fn give_back(self: &std::sync::Arc<Self>, refund: &Refund, now_us: u64) {
+        self.post(std::slice::from_ref(&refund.take()), now_us);
     }
 }
