@@ -2,6 +2,7 @@
 //! forward to a backend of the pool the request's route names (in the snapshot that was live
 //! when the request arrived), tell the pool how its backend did, and report.
 
+mod access_log;
 mod connection;
 mod decide;
 mod edits;
@@ -327,27 +328,8 @@ impl ProxyHttp for Floodgate {
             ctx.aftercare.finish(written).await;
         }
         connection::request_done(session);
-        let Some(started) = ctx.started else {
-            return;
-        };
-        let req = session.req_header();
-        let status = written.unwrap_or(0);
-        let identity = ctx
-            .ticket
-            .as_ref()
-            .map(|t| t.identity.hex())
-            .unwrap_or_default();
-        log::info!(
-            target: "floodgate::access",
-            "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}",
-            req.method,
-            req.uri.path(),
-            status,
-            ctx.outcome.map_or("", OutcomeKind::label),
-            ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
-            identity.get(..12).unwrap_or("-"),
-            ctx.front.id(),
-            started.elapsed().as_secs_f64() * 1000.0
-        );
+        if let Some(started) = ctx.started {
+            access_log::write(session, ctx, written, started);
+        }
     }
 }
