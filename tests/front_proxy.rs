@@ -84,43 +84,78 @@ fn a_backend_failing_mid_body_aborts_the_response_and_never_rewrites_it() {
     );
 }
 
-#[test]
-fn an_idle_websocket_outlives_read_timeout_and_its_upgrade_is_one_request() {
-    let echo = ws::EchoBackend::start();
-    let limits = "read_timeout = \"1s\"\n\n[identity]\nsources = [\"header:x-api-key\"]\n\n\
-                  [[policy]]\nname = \"ws\"\ncapacity = 1\nrate = \"1/h\"";
-    let proxy = Proxy::start(&[&echo.addr], limits);
-    let url = format!("ws://127.0.0.1:{}/chat", proxy.port);
-    runtime().block_on(async {
-        let mut request = url.as_str().into_client_request().expect("a request");
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// How often a client here opens a WebSocket before it gives up.
+const WEBSOCKET_ATTEMPTS: u32 = 3;
+
+/// Opens a WebSocket at `url` as caller `key`: the socket and the upgrades it took.
+/// pingora 0.9.1 may close an upgraded connection right after its `101`
+/// (cloudflare/pingora#946; README, *Streams and WebSocket*): the first message then meets
+/// the connection's end, and a client reconnects, as this one does after a short pause.
+async fn open_websocket(url: &str, key: &str) -> (Socket, u32) {
+    for upgrades in 1..=WEBSOCKET_ATTEMPTS {
+        let mut request = url.into_client_request().expect("a request");
         request
             .headers_mut()
-            .insert("x-api-key", "alice".parse().expect("a value"));
+            .insert("x-api-key", key.parse().expect("a value"));
         let (mut socket, _) = tokio_tungstenite::connect_async(request)
             .await
             .expect("the upgrade goes through");
+        if echoes(&mut socket, "hello").await {
+            return (socket, upgrades);
+        }
+        eprintln!("the tunnel closed right after its 101 (pingora#946): reconnecting");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{WEBSOCKET_ATTEMPTS} tunnels in a row closed right after their 101");
+}
+
+/// Sends `text` and checks its echo; false if the connection ended first.
+async fn echoes(socket: &mut Socket, text: &str) -> bool {
+    if socket.send(Message::text(text)).await.is_err() {
+        return false;
+    }
+    let Some(Ok(echoed)) = socket.next().await else {
+        return false;
+    };
+    assert_eq!(echoed.into_text().expect("text").as_str(), text);
+    true
+}
+
+#[test]
+fn an_idle_websocket_outlives_read_timeout_and_its_upgrade_is_one_request() {
+    let echo = ws::EchoBackend::start();
+    let limits = format!(
+        "read_timeout = \"1s\"\n\n[identity]\nsources = [\"header:x-api-key\"]\n\n\
+         [[policy]]\nname = \"ws\"\ncapacity = {WEBSOCKET_ATTEMPTS}\nrate = \"1/h\""
+    );
+    let proxy = Proxy::start(&[&echo.addr], &limits);
+    let url = format!("ws://127.0.0.1:{}/chat", proxy.port);
+    let upgrades = runtime().block_on(async {
+        let (mut socket, upgrades) = open_websocket(&url, "alice").await;
         for n in 0..20 {
-            let text = format!("message {n}");
-            socket
-                .send(Message::text(text.clone()))
-                .await
-                .expect("send");
-            let echoed = socket.next().await.expect("an answer").expect("a message");
-            assert_eq!(echoed.into_text().expect("text").as_str(), text);
+            assert!(
+                echoes(&mut socket, &format!("message {n}")).await,
+                "message {n}"
+            );
         }
         // Both directions idle three times read_timeout.
         tokio::time::sleep(Duration::from_secs(3)).await;
-        socket
-            .send(Message::text("still there?"))
-            .await
-            .expect("send");
-        let echoed = socket.next().await.expect("an answer").expect("a message");
-        assert_eq!(echoed.into_text().expect("text").as_str(), "still there?");
+        assert!(
+            echoes(&mut socket, "still there?").await,
+            "after the idle spell"
+        );
         let _ = socket.close(None).await;
+        upgrades
     });
-    // The upgrade took the caller's one token; its 21 messages took none.
-    let next = proxy.get("/", &[("x-api-key", "alice")]);
-    assert_eq!(next.status(), 429);
+    // Each upgrade took one of the caller's tokens; the 22 messages took none. A token left
+    // lets a plain request through to the echo backend, which answers only upgrades.
+    for _ in upgrades..WEBSOCKET_ATTEMPTS {
+        assert_eq!(proxy.get("/", &[("x-api-key", "alice")]).status(), 502);
+    }
+    assert_eq!(proxy.get("/", &[("x-api-key", "alice")]).status(), 429);
     assert_eq!(proxy.metric(ABORTED), 0.0);
 }
 
