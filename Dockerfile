@@ -1,4 +1,5 @@
-# Floodgate: build the release binary the way the README does, run it as a non-root user.
+# Floodgate: build the release binary the way the README does (scripts/build-release: profile-
+# guided, trained on a short local load), run it as a non-root user.
 #   docker build -t floodgate .
 #   docker run -p 8080:8080 -v $PWD/my.toml:/etc/floodgate/floodgate.toml floodgate \
 #       --config /etc/floodgate/floodgate.toml
@@ -6,18 +7,19 @@
 
 FROM rust:1-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends cmake \
-    && rm -rf /var/lib/apt/lists/*
+    && apt-get install -y --no-install-recommends cmake nginx redis-server wrk curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && rustup component add llvm-tools
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked --bin floodgate
+RUN scripts/build-release
 
 FROM debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin floodgate
-COPY --from=build /src/target/release/floodgate /usr/local/bin/floodgate
+COPY --from=build /src/target/pgo/release/floodgate /usr/local/bin/floodgate
 COPY conf/ /etc/floodgate/
 USER floodgate
 EXPOSE 8080 9090
