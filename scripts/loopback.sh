@@ -1,4 +1,18 @@
-# Sourced by bench/run and scripts/build-release: the loopback servers they start, on free ports.
+# Sourced by bench/run, bench/pgo-passthrough and scripts/build-release: the loopback servers
+# they start, on free ports, and the scratch space they run in.
+
+# Sets $work, a new directory, and $pids, empty; on exit, every pid in $pids is ended and
+# $work removed.
+scratch() {
+    work=$(mktemp -d)
+    pids=()
+    trap end_scratch EXIT
+}
+end_scratch() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
 
 # A port below the ephemeral range (so no outgoing connection holds it) that nothing serves.
 free_port() {
