@@ -1,7 +1,9 @@
 //! Which bucket a take draws on: one policy's bucket of one caller. Both stores name buckets
-//! by this pair; the memory store hashes it, the Redis store spells it out.
+//! by this pair; the memory store and the Redis store's leases hash it, Redis keys spell it out.
 
 use crate::identity::Identity;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 /// A policy as the stores know it: its name, and a number derived from the name once.
@@ -47,6 +49,59 @@ pub struct BucketKey<'a> {
 impl BucketKey<'_> {
     /// A 64-bit hash of the pair: the identity is already a keyed digest, so its bits serve.
     pub fn hash64(&self) -> u64 {
-        self.identity.prefix_u64() ^ self.policy.id
+        self.id().hash64()
+    }
+
+    /// The bucket named without borrowing its policy, to keep in a [`BucketMap`].
+    pub fn id(&self) -> BucketId {
+        BucketId {
+            policy_id: self.policy.id,
+            identity: self.identity,
+        }
+    }
+}
+
+/// One bucket, by the policy's number and the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketId {
+    /// The policy's number ([`PolicyKey::id`]).
+    pub policy_id: u64,
+    /// The caller.
+    pub identity: Identity,
+}
+
+impl BucketId {
+    /// The same hash as [`BucketKey::hash64`].
+    pub fn hash64(&self) -> u64 {
+        self.identity.prefix_u64() ^ self.policy_id
+    }
+}
+
+impl Hash for BucketId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash64());
+    }
+}
+
+/// A map keyed by bucket that uses [`BucketId::hash64`] as it is: the identity is a digest
+/// under a key callers never see, so they cannot choose colliding keys, and a second hash
+/// would only cost time.
+pub type BucketMap<V> = HashMap<BucketId, V, BuildHasherDefault<PrehashedHasher>>;
+
+/// Passes a precomputed 64-bit hash through instead of hashing it again.
+#[derive(Default)]
+pub struct PrehashedHasher(u64);
+
+impl Hasher for PrehashedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }

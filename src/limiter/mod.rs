@@ -18,7 +18,7 @@ pub use bucket::{Assessment, BucketSpec, BucketState, Penalty, SpecError, Terms}
 pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet::FleetSize;
 pub use in_flight::{InFlight, MemorySlots, Slot, SlotId, SlotOwner};
-pub use key::{BucketKey, PolicyKey};
+pub use key::{BucketId, BucketKey, BucketMap, PolicyKey, PrehashedHasher};
 pub use memory::MemoryStore;
 pub use redis::{fleet_hash_key, RedisSettings, RedisSlots, RedisStore};
 pub use settings::StoreSettings;

@@ -18,11 +18,11 @@
 //!   is evicted: evicting it hands back the fewest tokens.
 
 use super::bucket::{BucketState, Penalty};
-use super::{paying, Assessment, Assessments, Limiter, LimiterError, Mode, Take};
+use super::{paying, Assessment, Assessments, BucketId, Limiter, LimiterError, Mode, Take};
 use crate::clock::MonotonicClock;
 use async_trait::async_trait;
 use parking_lot::{Mutex, MutexGuard};
-use shard::{Entry, Shard, Slot};
+use shard::{Entry, Shard};
 use smallvec::SmallVec;
 
 mod shard;
@@ -39,15 +39,6 @@ pub struct MemoryStore {
     shards: Box<[Mutex<Shard>]>,
     per_shard_cap: usize,
     clock: MonotonicClock,
-}
-
-impl Slot {
-    fn of(take: &Take<'_>) -> Self {
-        Self {
-            policy_id: take.key.policy.id(),
-            identity: take.key.identity,
-        }
-    }
 }
 
 impl MemoryStore {
@@ -83,9 +74,9 @@ impl MemoryStore {
 
     /// One take (most requests' only one): one shard, no ordering, nothing collected.
     fn acquire_one(&self, take: &Take<'_>, now_us: u64) -> Assessment {
-        let slot = Slot::of(take);
-        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
-        let level = take.spec.refill(shard.get(&slot), now_us);
+        let id = take.key.id();
+        let mut shard = self.shards[shard_index(&id, self.shards.len())].lock();
+        let level = take.spec.refill(shard.get(&id), now_us);
         let answer = assess(take, level, now_us);
         let write = match answer.allowed {
             true => Some(paid(take, level, &answer)),
@@ -93,33 +84,33 @@ impl MemoryStore {
         };
         if let Some((state, owed)) = write {
             shard.store(
-                slot,
+                id,
                 entry(take, state, owed, now_us),
                 now_us,
                 self.per_shard_cap,
             );
         }
         if !answer.allowed {
-            shard.owe(&slot, now_us.saturating_add(answer.retry_after_us));
+            shard.owe(&id, now_us.saturating_add(answer.retry_after_us));
         }
         answer
     }
 
     /// Several takes, all or nothing: their shards locked in ascending order.
     fn acquire_many(&self, takes: &[Take<'_>], now_us: u64) -> Assessments {
-        let slots: SmallVec<[Slot; 4]> = takes.iter().map(Slot::of).collect();
+        let ids: SmallVec<[BucketId; 4]> = takes.iter().map(|t| t.key.id()).collect();
         let count = self.shards.len();
-        let shard_of = |k: &Slot| shard_index(k, count);
-        let mut order: SmallVec<[usize; 4]> = slots.iter().map(shard_of).collect();
+        let shard_of = |k: &BucketId| shard_index(k, count);
+        let mut order: SmallVec<[usize; 4]> = ids.iter().map(shard_of).collect();
         order.sort_unstable();
         order.dedup();
         let mut guards: SmallVec<[MutexGuard<'_, Shard>; 4]> =
             order.iter().map(|&i| self.shards[i].lock()).collect();
-        let guard_of = |k: &Slot| order.binary_search(&shard_of(k)).unwrap_or(0);
+        let guard_of = |k: &BucketId| order.binary_search(&shard_of(k)).unwrap_or(0);
 
         let levels: SmallVec<[BucketState; 4]> = takes
             .iter()
-            .zip(&slots)
+            .zip(&ids)
             .map(|(t, k)| t.spec.refill(guards[guard_of(k)].get(k), now_us))
             .collect();
         let assessments: Assessments = takes
@@ -137,11 +128,11 @@ impl MemoryStore {
         });
         let writes: SmallVec<[(usize, BucketState, f64); 4]> = paid.chain(blocked).collect();
         for (i, state, owed) in writes {
-            let (t, k) = (&takes[i], slots[i]);
+            let (t, k) = (&takes[i], ids[i]);
             let entry = entry(t, state, owed, now_us);
             guards[guard_of(&k)].store(k, entry, now_us, self.per_shard_cap);
         }
-        for (k, a) in slots.iter().zip(&assessments).filter(|(_, a)| !a.allowed) {
+        for (k, a) in ids.iter().zip(&assessments).filter(|(_, a)| !a.allowed) {
             guards[guard_of(k)].owe(k, now_us.saturating_add(a.retry_after_us));
         }
         assessments
@@ -198,32 +189,32 @@ fn entry(take: &Take<'_>, state: BucketState, owed: f64, now_us: u64) -> Entry {
     }
 }
 
-/// The shard of `slot` among `count`: by caller only, so one caller's buckets share a shard,
+/// The shard of `id` among `count`: by caller only, so one caller's buckets share a shard,
 /// where eviction can see them all.
-fn shard_index(slot: &Slot, count: usize) -> usize {
-    (slot.identity.prefix_u64() >> 40) as usize % count
+fn shard_index(id: &BucketId, count: usize) -> usize {
+    (id.identity.prefix_u64() >> 40) as usize % count
 }
 
 impl MemoryStore {
     /// Sets the bucket of `take` to hold `tokens` (capped at its capacity) at `now_us`.
     pub fn set_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
-        let slot = Slot::of(take);
-        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
+        let id = take.key.id();
+        let mut shard = self.shards[shard_index(&id, self.shards.len())].lock();
         let state = BucketState {
             tokens: tokens.clamp(0.0, take.spec.capacity()),
             updated_us: now_us,
             blocked_until_us: 0,
         };
-        self.write(&mut shard, slot, take, state, now_us);
+        self.write(&mut shard, id, take, state, now_us);
     }
 
     /// Lowers the bucket of `take` to `tokens` at `now_us` if it holds more (refilled to then;
     /// an unknown bucket is full), under the lock its takes use, so no take slips in between
     /// the reading and the writing. A standing block stays.
     pub fn lower_at(&self, take: &Take<'_>, tokens: f64, now_us: u64) {
-        let slot = Slot::of(take);
-        let mut shard = self.shards[shard_index(&slot, self.shards.len())].lock();
-        let level = take.spec.refill(shard.get(&slot), now_us);
+        let id = take.key.id();
+        let mut shard = self.shards[shard_index(&id, self.shards.len())].lock();
+        let level = take.spec.refill(shard.get(&id), now_us);
         if tokens >= level.tokens {
             return;
         }
@@ -232,14 +223,14 @@ impl MemoryStore {
             updated_us: now_us,
             ..level
         };
-        self.write(&mut shard, slot, take, state, now_us);
+        self.write(&mut shard, id, take, state, now_us);
     }
 
     /// Stores `state` as the bucket of `take` (a full, unblocked bucket is no bucket).
     fn write(
         &self,
         shard: &mut Shard,
-        slot: Slot,
+        id: BucketId,
         take: &Take<'_>,
         state: BucketState,
         now_us: u64,
@@ -247,7 +238,7 @@ impl MemoryStore {
         let spec = take.spec;
         let full_in = spec.micros_to_gain(spec.capacity() - state.tokens);
         if full_in == 0 && state.blocked_until_us <= now_us {
-            shard.remove(&slot);
+            shard.remove(&id);
             return;
         }
         let entry = Entry {
@@ -255,7 +246,7 @@ impl MemoryStore {
             full_at_us: now_us.saturating_add(full_in),
             pay_at_us: now_us.saturating_add(spec.micros_to_gain(take.cost - state.tokens)),
         };
-        shard.store(slot, entry, now_us, self.per_shard_cap);
+        shard.store(id, entry, now_us, self.per_shard_cap);
     }
 
     /// Sets the bucket of `take` to hold `tokens` now.

@@ -2,10 +2,8 @@
 //! are in the module doc of `memory`).
 
 use crate::identity::Identity;
-use crate::limiter::BucketState;
+use crate::limiter::{BucketId, BucketMap, BucketState};
 use smallvec::SmallVec;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// How often a shard in use is swept of full buckets.
 pub(super) const SWEEP_INTERVAL_US: u64 = 5_000_000;
@@ -16,44 +14,6 @@ const SCAN_LIMIT: usize = 64;
 /// A shard whose scan finds only callers in debt may grow to this many times its share before
 /// a debt is forgiven.
 pub(super) const DEBT_GROWTH: usize = 2;
-
-/// A bucket as this store holds it: the policy's number and the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Slot {
-    pub(super) policy_id: u64,
-    pub(super) identity: Identity,
-}
-
-impl Slot {
-    /// The same hash as [`crate::limiter::BucketKey::hash64`].
-    fn hash64(&self) -> u64 {
-        self.identity.prefix_u64() ^ self.policy_id
-    }
-}
-
-impl Hash for Slot {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash64());
-    }
-}
-
-/// Passes a precomputed 64-bit hash through instead of hashing it again.
-#[derive(Default)]
-struct PrehashedHasher(u64);
-
-impl Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
 
 /// A stored bucket and the two instants eviction needs, on the store's clock.
 #[derive(Debug, Clone, Copy)]
@@ -76,7 +36,7 @@ pub(super) struct Caller {
 
 #[derive(Default)]
 pub(super) struct Shard {
-    buckets: HashMap<Slot, Entry, BuildHasherDefault<PrehashedHasher>>,
+    buckets: BucketMap<Entry>,
     next_sweep_us: u64,
     /// Every policy a bucket of this shard has belonged to, so a caller's buckets can be found.
     policies: SmallVec<[u64; 8]>,
@@ -87,12 +47,12 @@ impl Shard {
         self.buckets.len()
     }
 
-    pub(super) fn get(&self, key: &Slot) -> Option<BucketState> {
+    pub(super) fn get(&self, key: &BucketId) -> Option<BucketState> {
         self.buckets.get(key).map(|e| e.state)
     }
 
     /// Stores `entry` for `key`, making room first if the shard holds `cap` buckets.
-    pub(super) fn store(&mut self, key: Slot, entry: Entry, now_us: u64, cap: usize) {
+    pub(super) fn store(&mut self, key: BucketId, entry: Entry, now_us: u64, cap: usize) {
         if now_us >= self.next_sweep_us {
             self.sweep(now_us);
         }
@@ -106,12 +66,12 @@ impl Shard {
     }
 
     /// Forgets `key`'s bucket (it is full).
-    pub(super) fn remove(&mut self, key: &Slot) {
+    pub(super) fn remove(&mut self, key: &BucketId) {
         self.buckets.remove(key);
     }
 
     /// Records that `key`'s bucket refused a request that it can pay for only at `pay_at_us`.
-    pub(super) fn owe(&mut self, key: &Slot, pay_at_us: u64) {
+    pub(super) fn owe(&mut self, key: &BucketId, pay_at_us: u64) {
         if let Some(entry) = self.buckets.get_mut(key) {
             entry.pay_at_us = entry.pay_at_us.max(pay_at_us);
         }
@@ -127,7 +87,7 @@ impl Shard {
         self.policies
             .iter()
             .filter_map(|&policy_id| {
-                self.buckets.get(&Slot {
+                self.buckets.get(&BucketId {
                     policy_id,
                     identity,
                 })
@@ -178,7 +138,7 @@ impl Shard {
 
     fn evict(&mut self, identity: Identity) {
         for &policy_id in &self.policies {
-            self.buckets.remove(&Slot {
+            self.buckets.remove(&BucketId {
                 policy_id,
                 identity,
             });

@@ -162,8 +162,8 @@ fn a_debtor_is_kept_however_soon_its_bucket_would_be_full() {
     assert!(passes(&store, &evil, 61 * SECOND));
 }
 
-fn slot(policy_id: u64, who: &str) -> Slot {
-    Slot {
+fn slot(policy_id: u64, who: &str) -> BucketId {
+    BucketId {
         policy_id,
         identity: Identity::of(&IdentityKey::from_bytes([0; 32]), "test", who.as_bytes()),
     }

@@ -16,9 +16,8 @@
 //! terms use leases; the others go to Redis as before (and see the leased tokens as taken).
 
 use crate::identity::Identity;
-use crate::limiter::{Assessment, BucketSpec, Penalty, PolicyKey};
+use crate::limiter::{Assessment, BucketId, BucketMap, BucketSpec, Penalty, PolicyKey};
 use parking_lot::Mutex;
-use std::collections::HashMap;
 
 const SHARDS: usize = 16;
 /// The most leases (and use counters) one shard keeps.
@@ -27,9 +26,6 @@ const SHARD_CAP: usize = 4096;
 const MAX_SHARE: f64 = 1.0 / 20.0;
 /// A lease is renewed when this share of its tokens or of its time is left.
 const RENEW_AT: f64 = 0.25;
-
-/// One caller's bucket under one policy.
-pub(super) type LeaseKey = (u64, Identity);
 
 /// A lease this instance holds.
 #[derive(Debug, Clone)]
@@ -99,7 +95,7 @@ pub(super) struct Grant<'a> {
 
 /// This instance's leases.
 pub(super) struct Leases {
-    shards: Box<[Mutex<HashMap<LeaseKey, Entry>>]>,
+    shards: Box<[Mutex<BucketMap<Entry>>]>,
     period_us: u64,
 }
 
@@ -146,13 +142,13 @@ impl Leases {
     /// Leases that last `period_us` (0 turns leasing off).
     pub(super) fn new(period_us: u64) -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             period_us,
         }
     }
 
-    fn shard(&self, key: &LeaseKey) -> &Mutex<HashMap<LeaseKey, Entry>> {
-        &self.shards[(key.1.prefix_u64() >> 52) as usize % SHARDS]
+    fn shard(&self, key: &BucketId) -> &Mutex<BucketMap<Entry>> {
+        &self.shards[(key.identity.prefix_u64() >> 52) as usize % SHARDS]
     }
 
     /// Spends `cost` from the caller's live lease at `now_us`, if it holds enough: the
@@ -160,7 +156,7 @@ impl Leases {
     /// to renew the lease now.
     pub(super) fn spend(
         &self,
-        key: LeaseKey,
+        key: BucketId,
         spec: BucketSpec,
         cost: f64,
         fleet: u32,
@@ -198,7 +194,7 @@ impl Leases {
     /// lease to ask for, if the caller is hot enough to get one and has none.
     pub(super) fn heat(
         &self,
-        key: LeaseKey,
+        key: BucketId,
         spec: BucketSpec,
         cost: f64,
         fleet: u32,
@@ -229,13 +225,15 @@ impl Leases {
 
     /// Takes the caller's lease out, to go back to Redis with the ask for its successor:
     /// from now on the caller's requests here go to Redis until the new lease is in.
-    pub(super) fn take_out(&self, key: LeaseKey) -> Option<Refund> {
-        let identity = key.1;
-        self.shard(&key).lock().get_mut(&key)?.give_back(identity)
+    pub(super) fn take_out(&self, key: BucketId) -> Option<Refund> {
+        self.shard(&key)
+            .lock()
+            .get_mut(&key)?
+            .give_back(key.identity)
     }
 
     /// The lease asked for was not granted.
-    pub(super) fn abandon(&self, key: LeaseKey) {
+    pub(super) fn abandon(&self, key: BucketId) {
         if let Some(entry) = self.shard(&key).lock().get_mut(&key) {
             entry.pending = false;
         }
@@ -244,7 +242,10 @@ impl Leases {
     /// Installs `grant`; returns the lease it replaces, to go back to Redis (none when the
     /// old one was taken out with the ask, as [`RedisStore`](super::RedisStore) does).
     pub(super) fn grant(&self, grant: Grant<'_>) -> Option<Refund> {
-        let key = (grant.policy.id(), grant.identity);
+        let key = BucketId {
+            policy_id: grant.policy.id(),
+            identity: grant.identity,
+        };
         let mut shard = self.shard(&key).lock();
         let entry = shard.entry(key).or_default();
         let earlier = entry.give_back(grant.identity);
@@ -267,7 +268,7 @@ impl Leases {
         for shard in self.shards.iter() {
             for (key, entry) in shard.lock().iter_mut() {
                 if entry.held.as_ref().is_some_and(|h| now_us >= h.expires_us) {
-                    refunds.extend(entry.give_back(key.1));
+                    refunds.extend(entry.give_back(key.identity));
                 }
             }
         }
@@ -295,8 +296,11 @@ mod tests {
         Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"hot")
     }
 
-    fn key() -> LeaseKey {
-        (policy().id(), hot())
+    fn key() -> BucketId {
+        BucketId {
+            policy_id: policy().id(),
+            identity: hot(),
+        }
     }
 
     fn grant(policy: &PolicyKey, spec: BucketSpec, size: f64, asked_us: u64) -> Grant<'_> {
@@ -411,10 +415,10 @@ mod tests {
             "300 × 5 % ÷ 3"
         );
         let small = BucketSpec::new(20.0, 50.0).unwrap();
-        let other = (
-            8,
-            Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"flood"),
-        );
+        let other = BucketId {
+            policy_id: 8,
+            identity: Identity::of(&IdentityKey::from_bytes([0; 32]), "t", b"flood"),
+        };
         assert!((0..100).all(|i| leases.heat(other, small, 1.0, 3, i * 100).is_none()));
     }
 

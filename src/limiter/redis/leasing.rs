@@ -19,7 +19,7 @@ impl RedisStore {
         if !leasable(take) {
             return None;
         }
-        let key = (take.key.policy.id(), take.key.identity);
+        let key = take.key.id();
         let now = self.clock.now_us();
         let spent = self
             .leases
@@ -37,7 +37,7 @@ impl RedisStore {
         if !leasable(take) {
             return;
         }
-        let key = (take.key.policy.id(), take.key.identity);
+        let key = take.key.id();
         let now = self.clock.now_us();
         if let Some(size) = self
             .leases
@@ -54,7 +54,7 @@ impl RedisStore {
     /// the breaker how the call went (an answer later than the budget is a failure), so a
     /// breaker opened while leases answer the requests still closes.
     fn ask_for_lease(&self, take: &Take<'_>, size: f64, now_us: u64) {
-        let key = (take.key.policy.id(), take.key.identity);
+        let key = take.key.id();
         let permission = self.breaker.permit(now_us);
         if permission == Permission::Skip {
             self.leases.abandon(key);
