@@ -47,11 +47,6 @@ pub struct BucketKey<'a> {
 }
 
 impl BucketKey<'_> {
-    /// A 64-bit hash of the pair: the identity is already a keyed digest, so its bits serve.
-    pub fn hash64(&self) -> u64 {
-        self.id().hash64()
-    }
-
     /// The bucket named without borrowing its policy, to keep in a [`BucketMap`].
     pub fn id(&self) -> BucketId {
         BucketId {
@@ -71,7 +66,7 @@ pub struct BucketId {
 }
 
 impl BucketId {
-    /// The same hash as [`BucketKey::hash64`].
+    /// A 64-bit hash of the pair: the identity is already a keyed digest, so its bits serve.
     pub fn hash64(&self) -> u64 {
         self.identity.prefix_u64() ^ self.policy_id
     }
