@@ -162,7 +162,7 @@ fn a_debtor_is_kept_however_soon_its_bucket_would_be_full() {
     assert!(passes(&store, &evil, 61 * SECOND));
 }
 
-fn slot(policy_id: u64, who: &str) -> BucketId {
+fn bucket(policy_id: u64, who: &str) -> BucketId {
     BucketId {
         policy_id,
         identity: Identity::of(&IdentityKey::from_bytes([0; 32]), "test", who.as_bytes()),
@@ -185,44 +185,44 @@ fn entry(full_at_us: u64, pay_at_us: u64) -> Entry {
 #[test]
 fn callers_are_evicted_whole_by_their_last_bucket_to_fill() {
     let mut shard = Shard::default();
-    shard.store(slot(1, "a"), entry(SECOND, 0), 0, 10);
-    shard.store(slot(2, "a"), entry(HOUR, 0), 0, 10);
-    shard.store(slot(1, "b"), entry(600 * SECOND, 0), 0, 10);
+    shard.store(bucket(1, "a"), entry(SECOND, 0), 0, 10);
+    shard.store(bucket(2, "a"), entry(HOUR, 0), 0, 10);
+    shard.store(bucket(1, "b"), entry(600 * SECOND, 0), 0, 10);
     // `a` has the bucket full soonest, but `b` is the caller whose buckets are all full first.
-    shard.store(slot(1, "c"), entry(HOUR, 0), 0, 3);
+    shard.store(bucket(1, "c"), entry(HOUR, 0), 0, 3);
     assert_eq!(shard.len(), 3);
-    assert!(shard.get(&slot(1, "b")).is_none());
+    assert!(shard.get(&bucket(1, "b")).is_none());
     let a = Caller {
         full_at_us: HOUR,
         pay_at_us: 0,
     };
-    assert_eq!(shard.caller(slot(1, "a").identity), Some(a));
+    assert_eq!(shard.caller(bucket(1, "a").identity), Some(a));
 }
 
 #[test]
 fn only_debts_grow_a_shard_and_only_to_twice_its_share() {
     let (cap, owed) = (2, HOUR);
     let mut shard = Shard::default();
-    shard.store(slot(1, "d1"), entry(2 * HOUR, owed), 0, cap);
-    shard.store(slot(1, "d2"), entry(2 * HOUR, owed + 1), 0, cap);
+    shard.store(bucket(1, "d1"), entry(2 * HOUR, owed), 0, cap);
+    shard.store(bucket(1, "d2"), entry(2 * HOUR, owed + 1), 0, cap);
     // Both owe: the shard grows rather than forgive.
-    shard.store(slot(1, "d3"), entry(2 * HOUR, owed + 2), 0, cap);
+    shard.store(bucket(1, "d3"), entry(2 * HOUR, owed + 2), 0, cap);
     assert_eq!(shard.len(), 3);
     // A caller that owes nothing is the one evicted next.
-    shard.store(slot(1, "n1"), entry(HOUR, 0), 0, cap);
+    shard.store(bucket(1, "n1"), entry(HOUR, 0), 0, cap);
     assert_eq!(shard.len(), 4);
-    shard.store(slot(1, "n2"), entry(HOUR, 0), 0, cap);
+    shard.store(bucket(1, "n2"), entry(HOUR, 0), 0, cap);
     assert_eq!(shard.len(), 4, "n1 made room");
-    assert!(shard.get(&slot(1, "n1")).is_none());
+    assert!(shard.get(&bucket(1, "n1")).is_none());
     // At twice the share with only debtors left to look at, the soonest debt is forgiven.
-    shard.store(slot(1, "d4"), entry(2 * HOUR, owed + 3), 0, cap);
-    shard.store(slot(1, "d5"), entry(2 * HOUR, owed + 4), 0, cap);
+    shard.store(bucket(1, "d4"), entry(2 * HOUR, owed + 3), 0, cap);
+    shard.store(bucket(1, "d5"), entry(2 * HOUR, owed + 4), 0, cap);
     assert_eq!(shard.len(), 4);
     assert!(
-        shard.get(&slot(1, "d1")).is_none(),
+        shard.get(&bucket(1, "d1")).is_none(),
         "the debt paid off first"
     );
-    assert!(shard.get(&slot(1, "d2")).is_some());
+    assert!(shard.get(&bucket(1, "d2")).is_some());
 }
 
 #[test]
