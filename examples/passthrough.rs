@@ -37,8 +37,12 @@ fn main() {
         eprintln!("usage: passthrough LISTEN BACKEND THREADS");
         std::process::exit(2);
     };
+    // A benchmark's baseline: on SIGTERM it ends at once rather than after pingora's
+    // five-minute grace period, so the script that started it is not kept waiting.
     let conf = ServerConf {
         threads: threads.parse().unwrap_or(2),
+        grace_period_seconds: Some(0),
+        graceful_shutdown_timeout_seconds: Some(1),
         ..ServerConf::default()
     };
     let mut server = Server::new_with_opt_and_conf(Opt::default(), conf);
