@@ -5,7 +5,7 @@ Contract:
             whose members are slot ids and whose scores are the times (Redis TIME, in
             milliseconds) their leases end. `acquire` and `release` take one key; `renew` any
             number (all in one Cluster slot).
-  ARGV[1]   `acquire`, `release` or `renew`
+  ARGV[1]   `acquire`, `release`, `renew` or `count`
   acquire:  ARGV[2] the slot id (unique per instance and slot), ARGV[3] the limit (integer
             >= 1), ARGV[4] the lease (milliseconds >= 1). Expired leases are dropped; if fewer
             than `limit` remain, the slot is added with a lease ending at now + lease and the
@@ -20,6 +20,9 @@ Contract:
             lapsed) is not brought back: a renewal racing its slot's release never revives it.
             Returns { renewed, { the ids of the listed slots that are gone } }.
 
+  count:    no more arguments; changes nothing. Returns { 1, the slots whose leases have not
+            ended }.
+
 A slot whose holder died is given back when its lease ends: its instance no longer renews it.
 ]]
 
@@ -32,6 +35,10 @@ local function expire_with_last_lease(key)
   if last[2] then
     redis.call('PEXPIREAT', key, tonumber(last[2]) + 1)
   end
+end
+
+if ARGV[1] == 'count' then
+  return { 1, redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') }
 end
 
 if ARGV[1] == 'release' then

@@ -12,6 +12,7 @@ pub mod admin;
 pub mod app;
 pub mod clock;
 pub mod config;
+pub mod control;
 pub mod gate;
 pub mod identity;
 pub mod limiter;

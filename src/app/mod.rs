@@ -8,6 +8,7 @@ mod health;
 mod listener;
 mod reload;
 mod rlimit;
+mod steering;
 mod stores;
 mod sweeper;
 
@@ -16,7 +17,7 @@ pub use health::HealthChecks;
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
-use crate::admin::AdminApp;
+use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::config::Config;
 use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
@@ -67,7 +68,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
-    let stores = Stores::new(&config.store, config.hash_key.as_ref(), metrics.clone())?;
+    let stores = Stores::new(
+        &config.store,
+        config.hash_key.as_ref(),
+        &config.admin,
+        metrics.clone(),
+    )?;
     if let (Some(redis), StoreSettings::Redis(settings)) = (&stores.redis, &config.store) {
         let id = fleet::instance_id();
         fleet::prepare(redis, &stores.fleet, &id, settings.startup_wait);
@@ -77,6 +83,15 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         }
     }
     let snapshot = Arc::new(ArcSwap::from_pointee(stores.snapshot(config, None)?));
+    let tokens = Arc::new(
+        Tokens::load(config.admin.token_file.as_deref())
+            .map_err(|e| BuildError::Tokens(e.to_string()))?,
+    );
+    // Bans and overrides known before the first request: read now when the ledger is in
+    // this process; a Redis ledger is read by `steering` as soon as the server runs.
+    if stores.redis.is_none() {
+        let _ = futures::executor::block_on(stores.control.refresh());
+    }
 
     let admin_settings = &config.admin;
     // Enough counters per window that the listed top is exact for any realistic flood.
@@ -113,17 +128,28 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         "floodgate admin".to_owned(),
         AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
             .with_offenders(offenders, admin_settings.offenders_top)
-            .with_pools(pools_down),
+            .with_pools(pools_down)
+            .with_control(ControlApi {
+                tokens: tokens.clone(),
+                snapshot: snapshot.clone(),
+                control: stores.control.clone(),
+                limiter: stores.limiter.clone(),
+                in_flight: stores.in_flight.clone(),
+                metrics: metrics.clone(),
+            }),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
     let health = HealthChecks::new(snapshot.clone(), metrics);
-    let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone());
+    let steering = steering::Steering::new(stores.control.clone());
+    let reloader =
+        Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone()).with_tokens(tokens);
     server.add_service(proxy);
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
     server.add_service(background_service("health checks", health));
+    server.add_service(background_service("bans and overrides", steering));
     server.add_service(background_service(
         "connection deadlines",
         sweeper::Sweeper::new(watches),

@@ -4,6 +4,7 @@
 //! Bucket stores are kept, so buckets of unchanged policies carry over.
 
 use super::Stores;
+use crate::admin::Tokens;
 use crate::config::{self, Config};
 use crate::proxy::Snapshot;
 use crate::telemetry::ReloadResult;
@@ -24,6 +25,7 @@ pub struct Reloader {
     snapshot: Arc<ArcSwap<Snapshot>>,
     stores: Stores,
     hangup: Arc<AtomicBool>,
+    tokens: Option<Arc<Tokens>>,
 }
 
 impl Reloader {
@@ -41,7 +43,14 @@ impl Reloader {
             snapshot,
             stores,
             hangup,
+            tokens: None,
         }
+    }
+
+    /// The same reloader, also reading the control API's token file again on each reload.
+    pub fn with_tokens(mut self, tokens: Arc<Tokens>) -> Self {
+        self.tokens = Some(tokens);
+        self
     }
 
     /// Loads the file again and swaps it in. Returns the settings that changed but need a
@@ -53,6 +62,11 @@ impl Reloader {
             .stores
             .snapshot(&new, Some(&previous))
             .map_err(|e| e.to_string())?;
+        if let Some(tokens) = &self.tokens {
+            tokens
+                .reload(new.admin.token_file.as_deref())
+                .map_err(|e| e.to_string())?;
+        }
         let mut running = self.running.lock();
         let restart = needs_restart(&running, &new);
         self.snapshot.store(Arc::new(snapshot));

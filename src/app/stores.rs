@@ -2,7 +2,8 @@
 //! buckets and the metrics; and how a config plus those becomes a [`Snapshot`].
 
 use super::digest_key::digest_key;
-use crate::config::Config;
+use crate::config::{AdminSettings, Config};
+use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
 use crate::gate::{Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
@@ -28,6 +29,12 @@ pub enum BuildError {
     /// No key for identity digests.
     #[error("{0}")]
     DigestKey(#[from] IdentityKeyError),
+    /// The control API's token file cannot be used.
+    #[error("{0}")]
+    Tokens(String),
+    /// The control state file could not be loaded.
+    #[error("{0}")]
+    StateFile(#[from] StateFileError),
 }
 
 /// The parts that live as long as the process.
@@ -45,6 +52,8 @@ pub struct Stores {
     pub fallback: Fallback,
     /// Every series.
     pub metrics: Arc<Metrics>,
+    /// The operators' bans and overrides.
+    pub control: Arc<Control>,
     /// The key of identity digests, chosen when the server is built (a reload keeps it: a new
     /// key would be new buckets for everyone).
     pub digest_key: IdentityKey,
@@ -56,21 +65,31 @@ impl Stores {
     pub fn new(
         settings: &StoreSettings,
         hash_key: Option<&IdentityKey>,
+        admin: &AdminSettings,
         metrics: Arc<Metrics>,
     ) -> Result<Self, BuildError> {
         let digest_key = digest_key(hash_key, settings)?;
         let gauge = metrics.store.fleet_size.clone();
         Ok(match settings {
-            StoreSettings::Memory { max_entries } => Stores {
-                limiter: Arc::new(MemoryStore::new(*max_entries)),
-                in_flight: Arc::new(MemorySlots::new()),
-                redis: None,
-                fleet: Arc::new(FleetSize::new(Some(1), gauge)),
-                // The memory store always decides; its fallback is never asked.
-                fallback: Fallback::Allow,
-                metrics,
-                digest_key,
-            },
+            StoreSettings::Memory { max_entries } => {
+                let limiter: Arc<dyn Limiter> = Arc::new(MemoryStore::new(*max_entries));
+                let ledger = MemoryLedger::open(admin.state_file.as_deref())?;
+                Stores {
+                    control: Arc::new(Control::new(
+                        Box::new(ledger),
+                        limiter.clone(),
+                        admin.bounds,
+                    )),
+                    limiter,
+                    in_flight: Arc::new(MemorySlots::new()),
+                    redis: None,
+                    fleet: Arc::new(FleetSize::new(Some(1), gauge)),
+                    // The memory store always decides; its fallback is never asked.
+                    fallback: Fallback::Allow,
+                    metrics,
+                    digest_key,
+                }
+            }
             StoreSettings::Redis(settings) => {
                 let fleet = Arc::new(FleetSize::new(settings.fleet_size, gauge));
                 let fallback = Fallback::new(
@@ -85,7 +104,9 @@ impl Stores {
                     mirror,
                     fleet.clone(),
                 )?);
+                let ledger = RedisLedger::new(store.clone());
                 Stores {
+                    control: Arc::new(Control::new(Box::new(ledger), store.clone(), admin.bounds)),
                     limiter: store.clone(),
                     in_flight: Arc::new(store.slots()),
                     redis: Some(store),
@@ -114,6 +135,7 @@ impl Stores {
                 limiter: self.limiter.clone(),
                 in_flight: self.in_flight.clone(),
                 fallback: self.fallback.clone(),
+                control: self.control.clone(),
             },
             &self.metrics,
         );

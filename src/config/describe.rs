@@ -61,6 +61,20 @@ impl fmt::Display for Config {
             "admin listener  {} (top {} offenders over {:?})",
             self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
         )?;
+        let a = &self.admin;
+        match &a.token_file {
+            Some(tokens) => writeln!(
+                f,
+                "control API     tokens from {}; at most {} bans, {} overrides{}",
+                tokens.display(),
+                a.bounds.max_bans,
+                a.bounds.max_overrides,
+                a.state_file
+                    .as_ref()
+                    .map_or(String::new(), |p| format!("; kept in {}", p.display()))
+            )?,
+            None => writeln!(f, "control API     off (set admin.token_file to enable it)")?,
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }

@@ -65,6 +65,10 @@ pub(crate) struct AdminFile {
     pub(crate) listen: Option<Spanned<String>>,
     pub(crate) offenders_window: Option<Spanned<String>>,
     pub(crate) offenders_top: Option<Spanned<i64>>,
+    pub(crate) token_file: Option<Spanned<String>>,
+    pub(crate) state_file: Option<Spanned<String>>,
+    pub(crate) max_bans: Option<Spanned<i64>>,
+    pub(crate) max_overrides: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

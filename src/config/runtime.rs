@@ -1,5 +1,6 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
+use crate::control::Bounds;
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
@@ -92,6 +93,12 @@ pub struct AdminSettings {
     pub offenders_window: Duration,
     /// How many identities the top-offenders view lists.
     pub offenders_top: usize,
+    /// The control API's tokens (`name:token` lines); without it the control API answers 403.
+    pub token_file: Option<PathBuf>,
+    /// Where the memory store keeps bans and overrides across restarts.
+    pub state_file: Option<PathBuf>,
+    /// How many bans and overrides may be held.
+    pub bounds: Bounds,
 }
 
 /// `[response]`.

@@ -9,10 +9,24 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
+use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
+use toml::Spanned;
 
 const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9090";
+
+/// `admin.max_bans` or `admin.max_overrides`: 1 to 10 million, 100 000 by default.
+fn bound(
+    check: &Checker<'_>,
+    value: Option<&Spanned<i64>>,
+    key: &str,
+) -> Result<usize, ConfigError> {
+    match value {
+        Some(n) => Ok(check.integer(n, key, 1..=10_000_000)? as usize),
+        None => Ok(Bounds::default().max_bans),
+    }
+}
 
 /// Validates a parsed file into the runtime config.
 pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Config, ConfigError> {
@@ -52,6 +66,19 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             offenders_top: match &file.admin.offenders_top {
                 Some(top) => check.integer(top, "admin.offenders_top", 1..=1000)? as usize,
                 None => 20,
+            },
+            token_file: match &file.admin.token_file {
+                Some(path) => Some(check.readable(path, "admin.token_file")?.into()),
+                None => None,
+            },
+            state_file: file.admin.state_file.as_ref().map(|p| p.get_ref().into()),
+            bounds: Bounds {
+                max_bans: bound(&check, file.admin.max_bans.as_ref(), "admin.max_bans")?,
+                max_overrides: bound(
+                    &check,
+                    file.admin.max_overrides.as_ref(),
+                    "admin.max_overrides",
+                )?,
             },
         },
         upstream,

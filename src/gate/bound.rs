@@ -3,9 +3,10 @@
 //! what cost).
 
 use super::cost::{header_cost, BadCost, HeaderCost};
-use super::{LevelId, Standing};
+use super::{LevelId, Quota, Standing};
+use crate::control::{override_key, Applied};
 use crate::identity::{Identity, Request};
-use crate::limiter::{Assessment, BucketKey, Mode, Take};
+use crate::limiter::{Assessment, BucketKey, Mode, PolicyKey, Take};
 use crate::policy::{Limits, Policy, Rules};
 use crate::telemetry::PolicyCounters;
 use std::sync::atomic::AtomicUsize;
@@ -19,6 +20,8 @@ pub(crate) struct BoundPolicy {
     levels: Vec<Limits>,
     /// Requests held now under this policy on this instance (at most `max_held`).
     pub(crate) held: AtomicUsize,
+    /// The buckets of callers whose limits an override replaces.
+    override_key: PolicyKey,
 }
 
 impl BoundPolicy {
@@ -36,6 +39,7 @@ impl BoundPolicy {
                 .chain(tiers)
                 .collect(),
             held: AtomicUsize::new(0),
+            override_key: override_key(policy.name()),
         }
     }
 
@@ -56,27 +60,34 @@ impl BoundPolicy {
         tier.map_or(0, |i| i + 1)
     }
 
-    /// This policy's share of a request by `identity`; fails on a bad `cost_header`.
+    /// This policy's share of a request by `identity`, whose limits `overridden` replaces
+    /// when an operator said so; fails on a bad `cost_header`.
     pub(crate) fn plan(
         &self,
         req: &Request<'_>,
         identity: Identity,
+        overridden: Option<Arc<Applied>>,
     ) -> Result<Planned<'_>, BadCost> {
-        let level = self.level_for(req);
-        Ok(Planned {
+        let level = match overridden {
+            Some(_) => LevelId::OVERRIDE,
+            None => self.level_for(req),
+        };
+        let mut planned = Planned {
             bound: self,
             identity,
             level,
-            cost: self.cost_of(req, level)?,
-        })
+            overridden,
+            cost: self.policy.cost,
+        };
+        planned.cost = self.cost_of(req, planned.limits().capacity())?;
+        Ok(planned)
     }
 
     /// The request's cost: its `cost_header`, else the policy's `cost`.
-    fn cost_of(&self, req: &Request<'_>, level: usize) -> Result<u64, BadCost> {
+    fn cost_of(&self, req: &Request<'_>, capacity: u64) -> Result<u64, BadCost> {
         let Some(header) = &self.policy.rules.cost_header else {
             return Ok(self.policy.cost);
         };
-        let capacity = self.levels[level].capacity();
         match header_cost(req.headers.get(header), capacity) {
             HeaderCost::Absent => Ok(self.policy.cost),
             HeaderCost::Valid(cost) => Ok(cost),
@@ -96,14 +107,29 @@ pub struct Planned<'g> {
     bound: &'g BoundPolicy,
     identity: Identity,
     level: usize,
+    /// The caller's override under this policy, if an operator made one.
+    overridden: Option<Arc<Applied>>,
     cost: u64,
 }
 
 impl<'g> Planned<'g> {
-    /// The bucket this share draws on.
+    /// The caller under this policy: what its concurrency slots count against.
     pub(crate) fn key(&self) -> BucketKey<'g> {
         BucketKey {
             policy: &self.bound.policy.key,
+            identity: self.identity,
+        }
+    }
+
+    /// The bucket this share draws on: the caller's, or while an override lasts the one it
+    /// has under the override (filled when the override is made).
+    pub(crate) fn bucket(&self) -> BucketKey<'g> {
+        let policy = match self.overridden {
+            Some(_) => &self.bound.override_key,
+            None => &self.bound.policy.key,
+        };
+        BucketKey {
+            policy,
             identity: self.identity,
         }
     }
@@ -113,7 +139,7 @@ impl<'g> Planned<'g> {
     pub(crate) fn take(&self, holdable: bool) -> Take<'g> {
         let spec = self.limits().spec();
         Take {
-            key: self.key(),
+            key: self.bucket(),
             spec,
             cost: self.cost as f64,
             mode: match self.is_shadow() {
@@ -134,8 +160,11 @@ impl<'g> Planned<'g> {
         self.bound
     }
 
-    fn limits(&self) -> &'g Limits {
-        &self.bound.levels[self.level]
+    fn limits(&self) -> &Limits {
+        match &self.overridden {
+            Some(applied) => &applied.limits,
+            None => &self.bound.levels[self.level],
+        }
     }
 
     /// How the bucket stands given the store's `assessment`.
@@ -146,7 +175,7 @@ impl<'g> Planned<'g> {
                 policy: self.bound.index,
                 level: self.level,
             },
-            limits: self.limits(),
+            quota: Quota::of(self.limits()),
             cost: self.cost,
             assessment,
         }

@@ -23,8 +23,9 @@ pub use aftercare::Aftercare;
 pub use bound::Planned;
 pub use cost::BadCost;
 pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
-pub use standing::{most_restrictive, LevelId, Standing};
+pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
+use crate::control::{now_ms, BanHit, Control};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
@@ -43,6 +44,7 @@ type Few<T> = SmallVec<[T; 4]>;
 /// The series the gate feeds, resolved once.
 struct GateCounters {
     access: ByLabel<AccessList>,
+    banned: IntCounter,
     invalid_tokens: IntCounter,
     limiter_seconds: Histogram,
     store_fallbacks: IntCounter,
@@ -54,6 +56,7 @@ pub struct Gate {
     policies: Vec<BoundPolicy>,
     identity: IdentityChain,
     key: IdentityKey,
+    control: Arc<Control>,
     limiter: Arc<dyn Limiter>,
     in_flight: Arc<dyn InFlight>,
     fallback: Fallback,
@@ -71,6 +74,8 @@ pub struct Deciders {
     pub in_flight: Arc<dyn InFlight>,
     /// What decides when the store cannot.
     pub fallback: Fallback,
+    /// The operators' bans and overrides.
+    pub control: Arc<Control>,
 }
 
 impl Gate {
@@ -88,6 +93,7 @@ impl Gate {
             limiter,
             in_flight,
             fallback,
+            control,
         } = deciders;
         let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         Self {
@@ -99,11 +105,13 @@ impl Gate {
                 .collect(),
             identity,
             key,
+            control,
             limiter,
             in_flight,
             fallback,
             counters: GateCounters {
                 access: metrics.access.clone(),
+                banned: metrics.banned.clone(),
                 invalid_tokens: metrics.invalid_tokens.clone(),
                 limiter_seconds: metrics.limiter_seconds.clone(),
                 store_fallbacks: metrics.store.fallbacks.clone(),
@@ -119,6 +127,26 @@ impl Gate {
         self.needs_host
     }
 
+    /// The policies, in config order.
+    pub fn policies(&self) -> impl Iterator<Item = &Policy> {
+        self.policies.iter().map(|b| &b.policy)
+    }
+
+    /// The chain that identifies `policy`'s callers: its own, or `[identity] sources`.
+    pub fn chain_of<'a>(&'a self, policy: &'a Policy) -> &'a IdentityChain {
+        policy.sources.as_ref().unwrap_or(&self.identity)
+    }
+
+    /// The global chain (`[identity] sources`).
+    pub fn identity(&self) -> &IdentityChain {
+        &self.identity
+    }
+
+    /// The key of identity digests.
+    pub fn digest_key(&self) -> &IdentityKey {
+        &self.key
+    }
+
     /// Every level of every policy: its id, the policy's name, the limits and its
     /// `max_in_flight`.
     pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits, Option<u32>)> {
@@ -132,6 +160,10 @@ impl Gate {
 
     /// What happens to `req`, whose route facts are `route`.
     pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
+        if let Some(ban) = self.ban_for(req) {
+            self.counters.banned.inc();
+            return Outcome::Banned(ban);
+        }
         match self.access.check(req) {
             Access::Denied => return self.listed(AccessList::Deny),
             Access::Allowed => return self.listed(AccessList::Allow),
@@ -146,6 +178,15 @@ impl Gate {
             }
             Err(PlanError::Cost(bad)) => Outcome::BadCost(bad),
         }
+    }
+
+    /// The operators' ban refusing `req`, if any (bans beat the allow-list).
+    fn ban_for(&self, req: &Request<'_>) -> Option<BanHit> {
+        let view = self.control.view();
+        if !view.has_bans() {
+            return None;
+        }
+        view.ban_for(req, &self.identity.ip, &self.key, now_ms())
     }
 
     fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {
@@ -163,6 +204,8 @@ impl Gate {
     ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
+        let control = self.control.view();
+        let now = (!control.is_empty()).then(now_ms);
         for bound in self
             .policies
             .iter()
@@ -175,7 +218,16 @@ impl Gate {
                     None => *caller.insert(self.identity.identify(req, &self.key)?),
                 },
             };
-            planned.push(bound.plan(req, identity).map_err(PlanError::Cost)?);
+            let overridden = now.and_then(|now| {
+                control
+                    .override_for(bound.policy.key.id(), identity, now)
+                    .cloned()
+            });
+            planned.push(
+                bound
+                    .plan(req, identity, overridden)
+                    .map_err(PlanError::Cost)?,
+            );
         }
         Ok(planned)
     }

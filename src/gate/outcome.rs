@@ -2,6 +2,7 @@
 //! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
 use super::{Aftercare, BadCost, Standing};
+use crate::control::BanHit;
 use crate::identity::Identity;
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
@@ -12,6 +13,8 @@ use std::sync::Arc;
 pub enum Outcome<'g> {
     /// No enforcing policy applies: forward (shadow policies may still owe aftercare).
     Unlimited(Aftercare),
+    /// Banned by an operator (admin API): refuse (403) before any bucket or backend.
+    Banned(BanHit),
     /// On an access list: the allow-list forwards unlimited, the deny-list refuses (403).
     Listed(AccessList),
     /// A bearer token was presented that does not verify: refuse (401).
@@ -93,6 +96,8 @@ pub enum OutcomeKind {
     Allowlisted,
     /// On the deny-list.
     Denylisted,
+    /// Banned by an operator.
+    Banned,
     /// A bearer token did not verify.
     InvalidToken,
     /// A cost header was malformed or too large.
@@ -105,12 +110,13 @@ pub enum OutcomeKind {
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 9] = [
+    pub const ALL: [OutcomeKind; 10] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
         OutcomeKind::Allowlisted,
         OutcomeKind::Denylisted,
+        OutcomeKind::Banned,
         OutcomeKind::InvalidToken,
         OutcomeKind::BadCost,
         OutcomeKind::StoreError,
@@ -125,6 +131,7 @@ impl OutcomeKind {
             OutcomeKind::Unlimited => "unlimited",
             OutcomeKind::Allowlisted => "allowlisted",
             OutcomeKind::Denylisted => "denylisted",
+            OutcomeKind::Banned => "banned",
             OutcomeKind::InvalidToken => "invalid_token",
             OutcomeKind::BadCost => "bad_cost",
             OutcomeKind::StoreError => "store_error",
@@ -140,6 +147,7 @@ impl Outcome<'_> {
             Outcome::Unlimited(_) => OutcomeKind::Unlimited,
             Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
             Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
+            Outcome::Banned(_) => OutcomeKind::Banned,
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
             Outcome::BadCost(_) => OutcomeKind::BadCost,
             Outcome::Allowed(..) => OutcomeKind::Allowed,

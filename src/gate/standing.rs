@@ -13,8 +13,34 @@ use std::sync::Arc;
 pub struct LevelId {
     /// The policy's position in the config.
     pub policy: usize,
-    /// 0 for the policy's own limits, 1 + i for its i-th tier.
+    /// 0 for the policy's own limits, 1 + i for its i-th tier, [`LevelId::OVERRIDE`] for a
+    /// caller's override.
     pub level: usize,
+}
+
+impl LevelId {
+    /// The level of limits an operator's override gave one caller (nothing is precomputed for
+    /// it).
+    pub const OVERRIDE: usize = usize::MAX;
+}
+
+/// What the `RateLimit-Policy` header says of a bucket: its quota and window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    /// The bucket's capacity.
+    pub capacity: u64,
+    /// Seconds to refill it from empty (at least 1).
+    pub window_seconds: u64,
+}
+
+impl Quota {
+    /// The quota of `limits`.
+    pub fn of(limits: &Limits) -> Self {
+        Self {
+            capacity: limits.capacity(),
+            window_seconds: limits.window_seconds(),
+        }
+    }
 }
 
 /// One policy's bucket, as a request left it.
@@ -24,8 +50,8 @@ pub struct Standing<'g> {
     pub policy: &'g Arc<str>,
     /// Which limits applied.
     pub level: LevelId,
-    /// The limits the caller's bucket has (the policy's, or its tier's).
-    pub limits: &'g Limits,
+    /// The quota of the caller's bucket (the policy's, its tier's or the caller's override).
+    pub quota: Quota,
     /// Tokens the request takes.
     pub cost: u64,
     /// The bucket's answer for this request.
@@ -88,7 +114,7 @@ mod tests {
                 policy: 0,
                 level: 0,
             },
-            limits,
+            quota: Quota::of(limits),
             cost: 1,
             assessment: a,
         }

@@ -12,6 +12,7 @@ mod client_ip;
 mod facts;
 mod jwt;
 mod key;
+mod named;
 mod source;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
@@ -19,6 +20,7 @@ pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, Forwardi
 pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
+pub use named::{NamedCaller, NamedCallerError};
 pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
 
 use http::header::{HeaderMap, AUTHORIZATION};
@@ -63,6 +65,18 @@ impl Identity {
             out.push(DIGITS[usize::from(b & 0xf)] as char);
         }
         out
+    }
+
+    /// The identity whose [`hex`](Self::hex) is `text`, if it is 32 hex digits.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        if text.len() != 32 || !text.is_ascii() {
+            return None;
+        }
+        let mut digest = [0u8; 16];
+        for (i, byte) in digest.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Self(digest))
     }
 }
 

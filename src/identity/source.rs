@@ -124,6 +124,11 @@ impl SourceSpec {
         &self.tag
     }
 
+    /// The sources that identify a caller together, in order.
+    pub fn parts(&self) -> &[Source] {
+        &self.parts
+    }
+
     /// Whether any part reads the host.
     pub fn uses_host(&self) -> bool {
         self.parts.iter().any(|p| *p == Source::Fact(Fact::Host))
@@ -208,7 +213,7 @@ fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
 }
 
 /// `value` without one pair of surrounding double quotes, if it has them.
-fn unquote(value: &[u8]) -> &[u8] {
+pub(super) fn unquote(value: &[u8]) -> &[u8] {
     match value {
         [b'"', inner @ .., b'"'] => inner,
         _ => value,

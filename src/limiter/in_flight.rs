@@ -17,6 +17,9 @@ use std::sync::Arc;
 pub trait InFlight: Send + Sync {
     /// Takes one of `limit` slots of `key`'s caller, or `None` when all are taken.
     async fn acquire(&self, key: BucketKey<'_>, limit: u32) -> Result<Option<Slot>, LimiterError>;
+
+    /// How many slots of `key`'s caller are held now, across the fleet where slots are shared.
+    async fn count(&self, key: BucketKey<'_>) -> Result<u32, LimiterError>;
 }
 
 /// Which slot: the caller, the policy, and a number unique among the holder's slots.
@@ -179,6 +182,10 @@ impl SlotOwner for SlotCounts {
 impl InFlight for MemorySlots {
     async fn acquire(&self, key: BucketKey<'_>, limit: u32) -> Result<Option<Slot>, LimiterError> {
         Ok(self.try_acquire(key, limit))
+    }
+
+    async fn count(&self, key: BucketKey<'_>) -> Result<u32, LimiterError> {
+        Ok(self.held(key))
     }
 }
 

@@ -9,6 +9,7 @@ mod fleet;
 mod in_flight;
 mod key;
 pub mod memory;
+mod peek;
 pub mod redis;
 mod settings;
 mod share;
@@ -20,11 +21,13 @@ pub use fleet::FleetSize;
 pub use in_flight::{InFlight, MemorySlots, Slot, SlotId, SlotOwner};
 pub use key::{BucketId, BucketKey, BucketMap, PolicyKey, PrehashedHasher};
 pub use memory::MemoryStore;
+pub use peek::Peek;
 pub use redis::{fleet_hash_key, RedisSettings, RedisSlots, RedisStore};
 pub use settings::StoreSettings;
 pub use share::LocalShare;
 pub use take::{paying, Assessments, Mode, Take};
 
+use crate::identity::Identity;
 use crate::telemetry::StoreErrorKind;
 use async_trait::async_trait;
 
@@ -69,6 +72,16 @@ pub trait Limiter: Send + Sync {
     /// none; each shadow bucket pays on its own when it can. Returns one assessment per take,
     /// in order; the request passes when every enforcing take is allowed.
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError>;
+
+    /// How the bucket `key` of shape `spec` stands now, nothing taken.
+    async fn peek(&self, key: BucketKey<'_>, spec: BucketSpec) -> Result<Peek, LimiterError>;
+
+    /// Forgets the buckets `keys` (all of one caller): each is full and unblocked again.
+    async fn reset(&self, keys: &[BucketKey<'_>]) -> Result<(), LimiterError>;
+
+    /// Drops what this instance remembers of `identity`'s refusals (its buckets were reset
+    /// elsewhere in the fleet). Stores that remember nothing do nothing.
+    fn forget(&self, _identity: &Identity) {}
 
     /// Whether the store can decide now (checked by `/readyz`).
     async fn health(&self) -> Health {

@@ -2,9 +2,9 @@
 //! `Retry-After`, and RFC 9457 problem+json bodies. Rendering cannot fail open: a refusal that
 //! cannot be built becomes a 500, never a forward.
 
-use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Standing};
+use crate::control::{now_ms, BanHit};
+use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing};
 use crate::limiter::Undecided;
-use crate::policy::Limits;
 use crate::telemetry::AccessList;
 use bytes::Bytes;
 use http::header::{HeaderName, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
@@ -38,7 +38,7 @@ impl PolicyHeaders {
     pub(crate) fn new(gate: &Gate) -> Self {
         let mut values: Vec<Vec<HeaderValue>> = Vec::new();
         for (id, name, limits, in_flight) in gate.levels() {
-            let mut text = policy_text(name, limits);
+            let mut text = policy_text(name, Quota::of(limits));
             if let Some(limit) = in_flight {
                 text.push_str(", ");
                 text.push_str(&concurrency_text(name, limit));
@@ -59,7 +59,7 @@ impl PolicyHeaders {
         let LevelId { policy, level } = standing.level;
         match self.0.get(policy).and_then(|levels| levels.get(level)) {
             Some(value) => value.clone(),
-            None => header_value(policy_text(standing.policy, standing.limits)),
+            None => header_value(policy_text(standing.policy, standing.quota)),
         }
     }
 }
@@ -79,6 +79,7 @@ pub(crate) fn render(
             ratelimit: header_value(ratelimit_text(&decided.standing)),
         })),
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
+        Outcome::Banned(ban) => banned(ban),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
         Outcome::Busy(busy) => concurrency_refusal(throttle_status, busy),
@@ -89,12 +90,8 @@ pub(crate) fn render(
 
 /// `RateLimit-Policy` text of policy `name` with `limits`: quota and window (seconds to refill
 /// from empty).
-fn policy_text(name: &str, limits: &Limits) -> String {
-    format!(
-        "\"{name}\";q={};w={}",
-        limits.capacity(),
-        limits.window_seconds()
-    )
+fn policy_text(name: &str, quota: Quota) -> String {
+    format!("\"{name}\";q={};w={}", quota.capacity, quota.window_seconds)
 }
 
 /// The `RateLimit-Policy` item of a `max_in_flight` of `limit` (quota unit: concurrent
@@ -277,6 +274,24 @@ fn refusal(status: u16, detail: &str) -> Action {
     )];
     let extra: &[_] = if status == 401 { &challenge } else { &[] };
     problem(status, body, extra)
+}
+
+/// The refusal of a banned client: 403, and while the ban has an end, `Retry-After` until
+/// then.
+fn banned(ban: &BanHit) -> Action {
+    let left = ban
+        .expires_at_ms
+        .map(|end| end.saturating_sub(now_ms()).div_ceil(1000).max(1));
+    let detail = "This client is banned.";
+    let extra = match left {
+        Some(seconds) => serde_json::json!({ "banned": true, "retry_after": seconds }),
+        None => serde_json::json!({ "banned": true }),
+    };
+    let body = problem_body(403, detail, extra);
+    match left {
+        Some(seconds) => problem(403, body, &[(RETRY_AFTER, HeaderValue::from(seconds))]),
+        None => problem(403, body, &[]),
+    }
 }
 
 /// The refusal sent when the store cannot decide and `on_error = "deny"`.

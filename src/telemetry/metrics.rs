@@ -27,6 +27,13 @@ pub struct Metrics {
     pub access: ByLabel<AccessList>,
     /// Requests refused 401 for a bearer token that did not verify.
     pub invalid_tokens: IntCounter,
+    /// Requests refused 403 by an operator's ban.
+    pub banned: IntCounter,
+    /// Changes made through the control API, by action (`ban`, `unban`, `override`,
+    /// `unoverride`, `reset`).
+    pub admin_changes: IntCounterVec,
+    /// Control API calls refused for a missing or wrong token.
+    pub admin_unauthorized: IntCounter,
     /// Time the limiting step took (store call included).
     pub limiter_seconds: Histogram,
     /// Backend responses by status class, `1xx` … `5xx`.
@@ -95,6 +102,24 @@ impl Metrics {
                 "Requests refused with 401 for a bearer token that did not verify.",
             )
             .expect("static metric definition"),
+            banned: IntCounter::new(
+                "floodgate_banned_total",
+                "Requests refused with 403 by a ban made through the control API.",
+            )
+            .expect("static metric definition"),
+            admin_changes: IntCounterVec::new(
+                Opts::new(
+                    "floodgate_admin_changes_total",
+                    "Changes made through the control API, by action.",
+                ),
+                &["action"],
+            )
+            .expect("static metric definition"),
+            admin_unauthorized: IntCounter::new(
+                "floodgate_admin_unauthorized_total",
+                "Control API calls refused with 401 for a missing or wrong token.",
+            )
+            .expect("static metric definition"),
             limiter_seconds: latency(
                 "floodgate_limiter_seconds",
                 "Time the limiting step took per request, store call included.",
@@ -127,6 +152,9 @@ impl Metrics {
         collectors.extend([
             metrics.access.collector(),
             Box::new(metrics.invalid_tokens.clone()),
+            Box::new(metrics.banned.clone()),
+            Box::new(metrics.admin_changes.clone()),
+            Box::new(metrics.admin_unauthorized.clone()),
             Box::new(metrics.limiter_seconds.clone()),
             Box::new(metrics.upstream_seconds.clone()),
             Box::new(upstream_responses),

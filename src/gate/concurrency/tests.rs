@@ -19,6 +19,10 @@ impl InFlight for Unreachable {
     async fn acquire(&self, _: BucketKey<'_>, _: u32) -> Result<Option<Slot>, LimiterError> {
         Err(LimiterError::Store("unreachable".into()))
     }
+
+    async fn count(&self, _: BucketKey<'_>) -> Result<u32, LimiterError> {
+        Err(LimiterError::Store("unreachable".into()))
+    }
 }
 
 /// A gate with `policies` whose slots cannot be had, and `on_error = "deny"`.

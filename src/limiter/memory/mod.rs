@@ -18,13 +18,17 @@
 //!   is evicted: evicting it hands back the fewest tokens.
 
 use super::bucket::{BucketState, Penalty};
-use super::{paying, Assessment, Assessments, BucketId, Limiter, LimiterError, Mode, Take};
+use super::{
+    paying, Assessment, Assessments, BucketId, BucketKey, BucketSpec, Limiter, LimiterError, Mode,
+    Peek, Take,
+};
 use crate::clock::MonotonicClock;
 use async_trait::async_trait;
 use parking_lot::{Mutex, MutexGuard};
 use shard::{Entry, Shard};
 use smallvec::SmallVec;
 
+mod inspect;
 mod shard;
 
 /// The fewest shards the buckets are spread over.
@@ -264,6 +268,15 @@ impl MemoryStore {
 impl Limiter for MemoryStore {
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError> {
         Ok(self.acquire_now(takes))
+    }
+
+    async fn peek(&self, key: BucketKey<'_>, spec: BucketSpec) -> Result<Peek, LimiterError> {
+        Ok(self.peek_now(key, spec))
+    }
+
+    async fn reset(&self, keys: &[BucketKey<'_>]) -> Result<(), LimiterError> {
+        self.reset_now(keys);
+        Ok(())
     }
 }
 

@@ -6,6 +6,7 @@
 //! The round's task learns every answer (deny cache, local mirror), also those whose request
 //! stopped waiting because the budget ran out: a late reply is never thrown away.
 
+use super::bucket_key;
 use super::connection::Connection;
 use super::knowledge::{Knowledge, OwnedTake};
 use super::reply;
@@ -96,12 +97,7 @@ impl Batcher {
 
     /// The key of a bucket: `prefix:{identity}:policy`.
     pub(super) fn key(&self, take: &Take<'_>) -> String {
-        format!(
-            "{}:{{{}}}:{}",
-            self.prefix,
-            take.key.identity.hex(),
-            take.key.policy.name()
-        )
+        bucket_key(&self.prefix, &take.key)
     }
 
     /// Queues `takes` (all of one identity) for the next round, starting a round if none is

@@ -174,4 +174,13 @@ impl InFlight for RedisSlots {
         self.live.insert(&id);
         Ok(Some(Slot::new(self.leases.clone(), id)))
     }
+
+    async fn count(&self, key: BucketKey<'_>) -> Result<u32, LimiterError> {
+        let name = self.leases.key(key.policy, &key.identity);
+        let (_, held): (i64, i64) = self
+            .leases
+            .run(std::slice::from_ref(&name), &["count".to_owned()])
+            .await?;
+        Ok(u32::try_from(held).unwrap_or(0))
+    }
 }

@@ -26,6 +26,13 @@ impl Knowledge {
         }
     }
 
+    /// Forgets the refusals of `identity` (its buckets were reset).
+    pub(super) fn forget(&self, identity: &Identity) {
+        if let Some(cache) = &self.deny_cache {
+            cache.forget(identity);
+        }
+    }
+
     /// Learns Redis's `answers` for `takes`, asked at `asked_at` on the store's clock.
     fn learn(&self, takes: &[Take<'_>], answers: &[Assessment], asked_at: u64) {
         // A lease refused is no refusal of the caller: it asks Redis as before.

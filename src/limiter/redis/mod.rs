@@ -16,10 +16,12 @@ mod breaker;
 mod call;
 mod connection;
 mod deny_cache;
+mod eval;
 mod fleet;
 mod flight;
 mod hash_key;
 mod in_flight;
+mod inspect;
 mod knowledge;
 mod lease;
 mod leasing;
@@ -34,11 +36,15 @@ pub use deny_cache::{DenyCache, Lookup};
 pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 pub use hash_key::{fleet_hash_key, hash_key_name};
 pub use in_flight::RedisSlots;
-pub use script::{FLEET_SCRIPT, INFLIGHT_SCRIPT, TAKE_SCRIPT};
+pub use script::{FLEET_SCRIPT, INFLIGHT_SCRIPT, PEEK_SCRIPT, TAKE_SCRIPT};
 pub use settings::RedisSettings;
 
-use super::{Assessments, FleetSize, Health, Limiter, LimiterError, LocalShare, Take};
+use super::{
+    Assessments, BucketKey, BucketSpec, FleetSize, Health, Limiter, LimiterError, LocalShare, Peek,
+    Take,
+};
 use crate::clock::MonotonicClock;
+use crate::identity::Identity;
 use crate::telemetry::StoreMetrics;
 use async_trait::async_trait;
 use batch::Batcher;
@@ -114,6 +120,11 @@ impl RedisStore {
     /// or collide with another caller's key.
     pub fn key(&self, take: &Take<'_>) -> String {
         self.batcher.key(take)
+    }
+
+    /// The key of the bucket `key`.
+    fn bucket_key(&self, key: &BucketKey<'_>) -> String {
+        bucket_key(&self.prefix, key)
     }
 
     /// Asks Redis for `takes` unless the breaker says not to (the batcher learns the answer),
@@ -197,6 +208,18 @@ impl Limiter for RedisStore {
         }
     }
 
+    async fn peek(&self, key: BucketKey<'_>, spec: BucketSpec) -> Result<Peek, LimiterError> {
+        self.peek_bucket(key, spec).await
+    }
+
+    async fn reset(&self, keys: &[BucketKey<'_>]) -> Result<(), LimiterError> {
+        self.reset_buckets(keys).await
+    }
+
+    fn forget(&self, identity: &Identity) {
+        self.knowledge.forget(identity);
+    }
+
     async fn health(&self) -> Health {
         let ping = self
             .connection
@@ -208,4 +231,9 @@ impl Limiter for RedisStore {
             (Err(e), false) => Health::Down(format!("redis: {e}")),
         }
     }
+}
+
+/// The key of a bucket: `prefix:{identity}:policy`.
+fn bucket_key(prefix: &str, key: &BucketKey<'_>) -> String {
+    format!("{prefix}:{{{}}}:{}", key.identity.hex(), key.policy.name())
 }

@@ -11,6 +11,9 @@ pub const FLEET_SCRIPT: &str = include_str!("../../../lua/fleet.lua");
 /// `lua/inflight.lua`: concurrency slots as leases.
 pub const INFLIGHT_SCRIPT: &str = include_str!("../../../lua/inflight.lua");
 
+/// `lua/peek.lua`: one bucket and Redis's clock, read together.
+pub const PEEK_SCRIPT: &str = include_str!("../../../lua/peek.lua");
+
 /// A script and its hash.
 pub(super) struct Script {
     code: &'static str,

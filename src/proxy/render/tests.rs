@@ -4,6 +4,7 @@ use super::*;
 use crate::gate::Decided;
 use crate::identity::Identity;
 use crate::limiter::{Assessment, Penalty};
+use crate::policy::Limits;
 use std::sync::Arc;
 
 fn limits(capacity: u64, rate: &str) -> Limits {
@@ -27,7 +28,7 @@ fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standi
             policy: 0,
             level: 0,
         },
-        limits,
+        quota: Quota::of(limits),
         cost: 1,
         assessment: a,
     }

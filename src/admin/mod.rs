@@ -1,5 +1,18 @@
 //! The admin listener: `/metrics` (Prometheus text), `/healthz`, `/readyz` and `/offenders`
-//! (JSON, or plain text with `?format=text`).
+//! (JSON, or plain text with `?format=text`), open to whoever reaches the listener (loopback
+//! by default); and under `/v1/` the control API (`api.rs`: bans, overrides, inspect and reset),
+//! which needs a token of `admin.token_file`.
+
+mod api;
+mod callers;
+mod input;
+mod lists;
+mod reply;
+mod tokens;
+
+pub use api::{Call, ControlApi, MAX_BODY};
+pub use reply::Reply;
+pub use tokens::{Check, TokenFileError, Tokens, MIN_TOKEN_LEN};
 
 use crate::limiter::{Health, Limiter};
 use crate::telemetry::{Metrics, Offenders};
@@ -19,6 +32,7 @@ pub struct AdminApp {
     ready_needs_store: bool,
     offenders: Option<(Arc<Offenders>, usize)>,
     pools_down: Option<PoolsDown>,
+    control: Option<ControlApi>,
 }
 
 impl AdminApp {
@@ -31,7 +45,14 @@ impl AdminApp {
             ready_needs_store,
             offenders: None,
             pools_down: None,
+            control: None,
         }
+    }
+
+    /// The same app, also serving the control API under `/v1/`.
+    pub fn with_control(mut self, control: ControlApi) -> Self {
+        self.control = Some(control);
+        self
     }
 
     /// The same app, whose `/readyz` fails while a pool has no backend up.
@@ -140,18 +161,60 @@ impl AdminApp {
     }
 }
 
+/// The request body, or `None` when it is larger than [`MAX_BODY`] (or cannot be read).
+async fn read_body(session: &mut ServerSession) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        match session.read_request_body().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_BODY => {
+                body.extend_from_slice(&chunk)
+            }
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) => return Some(body),
+        }
+    }
+}
+
 #[async_trait]
 impl ServeHttp for AdminApp {
     async fn response(&self, session: &mut ServerSession) -> Response<Vec<u8>> {
         let req = session.req_header();
         let (method, path) = (req.method.clone(), req.uri.path().to_owned());
         let query = req.uri.query().map(str::to_owned);
-        let (status, content_type, body) = self.route(&method, &path, query.as_deref()).await;
-        Response::builder()
-            .status(status)
-            .header(header::CONTENT_TYPE, content_type)
-            .header(header::CONTENT_LENGTH, body.len())
-            .body(body)
-            .unwrap_or_default()
+        let reply = match (&self.control, path.starts_with("/v1/")) {
+            (Some(control), true) => {
+                let authorization = req
+                    .headers
+                    .get(header::AUTHORIZATION)
+                    .map(|v| v.as_bytes().to_vec());
+                let body = read_body(session).await;
+                let call = Call {
+                    method: &method,
+                    path: &path,
+                    query: query.as_deref(),
+                    authorization: authorization.as_deref(),
+                    body: body.as_deref(),
+                };
+                control.answer(&call).await
+            }
+            _ => {
+                let (status, content_type, body) =
+                    self.route(&method, &path, query.as_deref()).await;
+                Reply {
+                    status,
+                    content_type,
+                    body,
+                    headers: Vec::new(),
+                }
+            }
+        };
+        let mut response = Response::builder()
+            .status(reply.status)
+            .header(header::CONTENT_TYPE, reply.content_type)
+            .header(header::CONTENT_LENGTH, reply.body.len());
+        for (name, value) in reply.headers {
+            response = response.header(name, value);
+        }
+        response.body(reply.body).unwrap_or_default()
     }
 }

@@ -1,0 +1,156 @@
+//! The control API on the admin listener: authentication, then routing to the bans, the
+//! overrides and the callers (`lists.rs`, `callers.rs`). Every change is logged once and
+//! counted; a change that cannot be made changes nothing and says why.
+
+use super::reply::Reply;
+use super::tokens::{Check, Tokens};
+use crate::control::{Control, ControlError};
+use crate::gate::Gate;
+use crate::limiter::{InFlight, Limiter};
+use crate::proxy::Snapshot;
+use crate::telemetry::Metrics;
+use arc_swap::ArcSwap;
+use http::{header, HeaderValue, Method, StatusCode};
+use std::sync::Arc;
+
+/// The largest request body the control API reads.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Everything the control API works on.
+pub struct ControlApi {
+    /// The tokens that open it.
+    pub tokens: Arc<Tokens>,
+    /// The running config's gate (policies, sources, digest key).
+    pub snapshot: Arc<ArcSwap<Snapshot>>,
+    /// Bans and overrides.
+    pub control: Arc<Control>,
+    /// The buckets (inspect, reset).
+    pub limiter: Arc<dyn Limiter>,
+    /// The concurrency slots (inspect).
+    pub in_flight: Arc<dyn InFlight>,
+    /// Where changes and refusals are counted.
+    pub metrics: Arc<Metrics>,
+}
+
+/// One call, as read from the connection.
+pub struct Call<'a> {
+    /// Its method.
+    pub method: &'a Method,
+    /// Its path.
+    pub path: &'a str,
+    /// Its query string.
+    pub query: Option<&'a str>,
+    /// Its `Authorization` header.
+    pub authorization: Option<&'a [u8]>,
+    /// Its body, or `None` when it was larger than [`MAX_BODY`].
+    pub body: Option<&'a [u8]>,
+}
+
+/// Who made a call: the name of its token.
+pub(super) struct Operator(pub(super) String);
+
+impl ControlApi {
+    /// The answer to `call` (a path under `/v1/`).
+    pub async fn answer(&self, call: &Call<'_>) -> Reply {
+        let operator = match self.tokens.check(call.authorization) {
+            Check::Off => return off(),
+            Check::Refused => {
+                self.metrics.admin_unauthorized.inc();
+                log::debug!("control API: a call to {} without a valid token", call.path);
+                return unauthorized();
+            }
+            Check::Allowed(name) => Operator(name),
+        };
+        let Some(body) = call.body else {
+            return Reply::problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the body is larger than 64 KiB",
+                serde_json::json!({}),
+            );
+        };
+        let (method, query) = (call.method, call.query.unwrap_or(""));
+        let segments: Vec<&str> = call.path.trim_end_matches('/').split('/').skip(2).collect();
+        use crate::control::Kind::{Ban, Override};
+        match (segments.as_slice(), method) {
+            (["bans"], &Method::GET) => self.list(Ban, query),
+            (["bans"], &Method::POST) => self.ban(&operator, body).await,
+            (["bans"], _) => not_allowed("GET, POST"),
+            (["bans", id], &Method::DELETE) => self.delete(&operator, Ban, id).await,
+            (["overrides"], &Method::GET) => self.list(Override, query),
+            (["overrides"], &Method::POST) => self.override_limits(&operator, body).await,
+            (["overrides"], _) => not_allowed("GET, POST"),
+            (["overrides", id], &Method::DELETE) => self.delete(&operator, Override, id).await,
+            (["bans" | "overrides", _], _) => not_allowed("DELETE"),
+            (["callers"], &Method::GET) => self.inspect(query).await,
+            (["callers"], _) => not_allowed("GET"),
+            (["callers", "reset"], &Method::POST) => self.reset(&operator, body).await,
+            (["callers", "reset"], _) => not_allowed("POST"),
+            _ => Reply::problem(
+                StatusCode::NOT_FOUND,
+                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers",
+                serde_json::json!({}),
+            ),
+        }
+    }
+
+    /// The running gate.
+    pub(super) fn gate(&self) -> arc_swap::Guard<Arc<Snapshot>> {
+        self.snapshot.load()
+    }
+
+    /// Logs and counts a change once.
+    pub(super) fn record(&self, operator: &Operator, action: &str, target: &str, reason: &str) {
+        self.metrics
+            .admin_changes
+            .with_label_values(&[action])
+            .inc();
+        log::info!(
+            "control API: {} {action} {target}{}",
+            operator.0,
+            match reason {
+                "" => String::new(),
+                r => format!(" ({r})"),
+            }
+        );
+    }
+}
+
+/// The gate of a snapshot.
+pub(super) fn gate_of(snapshot: &Snapshot) -> &Gate {
+    &snapshot.gate
+}
+
+/// The answer to a change the control state could not take.
+pub(super) fn refused(e: &ControlError) -> Reply {
+    let status = match e {
+        ControlError::Full { .. } => StatusCode::INSUFFICIENT_STORAGE,
+        ControlError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    Reply::problem(status, &e.to_string(), serde_json::json!({}))
+}
+
+fn off() -> Reply {
+    Reply::problem(
+        StatusCode::FORBIDDEN,
+        "the control API is off: set admin.token_file to a file of `name:token` lines and reload",
+        serde_json::json!({}),
+    )
+}
+
+fn unauthorized() -> Reply {
+    Reply::problem(
+        StatusCode::UNAUTHORIZED,
+        "a control call needs `Authorization: Bearer <token>` with a token of admin.token_file",
+        serde_json::json!({}),
+    )
+    .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
+}
+
+fn not_allowed(allow: &'static str) -> Reply {
+    Reply::problem(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("this endpoint takes {allow}"),
+        serde_json::json!({}),
+    )
+    .with_header(header::ALLOW, HeaderValue::from_static(allow))
+}

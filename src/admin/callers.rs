@@ -1,0 +1,269 @@
+//! `/v1/callers`: a caller as operators name it (source and raw value) → its digest; inspect
+//! (per policy the caller meets: limits, what its bucket holds, its block, its slots, its
+//! override and ban, read without taking anything) and reset (buckets refilled, blocks ended,
+//! every instance's cached refusals forgotten).
+
+use super::api::{gate_of, refused, ControlApi, Operator};
+use super::input::{self, ResetBody, Value as Named};
+use super::lists::expires_in;
+use super::reply::Reply;
+use crate::control::{now_ms, override_key, ControlView};
+use crate::gate::Gate;
+use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
+use crate::limiter::BucketKey;
+use crate::policy::Policy;
+use http::StatusCode;
+use serde_json::{json, Value};
+use std::net::IpAddr;
+
+/// The chain that reads `source`: `policy`'s when given, else the global one or any policy's.
+pub(super) fn chain_with<'g>(
+    gate: &'g Gate,
+    source: &str,
+    policy: Option<&'g Policy>,
+) -> Result<&'g IdentityChain, Reply> {
+    let spec: SourceSpec = source
+        .parse()
+        .map_err(|e: crate::identity::SourceError| Reply::bad_field("source", &e.to_string()))?;
+    let reads = |chain: &&IdentityChain| chain.sources.contains(&spec);
+    let found = match policy {
+        Some(policy) => Some(gate.chain_of(policy)).filter(reads),
+        None => std::iter::once(gate.identity())
+            .chain(gate.policies().map(|p| gate.chain_of(p)))
+            .find(reads),
+    };
+    found.ok_or_else(|| {
+        let whose = policy.map_or(String::from("any policy"), |p| {
+            format!("policy `{}`", p.name())
+        });
+        Reply::unknown(
+            "source",
+            &format!("`{source}` identifies no caller of {whose}"),
+        )
+    })
+}
+
+/// The source and digest of the caller named by `source` and `value` under `chain`.
+pub(super) fn caller_of(
+    gate: &Gate,
+    chain: &IdentityChain,
+    source: &str,
+    value: &Named,
+) -> Result<(SourceSpec, Identity), Reply> {
+    let spec: SourceSpec = source
+        .parse()
+        .map_err(|e: crate::identity::SourceError| Reply::bad_field("source", &e.to_string()))?;
+    let parts = value.parts();
+    let named = NamedCaller {
+        source: &spec,
+        values: &parts,
+    };
+    let caller = named
+        .identity(&chain.ip, gate.digest_key())
+        .map_err(|e| Reply::bad_field("value", &e.to_string()))?;
+    Ok((spec, caller))
+}
+
+/// The first 12 hex digits of a digest: how logs name a caller.
+pub(super) fn short(caller: &Identity) -> String {
+    caller.hex()[..12].to_owned()
+}
+
+impl ControlApi {
+    /// `GET /v1/callers?source=…&value=…[&policy=…]`.
+    pub(super) async fn inspect(&self, query: &str) -> Reply {
+        let (mut source, mut values, mut only) = (None, Vec::new(), None);
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match key.as_ref() {
+                "source" => source = Some(value.into_owned()),
+                "value" => values.push(value.into_owned()),
+                "policy" => only = Some(value.into_owned()),
+                _ => {}
+            }
+        }
+        let Some(source) = source else {
+            return Reply::bad_field("source", "`source` is missing");
+        };
+        if values.is_empty() {
+            return Reply::bad_field("value", "`value` is missing");
+        }
+        let named = Named::Parts(values);
+        let snapshot = self.gate();
+        let gate = gate_of(&snapshot);
+        let policies = match self.policies_of(gate, &source, only.as_deref()) {
+            Ok(policies) => policies,
+            Err(reply) => return reply,
+        };
+        let view = self.control.view();
+        let now = now_ms();
+        let mut shown = Vec::new();
+        for policy in policies {
+            let chain = gate.chain_of(policy);
+            let (spec, caller) = match caller_of(gate, chain, &source, &named) {
+                Ok(found) => found,
+                Err(reply) => return reply,
+            };
+            let ban = ban_of(&view, &spec, caller, &named, now);
+            match self.standing(policy, caller, &view, now).await {
+                Ok(mut standing) => {
+                    standing["ban"] = ban;
+                    standing["caller"] = json!(caller.hex());
+                    shown.push(standing);
+                }
+                Err(reply) => return reply,
+            }
+        }
+        Reply::json(
+            StatusCode::OK,
+            &json!({ "source": source, "policies": shown }),
+        )
+    }
+
+    /// How `caller` stands under `policy`, nothing taken.
+    async fn standing(
+        &self,
+        policy: &Policy,
+        caller: Identity,
+        view: &ControlView,
+        now: u64,
+    ) -> Result<Value, Reply> {
+        let applied = view.override_for(policy.key.id(), caller, now);
+        let overridden_key = override_key(policy.name());
+        let (limits, bucket) = match applied {
+            Some(applied) => (&applied.limits, &overridden_key),
+            None => (&policy.limits, &policy.key),
+        };
+        let key = BucketKey {
+            policy: bucket,
+            identity: caller,
+        };
+        let unavailable = |e: crate::limiter::LimiterError| {
+            let detail = format!("the store cannot be read now: {e}");
+            Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
+        };
+        let peek = self
+            .limiter
+            .peek(key, limits.spec())
+            .await
+            .map_err(unavailable)?;
+        let in_flight = match policy.rules.max_in_flight {
+            Some(_) => {
+                let slots = BucketKey {
+                    policy: &policy.key,
+                    identity: caller,
+                };
+                self.in_flight.count(slots).await.map_err(unavailable)?
+            }
+            None => 0,
+        };
+        let seconds = |us: u64| us.div_ceil(1_000_000);
+        Ok(json!({
+            "policy": &**policy.name(),
+            "capacity": limits.capacity(),
+            "rate": limits.rate().to_string(),
+            "tiers": policy.tiers.is_some() && applied.is_none(),
+            "remaining": peek.remaining.max(0.0).floor() as u64,
+            "full_in": seconds(peek.full_in_us),
+            "blocked_for": seconds(peek.blocked_for_us),
+            "in_flight": in_flight,
+            "override": applied.map(|a| json!({ "id": a.id, "expires_in": expires_in(a.expires_at_ms, now) })),
+        }))
+    }
+
+    /// `POST /v1/callers/reset`.
+    pub(super) async fn reset(&self, operator: &Operator, body: &[u8]) -> Reply {
+        let body: ResetBody = match input::parse(body) {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let snapshot = self.gate();
+        let gate = gate_of(&snapshot);
+        let policies = match self.policies_of(gate, &body.source, body.policy.as_deref()) {
+            Ok(policies) => policies,
+            Err(reply) => return reply,
+        };
+        let mut reset = Vec::new();
+        let mut shown = String::new();
+        for policy in policies {
+            let (spec, caller) =
+                match caller_of(gate, gate.chain_of(policy), &body.source, &body.value) {
+                    Ok(found) => found,
+                    Err(reply) => return reply,
+                };
+            let overridden = override_key(policy.name());
+            let keys = [
+                BucketKey {
+                    policy: &policy.key,
+                    identity: caller,
+                },
+                BucketKey {
+                    policy: &overridden,
+                    identity: caller,
+                },
+            ];
+            if let Err(e) = self.limiter.reset(&keys).await {
+                let detail = format!("the store cannot be reached: {e}");
+                return Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}));
+            }
+            if let Err(e) = self.control.announce_reset(caller).await {
+                return refused(&e);
+            }
+            shown = format!("caller {spec} {}", short(&caller));
+            reset.push(policy.name().to_string());
+        }
+        self.record(
+            operator,
+            "reset",
+            &format!("{shown} under {}", reset.join(", ")),
+            "",
+        );
+        Reply::json(StatusCode::OK, &json!({ "reset": reset }))
+    }
+
+    /// The policies whose callers `source` identifies (only `only`, when named).
+    fn policies_of<'g>(
+        &self,
+        gate: &'g Gate,
+        source: &str,
+        only: Option<&str>,
+    ) -> Result<Vec<&'g Policy>, Reply> {
+        if let Some(name) = only {
+            let policy = gate
+                .policies()
+                .find(|p| &**p.name() == name)
+                .ok_or_else(|| {
+                    Reply::unknown("policy", &format!("no policy is called `{name}`"))
+                })?;
+            chain_with(gate, source, Some(policy))?;
+            return Ok(vec![policy]);
+        }
+        chain_with(gate, source, None)?;
+        Ok(gate
+            .policies()
+            .filter(|p| chain_with(gate, source, Some(p)).is_ok())
+            .collect())
+    }
+}
+
+/// The ban refusing the named caller, if any: as a caller of `spec`, or for an `ip` source by
+/// a banned network holding the address.
+fn ban_of(
+    view: &ControlView,
+    spec: &SourceSpec,
+    caller: Identity,
+    named: &Named,
+    now: u64,
+) -> Value {
+    let by_address = match (spec.tag(), named.parts().as_slice()) {
+        ("ip", [address]) => address
+            .trim()
+            .parse::<IpAddr>()
+            .ok()
+            .and_then(|ip| view.net_ban(ip, now)),
+        _ => None,
+    };
+    match view.caller_ban(caller, now).or(by_address) {
+        Some(ban) => json!({ "id": ban.id, "expires_in": expires_in(ban.expires_at_ms, now) }),
+        None => Value::Null,
+    }
+}

@@ -1,0 +1,134 @@
+//! What control API calls send, read strictly: JSON bodies that refuse unknown fields, and the
+//! values in them checked one by one, each error naming its field.
+
+use super::reply::Reply;
+use serde::Deserialize;
+use std::time::Duration;
+
+/// The longest ttl accepted: ten years.
+const MAX_TTL: Duration = Duration::from_secs(10 * 366 * 86_400);
+/// The longest reason kept.
+const MAX_REASON: usize = 1024;
+
+/// A caller's value: one string, or one per part of a composite source.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(super) enum Value {
+    /// One value.
+    One(String),
+    /// One per part, in order.
+    Parts(Vec<String>),
+}
+
+impl Value {
+    /// The values as a list.
+    pub(super) fn parts(&self) -> Vec<&str> {
+        match self {
+            Value::One(v) => vec![v.as_str()],
+            Value::Parts(vs) => vs.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// `POST /v1/bans`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BanBody {
+    pub(super) scope: String,
+    pub(super) value: Value,
+    pub(super) source: Option<String>,
+    pub(super) ttl: Option<String>,
+    pub(super) reason: Option<String>,
+}
+
+/// `POST /v1/overrides`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OverrideBody {
+    pub(super) policy: String,
+    pub(super) source: String,
+    pub(super) value: Value,
+    pub(super) capacity: serde_json::Value,
+    pub(super) rate: String,
+    pub(super) ttl: Option<String>,
+    pub(super) reason: Option<String>,
+}
+
+/// `POST /v1/callers/reset`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResetBody {
+    pub(super) source: String,
+    pub(super) value: Value,
+    pub(super) policy: Option<String>,
+}
+
+/// `body` read as `T`, or a 400 naming the field serde found at fault.
+pub(super) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {
+    serde_json::from_slice(body).map_err(|e| {
+        let message = e.to_string();
+        let field = message
+            .split('`')
+            .nth(1)
+            .filter(|_| message.contains("field"))
+            .unwrap_or("body");
+        Reply::bad_field(
+            field,
+            &format!("the body is not what this call takes: {message}"),
+        )
+    })
+}
+
+/// A `ttl` in milliseconds (`None`: never ends), or a 400.
+pub(super) fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, Reply> {
+    let Some(text) = ttl else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| Reply::bad_field("ttl", &format!("`ttl` {why}, like 90s, 1h or 7d"));
+    let ttl = humantime::parse_duration(text).map_err(|_| refuse("must be a duration"))?;
+    if ttl.is_zero() || ttl > MAX_TTL {
+        return Err(refuse("must be more than 0 and at most ten years"));
+    }
+    Ok(Some(ttl.as_millis().max(1) as u64))
+}
+
+/// A `reason`, or a 400 when it is too long.
+pub(super) fn reason(reason: Option<String>) -> Result<String, Reply> {
+    let reason = reason.unwrap_or_default();
+    match reason.len() > MAX_REASON {
+        true => Err(Reply::bad_field(
+            "reason",
+            "`reason` is longer than 1024 bytes",
+        )),
+        false => Ok(reason),
+    }
+}
+
+/// A `capacity`: a whole number of tokens from 1, or a 400.
+pub(super) fn capacity(value: &serde_json::Value) -> Result<u64, Reply> {
+    value
+        .as_u64()
+        .filter(|&c| c >= 1)
+        .ok_or_else(|| Reply::bad_field("capacity", "`capacity` must be a whole number from 1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_body_names_its_field() {
+        let e =
+            parse::<BanBody>(br#"{"scope":"cidr","value":"10.0.0.0/8","tll":"1h"}"#).unwrap_err();
+        assert!(String::from_utf8_lossy(&e.body).contains(r#""field":"tll""#));
+        let e = parse::<OverrideBody>(br#"{"source":"ip"}"#).unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(ttl_ms(Some("0s")).is_err());
+        assert!(ttl_ms(Some("soon")).is_err());
+        assert_eq!(ttl_ms(Some("1h")).unwrap(), Some(3_600_000));
+        assert!(capacity(&serde_json::json!(-5)).is_err());
+        assert!(capacity(&serde_json::json!(2.5)).is_err());
+        assert!(capacity(&serde_json::json!(0)).is_err());
+        assert_eq!(capacity(&serde_json::json!(50)).unwrap(), 50);
+    }
+}

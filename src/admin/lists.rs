@@ -1,0 +1,262 @@
+//! `/v1/bans` and `/v1/overrides`: add, list (paged by id) and delete.
+
+use super::api::{gate_of, refused, ControlApi, Operator};
+use super::callers::{caller_of, chain_with, short};
+use super::input::{self, BanBody, OverrideBody};
+use super::reply::Reply;
+use crate::control::{now_ms, override_key, Ban, BanTarget, Entry, Kind, Override};
+use crate::identity::parse_network;
+use crate::limiter::BucketKey;
+use crate::policy::{Limits, Rate};
+use http::StatusCode;
+use serde_json::{json, Value};
+
+/// The most entries one page lists.
+const MAX_PAGE: usize = 1000;
+
+impl ControlApi {
+    /// `POST /v1/bans`.
+    pub(super) async fn ban(&self, operator: &Operator, body: &[u8]) -> Reply {
+        let body: BanBody = match input::parse(body) {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let (ttl, reason) = match (
+            input::ttl_ms(body.ttl.as_deref()),
+            input::reason(body.reason),
+        ) {
+            (Ok(ttl), Ok(reason)) => (ttl, reason),
+            (Err(reply), _) | (_, Err(reply)) => return reply,
+        };
+        let (target, shown) =
+            match self.ban_target(&body.scope, body.source.as_deref(), &body.value) {
+                Ok(target) => target,
+                Err(reply) => return reply,
+            };
+        let ban = Ban {
+            id: 0,
+            target,
+            reason: reason.clone(),
+            by: operator.0.clone(),
+            created_at_ms: 0,
+            expires_at_ms: None,
+        };
+        match self.control.add(Entry::Ban(ban), ttl).await {
+            Ok(kept) => {
+                self.record(operator, "ban", &shown, &reason);
+                created(&kept)
+            }
+            Err(e) => refused(&e),
+        }
+    }
+
+    /// What a ban body refuses, and how the log names it (never a raw caller value).
+    fn ban_target(
+        &self,
+        scope: &str,
+        source: Option<&str>,
+        value: &input::Value,
+    ) -> Result<(BanTarget, String), Reply> {
+        match (scope, source) {
+            ("cidr", None) => {
+                let input::Value::One(text) = value else {
+                    return Err(Reply::bad_field("value", "a cidr ban takes one network"));
+                };
+                let net = parse_network(text.trim()).ok_or_else(|| {
+                    Reply::bad_field(
+                        "value",
+                        "`value` must be an address or a network like 203.0.113.0/24",
+                    )
+                })?;
+                let value = net.trunc().to_string();
+                Ok((
+                    BanTarget::Cidr {
+                        value: value.clone(),
+                    },
+                    format!("cidr {value}"),
+                ))
+            }
+            ("cidr", Some(_)) => Err(Reply::bad_field("source", "a cidr ban takes no source")),
+            ("caller", Some(source)) => {
+                let snapshot = self.gate();
+                let gate = gate_of(&snapshot);
+                let chain = chain_with(gate, source, None)?;
+                let (spec, caller) = caller_of(gate, chain, source, value)?;
+                let shown = format!("caller {spec} {}", short(&caller));
+                let target = BanTarget::Caller {
+                    source: spec.to_string(),
+                    caller: caller.hex(),
+                };
+                Ok((target, shown))
+            }
+            ("caller", None) => Err(Reply::bad_field(
+                "source",
+                "a caller ban needs its `source`",
+            )),
+            _ => Err(Reply::bad_field(
+                "scope",
+                "`scope` must be \"cidr\" or \"caller\"",
+            )),
+        }
+    }
+
+    /// `POST /v1/overrides`.
+    pub(super) async fn override_limits(&self, operator: &Operator, body: &[u8]) -> Reply {
+        let body: OverrideBody = match input::parse(body) {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let (ttl, reason) = match (
+            input::ttl_ms(body.ttl.as_deref()),
+            input::reason(body.reason),
+        ) {
+            (Ok(ttl), Ok(reason)) => (ttl, reason),
+            (Err(reply), _) | (_, Err(reply)) => return reply,
+        };
+        let snapshot = self.gate();
+        let gate = gate_of(&snapshot);
+        let Some(policy) = gate.policies().find(|p| **p.name() == *body.policy) else {
+            return Reply::unknown("policy", &format!("no policy is called `{}`", body.policy));
+        };
+        let (capacity, limits) = match limits_of(&body.capacity, &body.rate) {
+            Ok(checked) => checked,
+            Err(reply) => return reply,
+        };
+        let caller = chain_with(gate, &body.source, Some(policy))
+            .and_then(|chain| caller_of(gate, chain, &body.source, &body.value));
+        let (spec, caller) = match caller {
+            Ok(caller) => caller,
+            Err(reply) => return reply,
+        };
+        // The override's bucket starts full at its own size.
+        let bucket = override_key(policy.name());
+        let key = BucketKey {
+            policy: &bucket,
+            identity: caller,
+        };
+        if let Err(e) = self.limiter.reset(&[key]).await {
+            let detail = format!("the store cannot be reached: {e}");
+            return Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}));
+        }
+        let entry = Override {
+            id: 0,
+            policy: policy.name().to_string(),
+            source: spec.to_string(),
+            caller: caller.hex(),
+            capacity,
+            rate: limits.rate().to_string(),
+            reason: reason.clone(),
+            by: operator.0.clone(),
+            created_at_ms: 0,
+            expires_at_ms: None,
+        };
+        match self.control.add(Entry::Override(entry), ttl).await {
+            Ok(kept) => {
+                let target = format!("{} for caller {spec} {}", policy.name(), short(&caller));
+                self.record(operator, "override", &target, &reason);
+                created(&kept)
+            }
+            Err(e) => refused(&e),
+        }
+    }
+
+    /// `GET /v1/bans` and `GET /v1/overrides`: `?after=ID&limit=N`, by id.
+    pub(super) fn list(&self, kind: Kind, query: &str) -> Reply {
+        let (mut after, mut limit) = (0u64, 100usize);
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match (key.as_ref(), value.parse::<u64>()) {
+                ("after", Ok(id)) => after = id,
+                ("limit", Ok(n)) if (1..=MAX_PAGE as u64).contains(&n) => limit = n as usize,
+                ("after" | "limit", _) => {
+                    return Reply::bad_field(&key, "`after` is an id and `limit` from 1 to 1000")
+                }
+                _ => {}
+            }
+        }
+        let now = now_ms();
+        let view = self.control.view();
+        let contents = view.contents();
+        let mut entries: Vec<Entry> = match kind {
+            Kind::Ban => contents.bans.iter().cloned().map(Entry::Ban).collect(),
+            Kind::Override => contents
+                .overrides
+                .iter()
+                .cloned()
+                .map(Entry::Override)
+                .collect(),
+        };
+        entries.retain(|e| e.id() > after && crate::control::in_force(e.expires_at_ms(), now));
+        entries.sort_by_key(Entry::id);
+        let next = (entries.len() > limit).then(|| entries[limit - 1].id());
+        let page: Vec<Value> = entries.iter().take(limit).map(|e| shown(e, now)).collect();
+        let name = match kind {
+            Kind::Ban => "bans",
+            Kind::Override => "overrides",
+        };
+        Reply::json(StatusCode::OK, &json!({ name: page, "next_after": next }))
+    }
+
+    /// `DELETE /v1/bans/{id}` and `DELETE /v1/overrides/{id}`.
+    pub(super) async fn delete(&self, operator: &Operator, kind: Kind, id: &str) -> Reply {
+        let Ok(id) = id.parse::<u64>() else {
+            return Reply::bad_field("id", "the id in the path must be a number");
+        };
+        match self.control.remove(kind, id).await {
+            Ok(true) => {
+                let action = match kind {
+                    Kind::Ban => "unban",
+                    Kind::Override => "unoverride",
+                };
+                self.record(operator, action, &format!("{} {id}", kind.word()), "");
+                Reply::empty(StatusCode::NO_CONTENT)
+            }
+            Ok(false) => Reply::unknown("id", &format!("there is no {} {id}", kind.word())),
+            Err(e) => refused(&e),
+        }
+    }
+}
+
+/// An override's capacity and rate, checked as a policy's would be.
+fn limits_of(capacity: &Value, rate: &str) -> Result<(u64, Limits), Reply> {
+    let capacity = input::capacity(capacity)?;
+    let rate: Rate = rate
+        .parse()
+        .map_err(|e: crate::policy::RateError| Reply::bad_field("rate", &e.to_string()))?;
+    let limits = Limits::new(capacity, rate).map_err(|e| {
+        let field = match e {
+            crate::limiter::SpecError::Capacity => "capacity",
+            _ => "rate",
+        };
+        Reply::bad_field(field, &e.to_string())
+    })?;
+    Ok((capacity, limits))
+}
+
+/// `201` with the entry's id and seconds left.
+fn created(entry: &Entry) -> Reply {
+    let now = now_ms();
+    Reply::json(
+        StatusCode::CREATED,
+        &json!({ "id": entry.id(), "expires_in": expires_in(entry.expires_at_ms(), now) }),
+    )
+}
+
+/// An entry as listed: as stored, with the seconds it has left.
+fn shown(entry: &Entry, now: u64) -> Value {
+    let mut value: Value = serde_json::from_str(&entry.to_json()).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert(
+            "expires_in".into(),
+            json!(expires_in(entry.expires_at_ms(), now)),
+        );
+    }
+    value
+}
+
+/// Whole seconds until `expires_at_ms`, rounded up; `null` for never.
+pub(super) fn expires_in(expires_at_ms: Option<u64>, now: u64) -> Value {
+    match expires_at_ms {
+        Some(end) => json!(end.saturating_sub(now).div_ceil(1000)),
+        None => Value::Null,
+    }
+}

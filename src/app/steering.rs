@@ -1,0 +1,50 @@
+//! Keeps this instance's view of the fleet's bans and overrides current: reads the control
+//! ledger every [`REFRESH_INTERVAL`] (at once on start), so a change made on any instance
+//! applies here within a second; while the ledger cannot be read, the last view stays.
+
+use crate::control::{Control, REFRESH_INTERVAL};
+use async_trait::async_trait;
+use pingora::server::ShutdownWatch;
+use pingora::services::background::BackgroundService;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a failing refresh is logged, at most.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// Refreshes the control view.
+pub(super) struct Steering {
+    control: Arc<Control>,
+}
+
+impl Steering {
+    /// A refresher of `control`.
+    pub(super) fn new(control: Arc<Control>) -> Self {
+        Self { control }
+    }
+}
+
+#[async_trait]
+impl BackgroundService for Steering {
+    async fn start(&self, mut shutdown: ShutdownWatch) {
+        let mut tick = tokio::time::interval(REFRESH_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut logged: Option<Instant> = None;
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tick.tick() => {}
+            }
+            match self.control.refresh().await {
+                Ok(()) => logged = None,
+                Err(e) if logged.is_none_or(|at| at.elapsed() >= LOG_EVERY) => {
+                    log::warn!(
+                        "bans and overrides cannot be read ({e}); the last known stay in force"
+                    );
+                    logged = Some(Instant::now());
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Scripts run for the rest of the proxy (the fleet's control state): EVALSHA within the
+//! store's budget, the script loaded when Redis does not hold it.
+
+use super::RedisStore;
+use crate::limiter::LimiterError;
+use redis::Value;
+use std::time::Duration;
+
+impl RedisStore {
+    /// Runs the Lua `code` on `keys` (one Cluster slot) with `args`; its reply.
+    pub async fn eval(
+        &self,
+        code: &'static str,
+        keys: &[String],
+        args: &[String],
+    ) -> Result<Value, LimiterError> {
+        let script = redis::Script::new(code);
+        let call = async {
+            let mut conn = self.connection.get().await?;
+            let mut invocation = script.prepare_invoke();
+            for key in keys {
+                invocation.key(key);
+            }
+            for arg in args {
+                invocation.arg(arg);
+            }
+            invocation
+                .invoke_async::<Value>(&mut conn)
+                .await
+                .map_err(|e| LimiterError::Store(e.to_string()))
+        };
+        let budget = self.timeout.max(Duration::from_millis(500));
+        tokio::time::timeout(budget, call)
+            .await
+            .unwrap_or(Err(LimiterError::Timeout))
+    }
+
+    /// The prefix of every key this store writes.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+}
