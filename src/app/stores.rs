@@ -68,12 +68,18 @@ impl Stores {
         admin: &AdminSettings,
         metrics: Arc<Metrics>,
     ) -> Result<Self, BuildError> {
-        let digest_key = digest_key(hash_key, settings)?;
+        let mut digest_key = digest_key(hash_key, settings)?;
         let gauge = metrics.store.fleet_size.clone();
         Ok(match settings {
             StoreSettings::Memory { max_entries } => {
                 let limiter: Arc<dyn Limiter> = Arc::new(MemoryStore::new(*max_entries));
                 let ledger = MemoryLedger::open(admin.state_file.as_deref())?;
+                // Callers named in the state file must be the same callers after a restart.
+                if hash_key.is_none() {
+                    if let Some(secret) = ledger.digest_secret(IdentityKey::random_secret()?)? {
+                        digest_key = IdentityKey::from_secret(&secret)?;
+                    }
+                }
                 Stores {
                     control: Arc::new(Control::new(
                         Box::new(ledger),

@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Book {
     next_id: u64,
+    /// The secret of the identity digests the entries name callers by, when the config sets
+    /// none: the digests mean nothing under another key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hash_key: Option<String>,
     #[serde(flatten)]
     contents: Contents,
     #[serde(skip)]
@@ -22,6 +26,7 @@ struct Book {
 }
 
 /// The control state in this process (and its file).
+#[derive(Default)]
 pub struct MemoryLedger {
     book: Mutex<Book>,
     file: Option<PathBuf>,
@@ -47,6 +52,26 @@ impl MemoryLedger {
             book: Mutex::new(book),
             file: file.map(Path::to_owned),
         })
+    }
+
+    /// The secret identity digests are made with, kept in the file: the one it holds, else
+    /// `fresh`, saved now. `None` without a file (a random key of the process then serves).
+    pub fn digest_secret(&self, fresh: String) -> Result<Option<String>, StateFileError> {
+        let Some(path) = &self.file else {
+            return Ok(None);
+        };
+        let mut book = self.book.lock();
+        if let Some(secret) = &book.hash_key {
+            return Ok(Some(secret.clone()));
+        }
+        let mut next = book.clone();
+        next.hash_key = Some(fresh.clone());
+        save(path, &next).map_err(|e| StateFileError {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        *book = next;
+        Ok(Some(fresh))
     }
 
     /// Applies `change` to the book and keeps the result, or keeps the book as it was.

@@ -66,6 +66,12 @@ impl Control {
         }
     }
 
+    /// Control kept in this process alone, with nothing banned or overridden yet.
+    pub fn in_process(limiter: Arc<dyn Limiter>) -> Self {
+        let ledger = MemoryLedger::default();
+        Self::new(Box::new(ledger), limiter, Bounds::default())
+    }
+
     /// The bans and overrides in force, as last read.
     pub fn view(&self) -> Guard<Arc<ControlView>> {
         self.view.load()

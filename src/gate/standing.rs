@@ -169,8 +169,10 @@ mod tests {
                     sources = [\"const:all\"]\n\n\
                     [[policy]]\nname = \"per-key\"\ncapacity = 100\nrate = \"1/h\"\n";
         let config = crate::config::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let limiter = Arc::new(crate::limiter::MemoryStore::new(1000));
         let deciders = crate::gate::Deciders {
-            limiter: Arc::new(crate::limiter::MemoryStore::new(1000)),
+            control: Arc::new(crate::control::Control::in_process(limiter.clone())),
+            limiter,
             in_flight: Arc::new(crate::limiter::MemorySlots::new()),
             fallback: crate::limiter::Fallback::Deny,
         };

@@ -68,9 +68,20 @@ impl Proxy {
 
     /// Like `start`, with `server_extra` added to the generated `[server]` table.
     pub fn start_with_server(backends: &[&str], server_extra: &str, extra: &str) -> Self {
+        Self::start_with_tables(backends, server_extra, "", extra)
+    }
+
+    /// Like `start`, with `server_extra` and `admin_extra` added to the generated `[server]`
+    /// and `[admin]` tables.
+    pub fn start_with_tables(
+        backends: &[&str],
+        server_extra: &str,
+        admin_extra: &str,
+        extra: &str,
+    ) -> Self {
         let mut last_log = String::new();
         for _ in 0..3 {
-            match Self::try_start(backends, server_extra, extra) {
+            match Self::try_start(backends, server_extra, admin_extra, extra) {
                 Ok(proxy) => return proxy,
                 Err(log) => last_log = log,
             }
@@ -78,14 +89,19 @@ impl Proxy {
         panic!("the proxy did not start:\n{last_log}");
     }
 
-    fn try_start(backends: &[&str], server_extra: &str, extra: &str) -> Result<Self, String> {
+    fn try_start(
+        backends: &[&str],
+        server_extra: &str,
+        admin_extra: &str,
+        extra: &str,
+    ) -> Result<Self, String> {
         let (port, admin_port) = (free_port(), free_port());
         let dir = tempfile::tempdir().expect("temp dir");
         let config_path = dir.path().join("floodgate.toml");
         let backends: Vec<String> = backends.iter().map(|b| format!("\"{b}\"")).collect();
         let config = format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n{server_extra}\n\n\
-             [admin]\nlisten = \"127.0.0.1:{admin_port}\"\n\n\
+             [admin]\nlisten = \"127.0.0.1:{admin_port}\"\n{admin_extra}\n\n\
              [upstream]\nbackends = [{}]\nconnect_timeout = \"1s\"\n\n{extra}\n",
             backends.join(", ")
         );

@@ -32,8 +32,10 @@ fn gate(policies: &str) -> Gate {
          {policies}"
     );
     let config = crate::config::parse(&text, Path::new("t.toml")).expect("a config");
+    let limiter: Arc<MemoryStore> = Arc::new(MemoryStore::new(1000));
     let deciders = Deciders {
-        limiter: Arc::new(MemoryStore::new(1000)),
+        control: Arc::new(crate::control::Control::in_process(limiter.clone())),
+        limiter,
         in_flight: Arc::new(Unreachable),
         fallback: Fallback::Deny,
     };

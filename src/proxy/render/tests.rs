@@ -42,7 +42,7 @@ fn no_headers() -> PolicyHeaders {
 fn headers_follow_draft_10() {
     let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
     let s = standing(&name, &l, assessment(false, 0.3, 70_000, 970_000));
-    assert_eq!(policy_text(&name, &l), "\"per-user\";q=10;w=1");
+    assert_eq!(policy_text(&name, Quota::of(&l)), "\"per-user\";q=10;w=1");
     assert_eq!(ratelimit_text(&s), "\"per-user\";r=0;t=1");
     assert_eq!(retry_after(&s), 1);
 }
