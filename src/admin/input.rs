@@ -79,8 +79,16 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Re
     })
 }
 
+/// A change's `ttl` (milliseconds; `None`: never ends) and `reason`, or a 400.
+pub(super) fn terms(
+    ttl: Option<&str>,
+    reason: Option<String>,
+) -> Result<(Option<u64>, String), Reply> {
+    Ok((ttl_ms(ttl)?, self::reason(reason)?))
+}
+
 /// A `ttl` in milliseconds (`None`: never ends), or a 400.
-pub(super) fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, Reply> {
+fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, Reply> {
     let Some(text) = ttl else {
         return Ok(None);
     };
@@ -93,7 +101,7 @@ pub(super) fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, Reply> {
 }
 
 /// A `reason`, or a 400 when it is too long.
-pub(super) fn reason(reason: Option<String>) -> Result<String, Reply> {
+fn reason(reason: Option<String>) -> Result<String, Reply> {
     let reason = reason.unwrap_or_default();
     match reason.len() > MAX_REASON {
         true => Err(Reply::bad_field(

@@ -21,12 +21,9 @@ impl ControlApi {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let (ttl, reason) = match (
-            input::ttl_ms(body.ttl.as_deref()),
-            input::reason(body.reason),
-        ) {
-            (Ok(ttl), Ok(reason)) => (ttl, reason),
-            (Err(reply), _) | (_, Err(reply)) => return reply,
+        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason) {
+            Ok(terms) => terms,
+            Err(reply) => return reply,
         };
         let (target, shown) =
             match self.ban_target(&body.scope, body.source.as_deref(), &body.value) {
@@ -106,12 +103,9 @@ impl ControlApi {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let (ttl, reason) = match (
-            input::ttl_ms(body.ttl.as_deref()),
-            input::reason(body.reason),
-        ) {
-            (Ok(ttl), Ok(reason)) => (ttl, reason),
-            (Err(reply), _) | (_, Err(reply)) => return reply,
+        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason) {
+            Ok(terms) => terms,
+            Err(reply) => return reply,
         };
         let snapshot = self.gate();
         let gate = gate_of(&snapshot);
