@@ -7,7 +7,8 @@ reader; src/control/memory.rs keeps the same rules in one process).
            an entry that never ends)
   KEYS[4]  override index: a hash, "policy caller" -> the id of that caller's override
   KEYS[5]  the last id given (INCR)
-  KEYS[6]  the state's version, raised by every change
+  KEYS[6]  the state's version, raised by every change (first set from the clock, in
+           microseconds, so a state made again never repeats an earlier state's version)
   KEYS[7]  resets: a sorted set, caller digest scored by when its buckets were last reset
   (all in one Cluster slot: the keys share the hash tag `{control}`)
 
@@ -48,6 +49,12 @@ local function drop(id)
   end
   redis.call('ZREM', expiry, id)
   return redis.call('HDEL', bans, id) + redis.call('HDEL', overrides, id)
+end
+
+-- A state that starts (or starts again, after Redis lost its data) starts its version from
+-- the clock, so a reader never takes a new state's version for the one it knows.
+if redis.call('EXISTS', version) == 0 then
+  redis.call('SET', version, now * 1000)
 end
 
 local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
@@ -105,8 +112,10 @@ elseif op == 'reset' then
   return { 1, now }
 end
 
-local v = tonumber(redis.call('GET', version) or '0')
-if tostring(v) == ARGV[2] then
+-- Compared as text: Lua would print a large number in exponent form.
+local known = redis.call('GET', version)
+local v = tonumber(known)
+if known == ARGV[2] then
   return { v, now }
 end
 return { v, now, redis.call('HVALS', bans), redis.call('HVALS', overrides),

@@ -449,3 +449,59 @@ fn three_instances_on_one_redis_apply_every_change_within_a_second() {
         assert!(!bans.to_string().contains("mallory-key"));
     }
 }
+
+#[test]
+fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
+    let upstream = Upstream::start();
+    let mut redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n{POLICY}",
+        redis.url()
+    );
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
+    let ban = json!({"scope": "cidr", "value": "127.0.0.2/32", "ttl": "1h"});
+    assert_eq!(
+        control(&proxy, "POST", "/v1/bans", Some(ban.clone())).0,
+        201
+    );
+
+    redis.kill();
+    std::thread::sleep(Duration::from_millis(600));
+    for _ in 0..5 {
+        let started = Instant::now();
+        assert_eq!(status_from(&proxy, "127.0.0.2", None), 403);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "no request waits for Redis"
+        );
+    }
+    let (status, problem) = control(
+        &proxy,
+        "POST",
+        "/v1/bans",
+        Some(json!({
+        "scope": "cidr", "value": "198.51.100.0/24"})),
+    );
+    assert_eq!(status, 503, "{problem}");
+    assert_eq!(
+        control(&proxy, "GET", "/v1/bans", None).1["bans"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+
+    redis.restart();
+    let took = within(Duration::from_secs(5), || {
+        control(
+            &proxy,
+            "POST",
+            "/v1/bans",
+            Some(json!({
+            "scope": "cidr", "value": "198.51.100.0/24"})),
+        )
+        .0 == 201
+    });
+    assert!(took.is_some(), "changes are taken again once Redis is back");
+}
