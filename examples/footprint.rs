@@ -68,6 +68,7 @@ fn main() {
     let settings = RedisSettings {
         url,
         nodes: Vec::new(),
+        sentinel: None,
         username: None,
         password: None,
         prefix: "footprint".into(),

@@ -53,6 +53,20 @@ impl Checker<'_> {
         })
     }
 
+    /// A `redis://` or `rediss://` URL, parsed only (the store connects when the server is
+    /// built).
+    pub(crate) fn redis_url(
+        &self,
+        url: &Spanned<String>,
+        key: &str,
+    ) -> Result<String, ConfigError> {
+        use redis::IntoConnectionInfo;
+        match url.get_ref().as_str().into_connection_info() {
+            Ok(_) => Ok(url.get_ref().clone()),
+            Err(_) => Err(self.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
+        }
+    }
+
     pub(crate) fn duration(
         &self,
         value: Option<&Spanned<String>>,

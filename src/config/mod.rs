@@ -10,6 +10,7 @@ mod identity;
 mod policies;
 mod rules;
 mod runtime;
+mod sentinel;
 mod server;
 mod store;
 mod upstream;

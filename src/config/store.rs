@@ -4,6 +4,7 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{OnErrorFile, StoreFile, StoreKind};
+use super::sentinel::sentinel;
 use crate::limiter::redis::BreakerSettings;
 use crate::limiter::{OnError, RedisSettings, StoreSettings};
 use std::time::Duration;
@@ -48,15 +49,18 @@ fn redis_store(
     max_entries: usize,
     read_timeout: Duration,
 ) -> Result<RedisSettings, ConfigError> {
-    // Parsed only: the store connects when the server is built.
-    let valid_url = |url: &Spanned<String>, key: &str| {
-        use redis::IntoConnectionInfo;
-        match url.get_ref().as_str().into_connection_info() {
-            Ok(_) => Ok(url.get_ref().clone()),
-            Err(_) => Err(check.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
-        }
-    };
+    let valid_url = |url: &Spanned<String>, key: &str| check.redis_url(url, key);
+    let sentinel = sentinel(check, file)?;
     let (url, nodes) = match (&file.url, &file.nodes) {
+        (None, None) if sentinel.is_some() => (String::new(), Vec::new()),
+        (Some(url), _) if sentinel.is_some() => {
+            let message = "give `store.sentinels` or `store.url` / `store.nodes`, not both";
+            return Err(check.error(url, message.into()));
+        }
+        (None, Some(nodes)) if sentinel.is_some() => {
+            let message = "give `store.sentinels` or `store.url` / `store.nodes`, not both";
+            return Err(check.error(nodes, message.into()));
+        }
         (Some(url), None) => (valid_url(url, "store.url")?, Vec::new()),
         (None, Some(nodes)) if !nodes.get_ref().is_empty() => {
             let nodes = nodes
@@ -73,7 +77,7 @@ fn redis_store(
             ));
         }
         _ => {
-            let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://) or `store.nodes` (cluster seeds)";
+            let message = "`kind = \"redis\"` needs `store.url` (redis:// or rediss://), `store.nodes` (cluster seeds) or `store.sentinels` with `store.sentinel_master`";
             return Err(check.error(kind, message.to_owned()));
         }
     };
@@ -95,6 +99,7 @@ fn redis_store(
     Ok(RedisSettings {
         url,
         nodes,
+        sentinel,
         username: file.username.as_ref().map(|u| u.get_ref().clone()),
         password: file.password.as_ref().map(|p| p.get_ref().clone()),
         prefix,

@@ -14,6 +14,7 @@ pub fn settings(url: String) -> RedisSettings {
     RedisSettings {
         url,
         nodes: Vec::new(),
+        sentinel: None,
         username: None,
         password: None,
         prefix: "difftest".into(),

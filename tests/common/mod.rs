@@ -13,6 +13,7 @@ pub mod raw;
 pub mod redis;
 pub mod relay;
 pub mod scripted;
+pub mod sentinel;
 mod upstream;
 
 #[allow(unused_imports)]

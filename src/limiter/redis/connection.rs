@@ -1,13 +1,14 @@
 //! The connection to Redis: one multiplexed connection to a standalone server, or a cluster
 //! connection that routes each call to its slot's master and follows MOVED/ASK and failovers.
 
+use super::sentinel::SentinelTarget;
 use super::RedisSettings;
 use crate::limiter::LimiterError;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisFuture, Value};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// How long a first connection (and a cluster's slot discovery) may take.
@@ -18,6 +19,7 @@ const CONNECT_BUDGET: Duration = Duration::from_secs(1);
 enum Target {
     Single(redis::Client),
     Cluster(ClusterClient),
+    Sentinel(Arc<SentinelTarget>),
 }
 
 /// A live connection of either kind; cheap to clone.
@@ -61,6 +63,16 @@ fn response_timeout(settings: &RedisSettings) -> Duration {
     settings.timeout.max(Duration::from_millis(500))
 }
 
+/// How the connection to one server (standalone, or the master Sentinel names) behaves.
+fn manager_config(response_timeout: Duration) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(CONNECT_BUDGET))
+        .set_number_of_retries(1)
+        .set_min_delay(Duration::from_millis(50))
+        .set_max_delay(Duration::from_millis(200))
+        .set_response_timeout(Some(response_timeout))
+}
+
 /// Connects on first use and keeps the connection.
 pub(crate) struct Connection {
     response_timeout: Duration,
@@ -91,7 +103,13 @@ impl Connection {
             }
             Ok(info.set_redis_settings(redis_info))
         };
-        let target = if settings.nodes.is_empty() {
+        let target = if let Some(sentinel) = &settings.sentinel {
+            Target::Sentinel(SentinelTarget::new(
+                sentinel,
+                settings,
+                manager_config(response_timeout(settings)),
+            )?)
+        } else if settings.nodes.is_empty() {
             Target::Single(
                 redis::Client::open(with_credentials(&settings.url)?).map_err(store_error)?,
             )
@@ -134,16 +152,12 @@ impl Connection {
                 if let Some(manager) = self.single.get() {
                     return Ok(Conn::Single(manager.clone()));
                 }
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(CONNECT_BUDGET))
-                    .set_number_of_retries(1)
-                    .set_min_delay(Duration::from_millis(50))
-                    .set_max_delay(Duration::from_millis(200))
-                    .set_response_timeout(Some(self.response_timeout));
+                let config = manager_config(self.response_timeout);
                 let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
                     .map_err(store_error)?;
                 Ok(Conn::Single(self.single.get_or_init(|| manager).clone()))
             }
+            Target::Sentinel(target) => target.get().await.map(Conn::Single),
             Target::Cluster(client) => {
                 let connect = async {
                     match tokio::time::timeout(CONNECT_BUDGET, client.get_async_connection()).await
@@ -183,15 +197,47 @@ impl Connection {
             Target::Cluster(client) => {
                 Conn::Cluster(client.get_async_connection().await.map_err(store_error)?)
             }
+            Target::Sentinel(target) => {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_BUDGET))
+                    .set_number_of_retries(0);
+                let client = target.master_client().await?;
+                Conn::Single(
+                    ConnectionManager::new_with_config(client, config)
+                        .await
+                        .map_err(store_error)?,
+                )
+            }
         };
         work(conn).await.map_err(store_error)
     }
 
-    /// Whether Redis answers a PING within `budget`.
+    /// Whether Redis answers a PING within `budget` and, but for a Cluster (whose client
+    /// writes to masters only), takes writes: a replica answers PING but refuses every
+    /// decision with `READONLY`.
     pub(crate) async fn ping(&self, budget: Duration) -> Result<(), LimiterError> {
         let mut conn = self.get().await?;
-        let cmd = redis::cmd("PING");
-        match tokio::time::timeout(budget, cmd.query_async::<String>(&mut conn)).await {
+        let cluster = self.is_cluster();
+        let check = async {
+            redis::cmd("PING").query_async::<String>(&mut conn).await?;
+            if cluster {
+                return Ok::<_, redis::RedisError>(None);
+            }
+            // A server that does not let us ask (ACL) is taken at its word.
+            let role = redis::cmd("ROLE")
+                .query_async::<Vec<Value>>(&mut conn)
+                .await;
+            Ok(match role.as_deref() {
+                Ok([Value::BulkString(role), ..]) => {
+                    Some(String::from_utf8_lossy(role).into_owned())
+                }
+                _ => None,
+            })
+        };
+        match tokio::time::timeout(budget, check).await {
+            Ok(Ok(Some(role))) if role != "master" => Err(LimiterError::Store(format!(
+                "redis is a read-only {role}: no decision can be written"
+            ))),
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(store_error(e)),
             Err(_) => Err(LimiterError::Timeout),

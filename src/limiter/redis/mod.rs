@@ -28,6 +28,7 @@ mod leasing;
 mod redact;
 mod reply;
 mod script;
+mod sentinel;
 mod settings;
 mod wire;
 
@@ -37,6 +38,7 @@ pub use fleet::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 pub use hash_key::{fleet_hash_key, hash_key_name};
 pub use in_flight::RedisSlots;
 pub use script::{FLEET_SCRIPT, INFLIGHT_SCRIPT, PEEK_SCRIPT, TAKE_SCRIPT};
+pub use sentinel::{SentinelSettings, WATCH_INTERVAL};
 pub use settings::RedisSettings;
 
 use super::{

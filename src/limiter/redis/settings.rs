@@ -2,6 +2,7 @@
 
 use super::breaker::BreakerSettings;
 use super::redact::redact_url;
+use super::sentinel::SentinelSettings;
 use crate::limiter::OnError;
 use std::fmt;
 use std::time::Duration;
@@ -14,6 +15,8 @@ pub struct RedisSettings {
     pub url: String,
     /// Seed nodes of a Redis Cluster; empty for a standalone server.
     pub nodes: Vec<String>,
+    /// The sentinels that say where the master is, instead of `url` or `nodes`.
+    pub sentinel: Option<SentinelSettings>,
     /// User name, overriding the URL's.
     pub username: Option<String>,
     /// Password, overriding the URL's.
@@ -46,6 +49,9 @@ pub struct RedisSettings {
 impl RedisSettings {
     /// The URL (or the cluster's seed nodes) with any credentials replaced by `***`.
     pub fn redacted_url(&self) -> String {
+        if let Some(sentinel) = &self.sentinel {
+            return super::sentinel::describe(sentinel);
+        }
         if !self.nodes.is_empty() {
             let nodes: Vec<String> = self.nodes.iter().map(|n| redact_url(n)).collect();
             return format!("cluster [{}]", nodes.join(", "));
