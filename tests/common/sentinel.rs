@@ -21,7 +21,8 @@ pub struct SentinelSetup {
 impl SentinelSetup {
     /// Starts everything and waits until every sentinel knows the replica and the others.
     pub fn start() -> Self {
-        let master = RedisServer::start();
+        // The replica syncs at once (diskless sync waits 5 s by default), as a running one has.
+        let master = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
         let port = master.port.to_string();
         let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
         let dir = tempfile::tempdir().expect("temp dir");
@@ -85,9 +86,19 @@ impl SentinelSetup {
         address.map(|(_, port)| port)
     }
 
-    /// Waits until each sentinel sees the replica and the two other sentinels.
+    /// Waits until the replica is in sync and each sentinel sees it and the two others.
     fn wait_settled(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let synced = || {
+            redis::cmd("INFO")
+                .arg("replication")
+                .query::<String>(&mut self.replica.conn())
+                .is_ok_and(|info| info.contains("master_link_status:up"))
+        };
+        while !synced() {
+            assert!(Instant::now() < deadline, "the replica never synced");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let settled = |i: usize| -> bool {
             let Ok(mut conn) =
                 redis::Client::open(format!("redis://127.0.0.1:{}", self.sentinels[i].1))

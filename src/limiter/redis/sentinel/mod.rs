@@ -6,9 +6,12 @@
 //! a connection manager would stay on it for ever. While the master moves, `on_error` decides
 //! as for any outage.
 
+mod ask;
+
 use super::RedisSettings;
 use crate::limiter::LimiterError;
 use arc_swap::ArcSwapOption;
+use ask::{Address, Sentinels};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::IntoConnectionInfo;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,9 +19,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// How often the sentinels are asked where the master is.
-pub const WATCH_INTERVAL: Duration = Duration::from_millis(250);
-/// How long one sentinel may take to answer.
-const SENTINEL_BUDGET: Duration = Duration::from_millis(500);
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// `[store] sentinels`, `sentinel_master` and the sentinels' own credentials.
 #[derive(Clone, PartialEq)]
@@ -35,14 +36,13 @@ pub struct SentinelSettings {
 
 /// The master now and a connection to it.
 struct Master {
-    address: (String, u16),
+    address: Address,
     manager: ConnectionManager,
 }
 
 /// Where the master is, as the sentinels say, and a connection that follows it.
 pub(crate) struct SentinelTarget {
-    sentinels: Vec<redis::Client>,
-    master_name: String,
+    sentinels: Sentinels,
     tls: bool,
     username: Option<String>,
     password: Option<String>,
@@ -78,8 +78,7 @@ impl SentinelTarget {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Arc::new(Self {
-            sentinels,
-            master_name: sentinel.master.clone(),
+            sentinels: Sentinels::new(sentinels, sentinel.master.clone()),
             tls: sentinel.nodes.iter().any(|n| n.starts_with("rediss://")),
             username: settings.username.clone(),
             password: settings.password.clone(),
@@ -102,42 +101,18 @@ impl SentinelTarget {
         if let Some(master) = self.current.load_full() {
             return Ok(master.manager.clone());
         }
-        let address = self.master_address().await?;
+        let address = self.sentinels.master_address().await?;
         Ok(self.follow(address)?.manager.clone())
     }
 
     /// A client of the master now, for a connection of the caller's own.
     pub(crate) async fn master_client(&self) -> Result<redis::Client, LimiterError> {
-        let address = self.master_address().await?;
+        let address = self.sentinels.master_address().await?;
         self.client_of(&address)
     }
 
-    /// Where the master is, by the first sentinel that knows.
-    async fn master_address(&self) -> Result<(String, u16), LimiterError> {
-        let mut last = String::from("no sentinel is configured");
-        for sentinel in &self.sentinels {
-            let ask = async {
-                let mut conn = sentinel.get_multiplexed_async_connection().await?;
-                redis::cmd("SENTINEL")
-                    .arg("get-master-addr-by-name")
-                    .arg(&self.master_name)
-                    .query_async::<Option<(String, u16)>>(&mut conn)
-                    .await
-            };
-            match tokio::time::timeout(SENTINEL_BUDGET, ask).await {
-                Ok(Ok(Some(address))) => return Ok(address),
-                Ok(Ok(None)) => last = format!("no sentinel knows a master `{}`", self.master_name),
-                Ok(Err(e)) => last = e.to_string(),
-                Err(_) => last = "a sentinel did not answer in time".into(),
-            }
-        }
-        Err(LimiterError::Store(format!(
-            "cannot find the master: {last}"
-        )))
-    }
-
     /// Connects (lazily) to the master at `address` and makes it the current one.
-    fn follow(&self, address: (String, u16)) -> Result<Arc<Master>, LimiterError> {
+    fn follow(&self, address: Address) -> Result<Arc<Master>, LimiterError> {
         let client = self.client_of(&address)?;
         let manager = ConnectionManager::new_lazy_with_config(client, self.config.clone())
             .map_err(|e| LimiterError::Store(e.to_string()))?;
@@ -146,7 +121,7 @@ impl SentinelTarget {
         Ok(master)
     }
 
-    fn client_of(&self, (host, port): &(String, u16)) -> Result<redis::Client, LimiterError> {
+    fn client_of(&self, (host, port): &Address) -> Result<redis::Client, LimiterError> {
         let scheme = if self.tls { "rediss" } else { "redis" };
         let host = match host.contains(':') {
             true => format!("[{host}]"),
@@ -188,10 +163,20 @@ impl SentinelTarget {
         });
     }
 
-    /// Moves to the master the sentinels name, if it is not the current one.
+    /// Moves to the master the sentinels name, or, during a failover, to the replica they
+    /// are promoting as soon as it says it is a master: the old master keeps taking writes
+    /// until the sentinels reconfigure it, and what it takes then is lost, so the sooner the
+    /// better.
     async fn check_master(&self) {
-        let Ok(address) = self.master_address().await else {
+        let Ok(named) = self.sentinels.master_address().await else {
             return;
+        };
+        let address = match self.sentinels.promoted().await {
+            Some(promoted) if promoted != named => match self.client_of(&promoted) {
+                Ok(client) if ask::is_master(&client).await => promoted,
+                _ => named,
+            },
+            _ => named,
         };
         let known = self.current.load();
         if known.as_ref().is_some_and(|m| m.address == address) {
@@ -202,7 +187,7 @@ impl SentinelTarget {
         match self.follow(address.clone()) {
             Ok(_) if moved => log::warn!(
                 "redis master `{}` moved to {}:{}; calls follow it",
-                self.master_name,
+                self.sentinels.master_name(),
                 address.0,
                 address.1
             ),
