@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod check;
 pub mod clock;
 pub mod config;
 pub mod control;

@@ -18,6 +18,7 @@ pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
 use crate::admin::{AdminApp, ControlApi, Tokens};
+use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
 use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
@@ -51,6 +52,31 @@ fn server_conf(config: &Config) -> ServerConf {
         ca_file: config.upstream.ca_file.clone(),
         ..ServerConf::default()
     }
+}
+
+/// The decision endpoint's listener, deciding with the gate of `snapshot`.
+fn check_service(
+    config: &Config,
+    settings: &CheckSettings,
+    snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>,
+) -> Service<CheckApp> {
+    let after = config.policies.iter().filter(|p| {
+        let rules = &p.rules;
+        rules.max_in_flight.is_some() || rules.settle.is_some()
+    });
+    for policy in after {
+        log::warn!(
+            "policy `{}` counts responses or requests under way, which [check] never sees: \
+             decisions keep the reservation charged and give the slot back at once",
+            policy.name()
+        );
+    }
+    let mut service = Service::new(
+        "floodgate check".to_owned(),
+        CheckApp::new(snapshot, settings.clone()),
+    );
+    service.add_tcp(&settings.listen.to_string());
+    service
 }
 
 /// Pingora counts these in whole seconds: round up.
@@ -141,6 +167,9 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
+    if let Some(settings) = &config.check {
+        server.add_service(check_service(config, settings, snapshot.clone()));
+    }
     let health = HealthChecks::new(snapshot.clone(), metrics);
     let steering = steering::Steering::new(stores.control.clone());
     let reloader =

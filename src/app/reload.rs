@@ -141,6 +141,7 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             old.upstream.ca_file != new.upstream.ca_file,
         ),
         ("admin.listen", old.admin.listen != new.admin.listen),
+        ("check", old.check != new.check),
         ("identity.hash_key", old.hash_key != new.hash_key),
         ("store", old.store != new.store),
     ]

@@ -75,6 +75,21 @@ impl fmt::Display for Config {
             )?,
             None => writeln!(f, "control API     off (set admin.token_file to enable it)")?,
         }
+        if let Some(check) = &self.check {
+            let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
+            writeln!(
+                f,
+                "decisions       {} for proxies in [{}]{}",
+                check.listen,
+                trusted.join(", "),
+                check
+                    .dedupe_header
+                    .as_ref()
+                    .map_or(String::new(), |h| format!(
+                        "; repeated checks of one `{h}` answered once"
+                    ))
+            )?;
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }

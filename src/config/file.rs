@@ -24,6 +24,16 @@ pub(crate) struct FileConfig {
     pub(crate) access: AccessFile,
     #[serde(default, rename = "route")]
     pub(crate) routes: Vec<RouteFile>,
+    pub(crate) check: Option<CheckFile>,
+}
+
+/// `[check]`: the decision endpoint.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckFile {
+    pub(crate) listen: Spanned<String>,
+    pub(crate) trusted: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) dedupe_header: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,5 +1,6 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
+use crate::check::CheckSettings;
 use crate::control::Bounds;
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
@@ -38,6 +39,8 @@ pub struct Config {
     pub policies: Vec<Policy>,
     /// How refusals are answered.
     pub response: ResponseSettings,
+    /// The decision endpoint, when `[check]` is configured.
+    pub check: Option<CheckSettings>,
 }
 
 /// `[server]`.

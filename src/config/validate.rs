@@ -1,6 +1,7 @@
 //! File structs → runtime config: every check that serde cannot make, each error located.
 
 use super::check::Checker;
+use super::decisions;
 use super::error::ConfigError;
 use super::file::FileConfig;
 use super::identity::{self, IdentityParts};
@@ -90,6 +91,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         jwt,
         access: identity::access(&check, &file.access)?,
         server,
+        check: match &file.check {
+            Some(table) => Some(decisions::check(&check, table)?),
+            None => None,
+        },
         response: ResponseSettings {
             throttle_status: match &file.response.status {
                 Some(status) => check.integer(status, "response.status", 400..=599)? as u16,

@@ -55,6 +55,11 @@ impl Snapshot {
         }
     }
 
+    /// What the proxy does for `outcome`: forward with these RateLimit headers, or answer.
+    pub fn render(&self, outcome: &crate::gate::Outcome<'_>) -> super::Action {
+        super::render::render(outcome, &self.policy_headers, self.throttle_status)
+    }
+
     /// The snapshot with `front` settings instead of the defaults.
     pub fn with_front(self, front: FrontSettings) -> Self {
         Self { front, ..self }

@@ -8,6 +8,7 @@ pub mod certs;
 pub mod cluster;
 pub mod difftest;
 pub mod fleet;
+pub mod front;
 pub mod load;
 pub mod raw;
 pub mod redis;

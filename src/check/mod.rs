@@ -1,0 +1,212 @@
+//! The decision endpoint: nginx (`auth_request`), Caddy (`forward_auth`), Traefik
+//! (`forwardAuth`) and Envoy (`ext_authz`, HTTP mode) ask it before forwarding, and it answers
+//! with the same gate, identities, policies, store and metrics as Floodgate's own proxy:
+//! `200` with `RateLimit` headers to allow (Envoy takes anything else as a denial), `429` with
+//! `Retry-After`, the RateLimit headers and the problem body to throttle, `403` for bans and
+//! the deny-list, `401` for a bad token; every answer `Cache-Control: no-store`.
+//!
+//! Only peers in `check.trusted` may state a request's facts (`facts.rs`); the client address
+//! is read from the forwarding header `identity.ip` names, with those peers trusted. A
+//! decision never sees the response, so what a request owes afterwards (its `max_in_flight`
+//! slot, a `count_status` / `settle_header` reservation) ends with the decision: the slot is
+//! given back at once and the reservation is kept as charged.
+
+mod facts;
+mod replays;
+
+pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
+pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WINDOW};
+
+use crate::identity::{ClientIpResolver, Request, RequestFacts};
+use crate::policy::{normalize_path, request_host, RouteFacts};
+use crate::proxy::{Action, Snapshot};
+use arc_swap::{ArcSwap, ArcSwapOption};
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue, Response};
+use ipnet::IpNet;
+use pingora::apps::http_app::ServeHttp;
+use pingora::protocols::http::ServerSession;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// `[check]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSettings {
+    /// The listener proxies ask.
+    pub listen: SocketAddr,
+    /// The peers that may ask (state a request's facts).
+    pub trusted: Vec<IpNet>,
+    /// A request id header the asking proxy sets itself: repeated checks of one request are
+    /// answered once.
+    pub dedupe_header: Option<HeaderName>,
+}
+
+/// Answers check requests.
+pub struct CheckApp {
+    snapshot: Arc<ArcSwap<Snapshot>>,
+    settings: CheckSettings,
+    replays: Replays,
+    /// The snapshot's client address resolver with the asking proxies trusted too, made once
+    /// per snapshot (keyed by its address).
+    resolver: ArcSwapOption<(usize, ClientIpResolver)>,
+}
+
+impl CheckApp {
+    /// A decision endpoint deciding with the gate of `snapshot`.
+    pub fn new(snapshot: Arc<ArcSwap<Snapshot>>, settings: CheckSettings) -> Self {
+        Self {
+            snapshot,
+            settings,
+            replays: Replays::default(),
+            resolver: ArcSwapOption::empty(),
+        }
+    }
+
+    /// What the check request in `session` gets.
+    async fn answer(&self, session: &ServerSession) -> Arc<Answer> {
+        let peer = session
+            .client_addr()
+            .and_then(|a| a.as_inet().map(|a| a.ip().to_canonical()));
+        if !peer.is_some_and(|ip| self.settings.trusted.iter().any(|n| n.contains(&ip))) {
+            return problem(
+                403,
+                "Only the proxies in check.trusted may ask for decisions.",
+            );
+        }
+        let req = session.req_header();
+        let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+        let asked = match asked(&req.method, target, &req.headers) {
+            Ok(asked) => asked,
+            Err(e) => return problem(400, &e.to_string()),
+        };
+        let Ok(path) = normalize_path(&asked.path) else {
+            return problem(400, "The request's path has no normal form.");
+        };
+        let snapshot = self.snapshot.load_full();
+        let client_ip = self.resolver(&snapshot).resolve(peer, &req.headers);
+        let replay = self.replay_key(&req.headers, &asked, client_ip);
+        if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
+            return answer;
+        }
+        let host = asked.host.as_deref().and_then(|h| {
+            let value = HeaderValue::from_str(h).ok()?;
+            request_host(&http::Uri::from_static("/"), Some(&value))
+        });
+        let route = RouteFacts {
+            method: &asked.method,
+            host: host.as_deref(),
+            path: &path,
+        };
+        let facts = RequestFacts {
+            path: Some(&path),
+            method: Some(asked.method.as_str()),
+            host: host.as_deref(),
+        };
+        let jwt = snapshot.callers.jwt.as_deref();
+        let request =
+            Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt).with_facts(facts);
+        let mut outcome = snapshot.gate.decide(&request, &route).await;
+        // The response is never seen here: slots go back now, reservations stay charged.
+        drop(outcome.take_aftercare());
+        let answer = Arc::new(rendered(snapshot.render(&outcome)));
+        if let Some(key) = replay {
+            self.replays.put(key, answer.clone(), Instant::now());
+        }
+        answer
+    }
+
+    /// The client address resolver of `snapshot`, trusting the asking proxies too.
+    fn resolver(&self, snapshot: &Arc<Snapshot>) -> ClientIpResolver {
+        let id = Arc::as_ptr(snapshot) as usize;
+        if let Some(cached) = self.resolver.load().as_ref().filter(|c| c.0 == id) {
+            return cached.1.clone();
+        }
+        let own = &snapshot.callers.client_ip;
+        let mut trusted = own.trusted().to_vec();
+        trusted.extend(self.settings.trusted.iter().copied());
+        let resolver = ClientIpResolver::new(trusted, own.header().clone());
+        self.resolver.store(Some(Arc::new((id, resolver.clone()))));
+        resolver
+    }
+
+    /// The replay key of this check, when `check.dedupe_header` is set and present.
+    fn replay_key(
+        &self,
+        headers: &http::HeaderMap,
+        asked: &Asked,
+        client: Option<IpAddr>,
+    ) -> Option<ReplayKey> {
+        let name = self.settings.dedupe_header.as_ref()?;
+        let id = headers.get(name)?.as_bytes();
+        let client = client.map(|ip| ip.to_string()).unwrap_or_default();
+        let query = asked.query.as_deref().unwrap_or("");
+        let host = asked.host.as_deref().unwrap_or("");
+        let facts = [asked.method.as_str(), host, &asked.path, query, &client];
+        Some(replay_key(id, &facts))
+    }
+}
+
+/// The answer an action makes: allowed → exactly `200` with the RateLimit headers; an
+/// answer → as the proxy would send it.
+fn rendered(action: Action) -> Answer {
+    match action {
+        Action::Forward(headers) => {
+            let mut list = Vec::new();
+            if let Some(h) = headers {
+                list.push((HeaderName::from_static("ratelimit-policy"), h.policy));
+                list.push((HeaderName::from_static("ratelimit"), h.ratelimit));
+            }
+            Answer {
+                status: 200,
+                headers: list,
+                body: Bytes::new(),
+            }
+        }
+        Action::Answer(head, body) => Answer {
+            status: head.status.as_u16(),
+            headers: head
+                .headers
+                .iter()
+                .filter(|(name, _)| *name != CONTENT_LENGTH && *name != CACHE_CONTROL)
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
+            body,
+        },
+    }
+}
+
+/// A problem answer of the endpoint itself.
+fn problem(status: u16, detail: &str) -> Arc<Answer> {
+    let body = serde_json::json!({
+        "type": "about:blank",
+        "title": http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error"),
+        "status": status,
+        "detail": detail,
+    });
+    Arc::new(Answer {
+        status,
+        headers: vec![(
+            CONTENT_TYPE,
+            HeaderValue::from_static(crate::proxy::PROBLEM_JSON),
+        )],
+        body: Bytes::from(body.to_string()),
+    })
+}
+
+#[async_trait]
+impl ServeHttp for CheckApp {
+    async fn response(&self, session: &mut ServerSession) -> Response<Vec<u8>> {
+        let answer = self.answer(session).await;
+        let mut response = Response::builder()
+            .status(answer.status)
+            .header(CACHE_CONTROL, "no-store")
+            .header(CONTENT_LENGTH, answer.body.len());
+        for (name, value) in &answer.headers {
+            response = response.header(name, value);
+        }
+        response.body(answer.body.to_vec()).unwrap_or_default()
+    }
+}

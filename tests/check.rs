@@ -1,0 +1,186 @@
+//! The decision endpoint with the real nginx (`auth_request`) and the real Caddy
+//! (`forward_auth`) in front of a real backend: bursts, 429s with their headers at the client,
+//! other callers untouched, deny-listed addresses refused, the backend never sees a refused
+//! request; two nginx asking two Floodgate instances on one Redis share one exact limit; and
+//! the request shapes of Traefik and Envoy, replayed.
+
+mod common;
+
+use common::front::Front;
+use common::redis::RedisServer;
+use common::{free_port, Proxy, Upstream};
+use reqwest::blocking::{Client, Response};
+use std::time::Duration;
+
+const POLICY: &str = "[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n\
+    [access]\ndeny = [\"cidr:127.0.0.2/32\"]\n\n\
+    [[policy]]\nname = \"per-key\"\ncapacity = 5\nrate = \"1/m\"\n";
+
+/// A Floodgate whose decision endpoint listens on a free port: the proxy and that port.
+fn floodgate(upstream: &Upstream, extra: &str) -> (Proxy, String) {
+    let port = free_port();
+    let config = format!(
+        "{extra}\n{POLICY}\n[check]\nlisten = \"127.0.0.1:{port}\"\ndedupe_header = \"x-request-id\"\n"
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    (proxy, format!("127.0.0.1:{port}"))
+}
+
+fn client(from: &str) -> Client {
+    Client::builder()
+        .local_address(from.parse().ok())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+fn get(front: &Front, key: &str) -> Response {
+    client("127.0.0.1")
+        .get(front.url("/api/items?page=1"))
+        .header("x-api-key", key)
+        .send()
+        .unwrap()
+}
+
+/// The whole scenario through one front proxy.
+fn limits_through(front: &Front, upstream: &Upstream) {
+    let served = upstream.served();
+    for i in 0..5 {
+        let response = get(front, "alice");
+        assert_eq!(response.status(), 200, "request {i}");
+        let headers = response.headers();
+        assert!(headers["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with("\"per-key\";r="));
+        assert_eq!(headers["ratelimit-policy"], "\"per-key\";q=5;w=300");
+    }
+    let refused = get(front, "alice");
+    assert_eq!(refused.status(), 429);
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    assert_eq!(refused.headers()["ratelimit"], "\"per-key\";r=0;t=300");
+    assert!(refused.headers()["ratelimit-policy"]
+        .to_str()
+        .unwrap()
+        .contains("q=5"));
+    assert_eq!(
+        get(front, "bob").status(),
+        200,
+        "another caller is unaffected"
+    );
+    let denied = client("127.0.0.2").get(front.url("/")).send().unwrap();
+    assert_eq!(
+        denied.status(),
+        403,
+        "the deny-list reaches through the front proxy"
+    );
+    assert_eq!(
+        upstream.served(),
+        served + 6,
+        "the backend saw the allowed requests only"
+    );
+}
+
+#[test]
+fn nginx_auth_request_asks_floodgate_and_the_client_sees_its_answers() {
+    let (backend, checks) = (Upstream::start(), Upstream::start());
+    let (_floodgate, check) = floodgate(&checks, "");
+    let nginx = Front::nginx(&backend.addr, &check);
+    limits_through(&nginx, &backend);
+    assert!(!nginx.log().contains("[emerg]"), "{}", nginx.log());
+}
+
+#[test]
+fn caddy_forward_auth_asks_floodgate_and_the_client_sees_its_answers() {
+    let (backend, checks) = (Upstream::start(), Upstream::start());
+    let (_floodgate, check) = floodgate(&checks, "");
+    let caddy = Front::caddy(&backend.addr, &check);
+    limits_through(&caddy, &backend);
+    // Caddy hands the client Floodgate's own refusal, body included.
+    let body: serde_json::Value = get(&caddy, "alice").json().unwrap();
+    assert_eq!(body["policy"], "per-key");
+}
+
+#[test]
+fn two_nginx_asking_two_floodgates_on_one_redis_share_one_exact_limit() {
+    let (backend, checks) = (Upstream::start(), Upstream::start());
+    let redis = RedisServer::start();
+    let store = format!("[store]\nkind = \"redis\"\nurl = \"{}\"\n", redis.url());
+    let (_a, check_a) = floodgate(&checks, &store);
+    let (_b, check_b) = floodgate(&checks, &store);
+    let fronts = [
+        Front::nginx(&backend.addr, &check_a),
+        Front::nginx(&backend.addr, &check_b),
+    ];
+    let allowed = (0..20)
+        .filter(|i| get(&fronts[i % 2], "carol").status() == 200)
+        .count();
+    assert_eq!(allowed, 5, "one limit across both");
+}
+
+#[test]
+fn traefik_and_envoy_request_shapes_are_decided_like_the_request_they_describe() {
+    let checks = Upstream::start();
+    let (_floodgate, check) = floodgate(&checks, "");
+    let http = client("127.0.0.1");
+    // Traefik forwardAuth: X-Forwarded-* and the client's headers.
+    let traefik = |key: &str| {
+        http.get(format!("http://{check}/"))
+            .header("x-forwarded-method", "POST")
+            .header("x-forwarded-uri", "/orders?id=7")
+            .header("x-forwarded-host", "shop.example")
+            .header("x-forwarded-for", "203.0.113.9")
+            .header("x-api-key", key)
+            .send()
+            .unwrap()
+    };
+    for _ in 0..5 {
+        let allowed = traefik("dave");
+        assert_eq!(allowed.status(), 200);
+        assert_eq!(allowed.headers()["cache-control"], "no-store");
+    }
+    let refused = traefik("dave");
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["cache-control"], "no-store");
+    // Envoy ext_authz (HTTP): the original method and path under /check.
+    let envoy = http
+        .delete(format!("http://{check}/check/orders/7"))
+        .header("x-forwarded-for", "203.0.113.10")
+        .send()
+        .unwrap();
+    assert_eq!(envoy.status(), 200);
+    // A stated client from the deny-list is refused; a check from an untrusted peer is 403.
+    let denied = http
+        .get(format!("http://{check}/"))
+        .header("x-forwarded-for", "127.0.0.2")
+        .send()
+        .unwrap();
+    assert_eq!(denied.status(), 403);
+    let untrusted = client("127.0.0.3")
+        .get(format!("http://{check}/"))
+        .send()
+        .unwrap();
+    assert_eq!(untrusted.status(), 403);
+    assert!(untrusted.text().unwrap().contains("check.trusted"));
+    // The same request id, caller and target asked again: the first answer, nothing taken.
+    let ask = |id: &str| {
+        http.get(format!("http://{check}/"))
+            .header("x-original-uri", "/x")
+            .header("x-forwarded-for", "198.51.100.1")
+            .header("x-request-id", id)
+            .send()
+            .unwrap()
+            .status()
+    };
+    assert_eq!((0..8).map(|_| ask("one")).filter(|s| *s == 200).count(), 8);
+    let fresh = (0..8)
+        .map(|i| ask(&format!("id-{i}")))
+        .filter(|s| *s == 200)
+        .count();
+    assert_eq!(fresh, 4, "the repeated id took one token, not eight");
+}
