@@ -7,7 +7,8 @@ use redis::Value;
 use std::time::Duration;
 
 impl RedisStore {
-    /// Runs the Lua `code` on `keys` (one Cluster slot) with `args`; its reply.
+    /// Runs the Lua `code` on `keys` (one Cluster slot) with `args`, on the side connection;
+    /// its reply.
     pub async fn eval(
         &self,
         code: &'static str,
@@ -16,7 +17,7 @@ impl RedisStore {
     ) -> Result<Value, LimiterError> {
         let script = redis::Script::new(code);
         let call = async {
-            let mut conn = self.connection.get().await?;
+            let mut conn = self.side.get().await?;
             let mut invocation = script.prepare_invoke();
             for key in keys {
                 invocation.key(key);

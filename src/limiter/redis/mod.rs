@@ -63,6 +63,9 @@ use tokio::time::Instant;
 /// Token buckets in Redis.
 pub struct RedisStore {
     connection: Arc<Connection>,
+    /// A connection of its own for the control plane (`eval`): its polling never queues
+    /// behind, or ahead of, the decisions on `connection`.
+    side: Arc<Connection>,
     batcher: Arc<Batcher>,
     prefix: String,
     timeout: Duration,
@@ -101,6 +104,7 @@ impl RedisStore {
             settings.timeout,
         ));
         Ok(Self {
+            side: Arc::new(Connection::new(settings)?),
             connection,
             batcher,
             prefix: settings.prefix.clone(),
