@@ -184,3 +184,39 @@ fn traefik_and_envoy_request_shapes_are_decided_like_the_request_they_describe()
         .count();
     assert_eq!(fresh, 4, "the repeated id took one token, not eight");
 }
+
+#[test]
+fn an_nginx_internal_redirect_asks_twice_and_is_counted_once() {
+    let (backend, checks) = (Upstream::start(), Upstream::start());
+    let (_floodgate, check) = floodgate(&checks, "");
+    // `try_files` finds no file and redirects to @backend: auth_request runs again there.
+    let server = include_str!("../docs/check/nginx.conf").replace(
+        "    location / {",
+        "    root /nonexistent;\n    location /files/ {\n        try_files $uri @backend;\n    }\n\
+         \n    location @backend {\n        auth_request /_floodgate;\n        proxy_pass http://BACKEND;\n    }\n\
+         \n    location / {",
+    );
+    let server = server.replacen(
+        "    location /files/ {",
+        "    location /files/ {\n        auth_request /_floodgate;",
+        1,
+    );
+    let nginx = Front::nginx_with(&server, &backend.addr, &check);
+    let status = || {
+        client("127.0.0.1")
+            .get(nginx.url("/files/report.pdf"))
+            .header("x-api-key", "erin")
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    let allowed = (0..5).filter(|_| status() == 200).count();
+    assert_eq!(allowed, 5, "each request counted once though checked twice");
+    assert_eq!(
+        status(),
+        500,
+        "the sixth is refused (a bare 500 outside the snippet's location)"
+    );
+    assert!(checks.served() == 0, "the decision endpoint is not proxied");
+}

@@ -17,10 +17,15 @@ pub struct Front {
 impl Front {
     /// nginx on a free port, proxying to `backend` after asking `check` (host:port).
     pub fn nginx(backend: &str, check: &str) -> Self {
+        Self::nginx_with(include_str!("../../docs/check/nginx.conf"), backend, check)
+    }
+
+    /// nginx running the server block `server` (with LISTEN, BACKEND and FLOODGATE to fill in).
+    pub fn nginx_with(server: &str, backend: &str, check: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let root = dir.path().display().to_string();
-        let conf = include_str!("../../docs/check/nginx.conf")
+        let conf = server
             .replace("LISTEN", &format!("127.0.0.1:{port}"))
             .replace("BACKEND", backend)
             .replace("FLOODGATE", check);
