@@ -86,7 +86,7 @@ impl CheckApp {
             return problem(400, "The request's path has no normal form.");
         };
         let snapshot = self.snapshot.load_full();
-        let client_ip = self.resolver(&snapshot).resolve(peer, &req.headers);
+        let client_ip = self.resolver(&snapshot).1.resolve(peer, &req.headers);
         let replay = self.replay_key(&req.headers, &asked, client_ip);
         if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
             return answer;
@@ -119,17 +119,17 @@ impl CheckApp {
     }
 
     /// The client address resolver of `snapshot`, trusting the asking proxies too.
-    fn resolver(&self, snapshot: &Arc<Snapshot>) -> ClientIpResolver {
+    fn resolver(&self, snapshot: &Arc<Snapshot>) -> Arc<(usize, ClientIpResolver)> {
         let id = Arc::as_ptr(snapshot) as usize;
-        if let Some(cached) = self.resolver.load().as_ref().filter(|c| c.0 == id) {
-            return cached.1.clone();
+        if let Some(cached) = self.resolver.load_full().filter(|c| c.0 == id) {
+            return cached;
         }
         let own = &snapshot.callers.client_ip;
         let mut trusted = own.trusted().to_vec();
         trusted.extend(self.settings.trusted.iter().copied());
-        let resolver = ClientIpResolver::new(trusted, own.header().clone());
-        self.resolver.store(Some(Arc::new((id, resolver.clone()))));
-        resolver
+        let made = Arc::new((id, ClientIpResolver::new(trusted, own.header().clone())));
+        self.resolver.store(Some(made.clone()));
+        made
     }
 
     /// The replay key of this check, when `check.dedupe_header` is set and present.
@@ -180,19 +180,13 @@ fn rendered(action: Action) -> Answer {
 
 /// A problem answer of the endpoint itself.
 fn problem(status: u16, detail: &str) -> Arc<Answer> {
-    let body = serde_json::json!({
-        "type": "about:blank",
-        "title": http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error"),
-        "status": status,
-        "detail": detail,
-    });
     Arc::new(Answer {
         status,
         headers: vec![(
             CONTENT_TYPE,
             HeaderValue::from_static(crate::proxy::PROBLEM_JSON),
         )],
-        body: Bytes::from(body.to_string()),
+        body: crate::proxy::problem_body(status, detail, serde_json::json!({})),
     })
 }
 

@@ -131,7 +131,7 @@ fn seconds_up(micros: u64) -> u64 {
 }
 
 /// A problem+json body (RFC 9457) with `extra` members merged in.
-pub(super) fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
+pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
     let title = StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
