@@ -63,6 +63,27 @@ fn response_timeout(settings: &RedisSettings) -> Duration {
     settings.timeout.max(Duration::from_millis(500))
 }
 
+/// The connection info of `url` (`what` names it in errors), with `username` and `password`
+/// replacing the URL's when given.
+pub(super) fn connection_info(
+    url: &str,
+    what: &str,
+    username: &Option<String>,
+    password: &Option<String>,
+) -> Result<redis::ConnectionInfo, LimiterError> {
+    let info = url
+        .into_connection_info()
+        .map_err(|e| LimiterError::Store(format!("bad {what}: {}", e.category())))?;
+    let mut redis_info = info.redis_settings().clone();
+    if let Some(user) = username {
+        redis_info = redis_info.set_username(user);
+    }
+    if let Some(password) = password {
+        redis_info = redis_info.set_password(password);
+    }
+    Ok(info.set_redis_settings(redis_info))
+}
+
 /// How the connection to one server (standalone, or the master Sentinel names) behaves.
 fn manager_config(response_timeout: Duration) -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
@@ -90,19 +111,8 @@ impl Connection {
     pub(crate) fn new(settings: &RedisSettings) -> Result<Self, LimiterError> {
         // rediss:// needs a TLS crypto provider; installing it twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let with_credentials = |url: &str| -> Result<redis::ConnectionInfo, LimiterError> {
-            let info = url
-                .into_connection_info()
-                .map_err(|e| LimiterError::Store(format!("bad Redis URL: {}", e.category())))?;
-            let mut redis_info = info.redis_settings().clone();
-            if let Some(user) = &settings.username {
-                redis_info = redis_info.set_username(user);
-            }
-            if let Some(password) = &settings.password {
-                redis_info = redis_info.set_password(password);
-            }
-            Ok(info.set_redis_settings(redis_info))
-        };
+        let with_credentials =
+            |url: &str| connection_info(url, "Redis URL", &settings.username, &settings.password);
         let target = if let Some(sentinel) = &settings.sentinel {
             Target::Sentinel(SentinelTarget::new(
                 sentinel,

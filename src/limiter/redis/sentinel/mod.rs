@@ -8,12 +8,12 @@
 
 mod ask;
 
+use super::connection::connection_info;
 use super::RedisSettings;
 use crate::limiter::LimiterError;
 use arc_swap::ArcSwapOption;
 use ask::{Address, Sentinels};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::IntoConnectionInfo;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -63,18 +63,9 @@ impl SentinelTarget {
             .nodes
             .iter()
             .map(|url| {
-                let info = url.as_str().into_connection_info().map_err(|e| {
-                    LimiterError::Store(format!("bad sentinel URL: {}", e.category()))
-                })?;
-                let mut redis_info = info.redis_settings().clone();
-                if let Some(user) = &sentinel.username {
-                    redis_info = redis_info.set_username(user);
-                }
-                if let Some(password) = &sentinel.password {
-                    redis_info = redis_info.set_password(password);
-                }
-                redis::Client::open(info.set_redis_settings(redis_info))
-                    .map_err(|e| LimiterError::Store(e.to_string()))
+                let info =
+                    connection_info(url, "sentinel URL", &sentinel.username, &sentinel.password)?;
+                redis::Client::open(info).map_err(|e| LimiterError::Store(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Arc::new(Self {
@@ -128,19 +119,8 @@ impl SentinelTarget {
             false => host.clone(),
         };
         let url = format!("{scheme}://{host}:{port}");
-        let info = url
-            .as_str()
-            .into_connection_info()
-            .map_err(|e| LimiterError::Store(format!("bad master address: {}", e.category())))?;
-        let mut redis_info = info.redis_settings().clone();
-        if let Some(user) = &self.username {
-            redis_info = redis_info.set_username(user);
-        }
-        if let Some(password) = &self.password {
-            redis_info = redis_info.set_password(password);
-        }
-        redis::Client::open(info.set_redis_settings(redis_info))
-            .map_err(|e| LimiterError::Store(e.to_string()))
+        let info = connection_info(&url, "master address", &self.username, &self.password)?;
+        redis::Client::open(info).map_err(|e| LimiterError::Store(e.to_string()))
     }
 
     /// Starts the one task that asks the sentinels where the master is, in the caller's
