@@ -8,7 +8,8 @@ reader; src/control/memory.rs keeps the same rules in one process).
   KEYS[4]  override index: a hash, "policy caller" -> the id of that caller's override
   KEYS[5]  the last id given (INCR)
   KEYS[6]  the state's version, raised by every change (first set from the clock, in
-           microseconds, so a state made again never repeats an earlier state's version)
+           microseconds, so a state made again never repeats an earlier state's version;
+           absent, 0, until the first change)
   KEYS[7]  resets: a sorted set, caller digest scored by when its buckets were last reset
   (all in one Cluster slot: the keys share the hash tag `{control}`)
 
@@ -51,10 +52,15 @@ local function drop(id)
   return redis.call('HDEL', bans, id) + redis.call('HDEL', overrides, id)
 end
 
--- A state that starts (or starts again, after Redis lost its data) starts its version from
--- the clock, so a reader never takes a new state's version for the one it knows.
-if redis.call('EXISTS', version) == 0 then
-  redis.call('SET', version, now * 1000)
+-- Raises the version. A state that starts (or starts again, after Redis lost its data)
+-- starts it from the clock, so a reader never takes a new state's version for one it knows.
+-- Nothing is written before the first change: a fleet that never uses the control API has
+-- no control keys.
+local function changed()
+  if redis.call('EXISTS', version) == 0 then
+    redis.call('SET', version, now * 1000)
+  end
+  redis.call('INCR', version)
 end
 
 local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
@@ -62,7 +68,7 @@ for _, id in ipairs(gone) do
   drop(id)
 end
 if #gone > 0 then
-  redis.call('INCR', version)
+  changed()
 end
 redis.call('ZREMRANGEBYSCORE', resets, '-inf', now - 10000)
 
@@ -96,7 +102,7 @@ if op == 'add' then
   if ARGV[2] == 'override' then
     redis.call('HSET', index, e.policy .. ' ' .. e.caller, id)
   end
-  redis.call('INCR', version)
+  changed()
   return { id, now }
 elseif op == 'delete' then
   local list = ARGV[2] == 'ban' and bans or overrides
@@ -104,16 +110,16 @@ elseif op == 'delete' then
     return { 0, now }
   end
   drop(ARGV[3])
-  redis.call('INCR', version)
+  changed()
   return { 1, now }
 elseif op == 'reset' then
   redis.call('ZADD', resets, now, ARGV[2])
-  redis.call('INCR', version)
+  changed()
   return { 1, now }
 end
 
 -- Compared as text: Lua would print a large number in exponent form.
-local known = redis.call('GET', version)
+local known = redis.call('GET', version) or '0'
 local v = tonumber(known)
 if known == ARGV[2] then
   return { v, now }
