@@ -30,7 +30,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Limits, Policy, RouteFacts};
+use crate::policy::{Limits, Policy, RouteFacts, RouteIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{Histogram, IntCounter};
@@ -54,6 +54,8 @@ struct GateCounters {
 pub struct Gate {
     access: AccessRules,
     policies: Vec<BoundPolicy>,
+    /// The policies' routes, for finding those a request is on.
+    routes: RouteIndex,
     identity: IdentityChain,
     key: IdentityKey,
     control: Arc<Control>,
@@ -98,6 +100,7 @@ impl Gate {
         let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         Self {
             access,
+            routes: RouteIndex::new(policies.iter().map(|p| p.route.clone()).collect()),
             policies: policies
                 .iter()
                 .enumerate()
@@ -207,9 +210,10 @@ impl Gate {
         let control = self.control.view();
         let now = (!control.is_empty()).then(now_ms);
         for bound in self
-            .policies
-            .iter()
-            .filter(|b| b.policy.route.matches(route))
+            .routes
+            .matching(route)
+            .into_iter()
+            .map(|i| &self.policies[i])
         {
             let identity = match &bound.policy.sources {
                 Some(chain) => chain.identify(req, &self.key)?,

@@ -3,12 +3,13 @@
 //! [`RouteFacts`] the policies see.
 
 use super::settings::PoolRoute;
-use crate::policy::RouteFacts;
+use crate::policy::{RouteFacts, RouteIndex};
 
 /// The routes of one config, in order.
 #[derive(Debug, Default)]
 pub(super) struct Routes {
     routes: Vec<PoolRoute>,
+    index: RouteIndex,
     needs_host: bool,
 }
 
@@ -17,6 +18,7 @@ impl Routes {
     pub(super) fn new(routes: &[PoolRoute]) -> Self {
         Self {
             needs_host: routes.iter().any(|r| r.route.host.is_some()),
+            index: RouteIndex::new(routes.iter().map(|r| r.route.clone()).collect()),
             routes: routes.to_vec(),
         }
     }
@@ -33,10 +35,7 @@ impl Routes {
 
     /// The index of the pool a request with `facts` goes to.
     pub(super) fn pool_for(&self, facts: &RouteFacts<'_>) -> usize {
-        self.routes
-            .iter()
-            .find(|r| r.route.matches(facts))
-            .map_or(0, |r| r.pool)
+        self.index.first(facts).map_or(0, |i| self.routes[i].pool)
     }
 }
 
