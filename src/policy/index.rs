@@ -1,8 +1,8 @@
 //! Which of many routes a request is on, without trying each: every route is filed under one
-//! condition it requires (its host, else its path prefix, else its regex; a route with none
-//! of these is always a candidate), so a request's candidates are the routes filed under its
-//! host, under a prefix of its path, under a regex its path matches (one `RegexSet` pass), and
-//! those always tried. Each candidate is then checked whole (`Route::matches`), and the matches
+//! condition it requires (its host, else its path prefix, else the literal prefix its
+//! anchored regex requires, else its regex; a route with none of these is always a
+//! candidate), so a request's candidates are the routes filed under its host, under a prefix
+//! of its path, under a regex its path matches (one `RegexSet` pass), and those always tried. Each candidate is then checked whole (`Route::matches`), and the matches
 //! come back in the routes' order: the same answer as trying every route in turn, which a
 //! property test holds it to. Below [`INDEX_FROM`] routes, trying each is cheaper and is what
 //! is done.
@@ -85,6 +85,12 @@ fn file(routes: &[Route]) -> Filed {
                 .push(i);
         } else if let Some(prefix) = &route.path_prefix {
             filed.by_prefix.entry(prefix.clone()).or_default().push(i);
+        } else if let Some(literal) = route
+            .path_regex
+            .as_ref()
+            .and_then(|r| literal_prefix(r.as_str()))
+        {
+            filed.by_prefix.entry(literal).or_default().push(i);
         } else if let Some(regex) = &route.path_regex {
             patterns.push(regex.as_str().to_owned());
             filed.regex_routes.push(i);
@@ -104,6 +110,24 @@ fn file(routes: &[Route]) -> Filed {
         Err(_) => filed.always.append(&mut filed.regex_routes),
     }
     filed
+}
+
+/// The literal text every match of `pattern` starts with, when it is anchored (`^`) and has
+/// no alternation: `^/api/v[0-9]+` → `/api/v`. `None` when there is none worth filing by.
+fn literal_prefix(pattern: &str) -> Option<String> {
+    let rest = pattern.strip_prefix('^')?;
+    if pattern.contains('|') {
+        return None;
+    }
+    let end = rest
+        .find(|c: char| "\\.+*?()[]{}^$".contains(c))
+        .unwrap_or(rest.len());
+    let mut literal = rest[..end].to_owned();
+    // A quantifier after the run makes its last character optional.
+    if rest[end..].starts_with(['?', '*', '{']) {
+        literal.pop();
+    }
+    (!literal.is_empty()).then_some(literal)
 }
 
 impl Filed {

@@ -5,7 +5,14 @@ use regex::Regex;
 
 const HOSTS: [&str; 3] = ["a.example", "B.example", "c.example"];
 const PREFIXES: [&str; 5] = ["/", "/api", "/api/", "/api/v1", "/s"];
-const REGEXES: [&str; 3] = ["^/api/v[0-9]+/users", "\\.png$", "^/s"];
+const REGEXES: [&str; 6] = [
+    "^/api/v[0-9]+/users",
+    "\\.png$",
+    "^/s",
+    "^/api/v1?",
+    "^/x|^/s",
+    "^/api/v1.*",
+];
 const METHODS: [Method; 3] = [Method::GET, Method::POST, Method::DELETE];
 const PATHS: [&str; 7] = [
     "/",
@@ -57,4 +64,17 @@ proptest! {
         prop_assert_eq!(index.matching(&facts).to_vec(), linear.clone());
         prop_assert_eq!(index.first(&facts), linear.first().copied());
     }
+}
+
+#[test]
+fn an_anchored_regex_is_filed_by_the_literal_it_requires() {
+    assert_eq!(
+        literal_prefix("^/api/v[0-9]+/users").as_deref(),
+        Some("/api/v")
+    );
+    assert_eq!(literal_prefix("^/api/v1?").as_deref(), Some("/api/v"));
+    assert_eq!(literal_prefix("^/r7/x$").as_deref(), Some("/r7/x"));
+    assert_eq!(literal_prefix("^/x|^/s"), None);
+    assert_eq!(literal_prefix("\\.png$"), None);
+    assert_eq!(literal_prefix("^[a-z]"), None);
 }
