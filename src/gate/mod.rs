@@ -25,7 +25,7 @@ pub use cost::BadCost;
 pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
-use crate::control::{now_ms, BanHit, Control};
+use crate::control::{now_ms, BanHit, Control, ControlView};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
@@ -163,7 +163,11 @@ impl Gate {
 
     /// What happens to `req`, whose route facts are `route`.
     pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
-        if let Some(ban) = self.ban_for(req) {
+        // One read of the operators' bans and overrides for the whole decision; the clock is
+        // read only while there are any.
+        let control = self.control.view();
+        let now = (!control.is_empty()).then(now_ms);
+        if let Some(ban) = now.and_then(|now| self.ban_for(&control, req, now)) {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
         }
@@ -172,7 +176,7 @@ impl Gate {
             Access::Allowed => return self.listed(AccessList::Allow),
             Access::Limited => {}
         }
-        match self.plan(req, route) {
+        match self.plan(req, route, &control, now) {
             Ok(planned) => self.check(&planned).await,
             Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
@@ -183,13 +187,13 @@ impl Gate {
         }
     }
 
-    /// The operators' ban refusing `req`, if any (bans beat the allow-list).
-    fn ban_for(&self, req: &Request<'_>) -> Option<BanHit> {
-        let view = self.control.view();
-        if !view.has_bans() {
-            return None;
+    /// The operators' ban refusing `req` at `now` (Unix ms), if any (bans beat the
+    /// allow-list).
+    fn ban_for(&self, control: &ControlView, req: &Request<'_>, now: u64) -> Option<BanHit> {
+        match control.has_bans() {
+            true => control.ban_for(req, &self.identity.ip, &self.key, now),
+            false => None,
         }
-        view.ban_for(req, &self.identity.ip, &self.key, now_ms())
     }
 
     fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {
@@ -197,18 +201,19 @@ impl Gate {
         Outcome::Listed(list)
     }
 
-    /// The policies on `route`, each with its caller, limits and cost. Fails when a bearer
-    /// token is presented that does not verify (and the chain rejects such tokens), or when a
-    /// cost header is not a cost.
-    pub fn plan<'g>(
+    /// The policies on `route`, each with its caller, limits (an override of `control` in
+    /// force at `now`, Unix ms, when there is one) and cost. Fails when a bearer token is
+    /// presented that does not verify (and the chain rejects such tokens), or when a cost
+    /// header is not a cost.
+    fn plan<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
+        control: &ControlView,
+        now: Option<u64>,
     ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
-        let control = self.control.view();
-        let now = (!control.is_empty()).then(now_ms);
         for bound in self
             .routes
             .matching(route)
