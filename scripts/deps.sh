@@ -35,3 +35,27 @@ need_rust_components() {
         fi
     done
 }
+
+# CrowdSec's LAPI, cscli and hub, for the bouncer's tests and the access-log replay: the
+# Debian package's files, extracted without installing it (its post-install step registers
+# with CrowdSec's online API, fails offline and leaves apt broken). Sets CROWDSEC_DIR; the
+# tests look there (FLOODGATE_CROWDSEC_DIR, default ~/.cache/floodgate/crowdsec).
+need_crowdsec() {
+    CROWDSEC_DIR=${FLOODGATE_CROWDSEC_DIR:-$HOME/.cache/floodgate/crowdsec}
+    export FLOODGATE_CROWDSEC_DIR=$CROWDSEC_DIR
+    [ -x "$CROWDSEC_DIR/usr/bin/crowdsec" ] && return 0
+    command -v apt-get >/dev/null 2>&1 || {
+        echo "cannot fetch CrowdSec: extract Debian's crowdsec package into $CROWDSEC_DIR" >&2
+        exit 1
+    }
+    echo "fetching CrowdSec (Debian's package, extracted into $CROWDSEC_DIR, not installed)" >&2
+    local work
+    work=$(mktemp -d)
+    (cd "$work" && apt-get download crowdsec >&2) || {
+        [ "$(id -u)" -eq 0 ] && apt-get update -qq >&2
+        (cd "$work" && apt-get download crowdsec >&2)
+    }
+    mkdir -p "$CROWDSEC_DIR"
+    dpkg-deb -x "$work"/crowdsec_*.deb "$CROWDSEC_DIR"
+    rm -rf "$work"
+}

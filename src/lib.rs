@@ -14,6 +14,7 @@ pub mod check;
 pub mod clock;
 pub mod config;
 pub mod control;
+pub mod crowdsec;
 pub mod gate;
 pub mod identity;
 pub mod limiter;

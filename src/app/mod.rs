@@ -20,6 +20,7 @@ pub use stores::{BuildError, Stores};
 use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
+use crate::crowdsec::{Bouncer, SharedDecisions};
 use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
@@ -100,11 +101,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         &config.admin,
         metrics.clone(),
     )?;
+    let id = fleet::instance_id();
     if let (Some(redis), StoreSettings::Redis(settings)) = (&stores.redis, &config.store) {
-        let id = fleet::instance_id();
         fleet::prepare(redis, &stores.fleet, &id, settings.startup_wait);
         if !stores.fleet.is_pinned() {
-            let announcer = fleet::FleetAnnouncer::new(redis.clone(), stores.fleet.clone(), id);
+            let announcer =
+                fleet::FleetAnnouncer::new(redis.clone(), stores.fleet.clone(), id.clone());
             server.add_service(background_service("redis fleet", announcer));
         }
     }
@@ -167,6 +169,16 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
+    if let Some(settings) = &config.crowdsec {
+        let shared = (stores.redis.clone()).map(|redis| SharedDecisions::new(redis, id));
+        let bouncer = Bouncer::new(
+            settings.clone(),
+            stores.control.clone(),
+            shared,
+            metrics.crowdsec.clone(),
+        )?;
+        server.add_service(background_service("crowdsec", bouncer));
+    }
     if let Some(settings) = &config.check {
         server.add_service(check_service(config, settings, snapshot.clone()));
     }

@@ -35,6 +35,9 @@ pub enum BuildError {
     /// The control state file could not be loaded.
     #[error("{0}")]
     StateFile(#[from] StateFileError),
+    /// The CrowdSec bouncer could not be set up.
+    #[error("cannot set up the CrowdSec bouncer: {0}")]
+    CrowdSec(#[from] crate::crowdsec::PullError),
 }
 
 /// The parts that live as long as the process.

@@ -25,6 +25,24 @@ pub(crate) struct FileConfig {
     #[serde(default, rename = "route")]
     pub(crate) routes: Vec<RouteFile>,
     pub(crate) check: Option<CheckFile>,
+    pub(crate) crowdsec: Option<CrowdSecFile>,
+}
+
+/// `[crowdsec]`: the CrowdSec bouncer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrowdSecFile {
+    pub(crate) url: Spanned<String>,
+    pub(crate) api_key_file: Spanned<String>,
+    pub(crate) poll_interval: Option<Spanned<String>>,
+    pub(crate) scopes: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(crate) origins: Vec<String>,
+    #[serde(default)]
+    pub(crate) scenarios_containing: Vec<String>,
+    #[serde(default)]
+    pub(crate) scenarios_not_containing: Vec<String>,
+    pub(crate) on_captcha: Option<Spanned<String>>,
 }
 
 /// `[check]`: the decision endpoint.

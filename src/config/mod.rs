@@ -3,6 +3,7 @@
 //! names are resolved and stores connected when the server is built.
 
 mod check;
+mod crowdsec;
 mod decisions;
 mod describe;
 mod error;

@@ -2,6 +2,7 @@
 
 use crate::check::CheckSettings;
 use crate::control::Bounds;
+use crate::crowdsec::CrowdSecSettings;
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
@@ -41,6 +42,8 @@ pub struct Config {
     pub response: ResponseSettings,
     /// The decision endpoint, when `[check]` is configured.
     pub check: Option<CheckSettings>,
+    /// The CrowdSec bouncer, when `[crowdsec]` is configured.
+    pub crowdsec: Option<CrowdSecSettings>,
 }
 
 /// `[server]`.

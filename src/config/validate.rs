@@ -1,7 +1,6 @@
 //! File structs → runtime config: every check that serde cannot make, each error located.
 
 use super::check::Checker;
-use super::decisions;
 use super::error::ConfigError;
 use super::file::FileConfig;
 use super::identity::{self, IdentityParts};
@@ -10,6 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
+use super::{crowdsec, decisions};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -93,6 +93,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         server,
         check: match &file.check {
             Some(table) => Some(decisions::check(&check, table)?),
+            None => None,
+        },
+        crowdsec: match &file.crowdsec {
+            Some(table) => Some(crowdsec::crowdsec(&check, table)?),
             None => None,
         },
         response: ResponseSettings {

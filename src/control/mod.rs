@@ -3,14 +3,17 @@
 //! read by the gate from a [`ControlView`] each instance refreshes (`refresh`, at least every
 //! second), so a change reaches every instance within a second and bans already known keep
 //! applying while Redis is away. Resets of callers' buckets are announced through the ledger
-//! too, so every instance forgets its cached refusals of the caller.
+//! too, so every instance forgets its cached refusals of the caller. Addresses refused on
+//! another system's word (CrowdSec) are published here as a [`Blocklist`].
 
+mod blocklist;
 mod entry;
 mod ledger;
 mod memory;
 mod redis;
 mod view;
 
+pub use blocklist::{Block, Blocklist, Remedy};
 pub use entry::{in_force, Ban, BanTarget, Contents, Entry, Kind, Override};
 pub use ledger::{ControlError, Ledger, Read};
 pub use memory::{MemoryLedger, StateFileError};
@@ -48,6 +51,7 @@ impl Default for Bounds {
 pub struct Control {
     ledger: Box<dyn Ledger>,
     view: ArcSwap<ControlView>,
+    blocklist: ArcSwap<Blocklist>,
     version: Mutex<Option<u64>>,
     limiter: Arc<dyn Limiter>,
     bounds: Bounds,
@@ -60,6 +64,7 @@ impl Control {
         Self {
             ledger,
             view: ArcSwap::from_pointee(ControlView::default()),
+            blocklist: ArcSwap::from_pointee(Blocklist::default()),
             version: Mutex::new(None),
             limiter,
             bounds,
@@ -75,6 +80,16 @@ impl Control {
     /// The bans and overrides in force, as last read.
     pub fn view(&self) -> Guard<Arc<ControlView>> {
         self.view.load()
+    }
+
+    /// The addresses refused on another system's word, as last published.
+    pub fn blocklist(&self) -> Guard<Arc<Blocklist>> {
+        self.blocklist.load()
+    }
+
+    /// Replaces the blocklist the gate reads.
+    pub fn publish_blocklist(&self, list: Arc<Blocklist>) {
+        self.blocklist.store(list);
     }
 
     /// Reads the ledger and, when it changed, rebuilds the view and forgets the refusals of

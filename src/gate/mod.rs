@@ -25,7 +25,7 @@ pub use cost::BadCost;
 pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
 pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
-use crate::control::{now_ms, BanHit, Control, ControlView};
+use crate::control::{now_ms, BanHit, Block, Control, ControlView};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
@@ -33,7 +33,7 @@ use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Limits, Policy, RouteFacts, RouteIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
-use prometheus::{Histogram, IntCounter};
+use prometheus::{Histogram, IntCounter, IntCounterVec};
 use smallvec::SmallVec;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -45,6 +45,7 @@ type Few<T> = SmallVec<[T; 4]>;
 struct GateCounters {
     access: ByLabel<AccessList>,
     banned: IntCounter,
+    blocked: IntCounterVec,
     invalid_tokens: IntCounter,
     limiter_seconds: Histogram,
     store_fallbacks: IntCounter,
@@ -115,6 +116,7 @@ impl Gate {
             counters: GateCounters {
                 access: metrics.access.clone(),
                 banned: metrics.banned.clone(),
+                blocked: metrics.blocked.clone(),
                 invalid_tokens: metrics.invalid_tokens.clone(),
                 limiter_seconds: metrics.limiter_seconds.clone(),
                 store_fallbacks: metrics.store.fallbacks.clone(),
@@ -171,6 +173,9 @@ impl Gate {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
         }
+        if let Some(block) = self.blocked(req) {
+            return Outcome::Blocked(block);
+        }
         match self.access.check(req) {
             Access::Denied => return self.listed(AccessList::Deny),
             Access::Allowed => return self.listed(AccessList::Allow),
@@ -194,6 +199,19 @@ impl Gate {
             true => control.ban_for(req, &self.identity.ip, &self.key, now),
             false => None,
         }
+    }
+
+    /// The blocklist's entry refusing `req`'s client address, if any (also before the
+    /// allow-list: it is a ban from another source).
+    fn blocked(&self, req: &Request<'_>) -> Option<Block> {
+        let list = self.control.blocklist();
+        if list.is_empty() {
+            return None;
+        }
+        let block = list.find(req.client_ip?, now_ms())?.clone();
+        let remedy = block.remedy.word();
+        self.counters.blocked.with_label_values(&[remedy]).inc();
+        Some(block)
     }
 
     fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {

@@ -2,7 +2,7 @@
 //! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
 use super::{Aftercare, BadCost, Standing};
-use crate::control::BanHit;
+use crate::control::{BanHit, Block, Remedy};
 use crate::identity::Identity;
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
@@ -15,6 +15,9 @@ pub enum Outcome<'g> {
     Unlimited(Aftercare),
     /// Banned by an operator (admin API): refuse (403) before any bucket or backend.
     Banned(BanHit),
+    /// On the blocklist (CrowdSec's decisions): refused as banned (403) or as throttled
+    /// (429), as the entry's remedy says, before any bucket or backend.
+    Blocked(Block),
     /// On an access list: the allow-list forwards unlimited, the deny-list refuses (403).
     Listed(AccessList),
     /// A bearer token was presented that does not verify: refuse (401).
@@ -148,6 +151,10 @@ impl Outcome<'_> {
             Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
             Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
             Outcome::Banned(_) => OutcomeKind::Banned,
+            Outcome::Blocked(block) => match block.remedy {
+                Remedy::Ban => OutcomeKind::Banned,
+                Remedy::Throttle => OutcomeKind::Throttled,
+            },
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
             Outcome::BadCost(_) => OutcomeKind::BadCost,
             Outcome::Allowed(..) => OutcomeKind::Allowed,

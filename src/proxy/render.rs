@@ -2,7 +2,7 @@
 //! `Retry-After`, and RFC 9457 problem+json bodies. Rendering cannot fail open: a refusal that
 //! cannot be built becomes a 500, never a forward.
 
-use crate::control::{now_ms, BanHit};
+use crate::control::{now_ms, BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing};
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
@@ -80,6 +80,7 @@ pub(crate) fn render(
         })),
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
         Outcome::Banned(ban) => banned(ban),
+        Outcome::Blocked(block) => blocked(block, throttle_status),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
         Outcome::Busy(busy) => concurrency_refusal(throttle_status, busy),
@@ -291,6 +292,33 @@ fn banned(ban: &BanHit) -> Action {
     match left {
         Some(seconds) => problem(403, body, &[(RETRY_AFTER, HeaderValue::from(seconds))]),
         None => problem(403, body, &[]),
+    }
+}
+
+/// The refusal of a client on the blocklist: as banned, or the throttled answer (with
+/// `Retry-After` until the entry ends) when its remedy is to throttle. Why it is listed is
+/// logged, never answered.
+fn blocked(block: &Block, throttle_status: u16) -> Action {
+    match block.remedy {
+        Remedy::Ban => banned(&BanHit {
+            id: block.id,
+            expires_at_ms: Some(block.expires_at_ms),
+        }),
+        Remedy::Throttle => {
+            let left = block
+                .expires_at_ms
+                .saturating_sub(now_ms())
+                .div_ceil(1000)
+                .max(1);
+            let detail = format!("Too many requests from this client; retry in {left} s.");
+            let extra = serde_json::json!({ "retry_after": left });
+            let body = problem_body(throttle_status, &detail, extra);
+            problem(
+                throttle_status,
+                body,
+                &[(RETRY_AFTER, HeaderValue::from(left))],
+            )
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::backends::BackendGauge;
 use super::counters::ByLabel;
+use super::crowdsec::CrowdSecMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
 use super::store::StoreMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
@@ -29,6 +30,8 @@ pub struct Metrics {
     pub invalid_tokens: IntCounter,
     /// Requests refused 403 by an operator's ban.
     pub banned: IntCounter,
+    /// Requests refused by the blocklist (CrowdSec's decisions), by remedy.
+    pub blocked: IntCounterVec,
     /// Changes made through the control API, by action (`ban`, `unban`, `override`,
     /// `unoverride`, `reset`).
     pub admin_changes: IntCounterVec,
@@ -48,6 +51,8 @@ pub struct Metrics {
     pub connections_open: IntGauge,
     /// The shared store's series.
     pub store: StoreMetrics,
+    /// The CrowdSec bouncer's series.
+    pub crowdsec: CrowdSecMetrics,
     /// Whether each configured backend is up.
     pub backends: BackendGauge,
 }
@@ -107,6 +112,14 @@ impl Metrics {
                 "Requests refused with 403 by a ban made through the control API.",
             )
             .expect("static metric definition"),
+            blocked: IntCounterVec::new(
+                Opts::new(
+                    "floodgate_blocked_total",
+                    "Requests refused by CrowdSec's decisions, by remedy (ban: 403, throttle: 429).",
+                ),
+                &["remedy"],
+            )
+            .expect("static metric definition"),
             admin_changes: IntCounterVec::new(
                 Opts::new(
                     "floodgate_admin_changes_total",
@@ -145,14 +158,17 @@ impl Metrics {
             )
             .expect("static metric definition"),
             store: StoreMetrics::new(),
+            crowdsec: CrowdSecMetrics::new(),
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend(metrics.policies.collectors());
+        collectors.extend(metrics.crowdsec.collectors());
         collectors.extend([
             metrics.access.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),
+            Box::new(metrics.blocked.clone()),
             Box::new(metrics.admin_changes.clone()),
             Box::new(metrics.admin_unauthorized.clone()),
             Box::new(metrics.limiter_seconds.clone()),

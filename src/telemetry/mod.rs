@@ -2,6 +2,7 @@
 
 mod backends;
 mod counters;
+mod crowdsec;
 mod metrics;
 mod offenders;
 mod policy;
@@ -10,11 +11,12 @@ mod vocab;
 
 pub use backends::BackendGauge;
 pub use counters::ByLabel;
+pub use crowdsec::CrowdSecMetrics;
 pub use metrics::Metrics;
 pub use offenders::{Offender, Offenders};
 pub use policy::PolicyCounters;
 pub use store::StoreMetrics;
 pub use vocab::{
-    AccessList, ConnectionRefusal, Decision, HeldResult, PenaltyEvent, ReloadResult, SettleResult,
-    StoreErrorKind, UpstreamErrorKind, Vocabulary,
+    AccessList, ConnectionRefusal, Decision, HeldResult, PenaltyEvent, PullResult, ReloadResult,
+    SettleResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
 };

@@ -177,3 +177,14 @@ mod tests {
         assert_eq!(ConnectionRefusal::PerIp.label(), "per_ip");
     }
 }
+
+vocabulary! {
+    /// How a pull of CrowdSec's decision stream ended (`result` of
+    /// `floodgate_crowdsec_pulls_total`).
+    PullResult {
+        /// LAPI answered with the decisions.
+        Ok => "ok",
+        /// LAPI could not be reached, refused the key, or answered something unreadable.
+        Error => "error",
+    }
+}

@@ -6,6 +6,7 @@
 
 pub mod certs;
 pub mod cluster;
+pub mod crowdsec;
 pub mod difftest;
 pub mod fleet;
 pub mod front;

@@ -1,0 +1,49 @@
+//! A CrowdSec remediation component ("bouncer"): pulls the Local API's decision stream and
+//! publishes the addresses and ranges it bans as the control state's blocklist, which the
+//! gate checks before anything else but the operators' own bans. On the Redis store one
+//! instance at a time pulls (a lock with a lease) and shares the decisions through Redis, so
+//! the fleet needs one bouncer key; on the memory store each instance pulls with its own key.
+//! Requests never wait on LAPI: a pull runs beside them, and known decisions stay in force
+//! while LAPI is away.
+
+mod bouncer;
+mod decision;
+mod lapi;
+mod shared;
+
+pub use bouncer::Bouncer;
+pub use decision::{go_duration_ms, Held, LapiDecision, Pulled};
+pub use lapi::{Lapi, PullError};
+pub use shared::{Change, Lead, Shared, SharedDecisions, CROWDSEC_SCRIPT};
+
+use crate::control::Remedy;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `[crowdsec]`: where LAPI is, with which key, how often to pull, and which decisions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrowdSecSettings {
+    /// LAPI's base URL (`http://127.0.0.1:8080`).
+    pub url: String,
+    /// The file holding the bouncer key (`cscli bouncers add floodgate`); read on every pull.
+    pub api_key_file: PathBuf,
+    /// Time between pulls (10 s, as CrowdSec recommends).
+    pub poll_interval: Duration,
+    /// The decision scopes pulled: `ip`, `range`.
+    pub scopes: Vec<String>,
+    /// Only decisions of these origins, when given (`crowdsec`, `cscli`, `CAPI`, `lists`).
+    pub origins: Vec<String>,
+    /// Only decisions whose scenario contains one of these, when given.
+    pub scenarios_containing: Vec<String>,
+    /// No decision whose scenario contains one of these.
+    pub scenarios_not_containing: Vec<String>,
+    /// What a `captcha` decision does: ban (403), or throttle (429).
+    pub on_captcha: Remedy,
+}
+
+impl CrowdSecSettings {
+    /// The default pull interval.
+    pub const POLL_INTERVAL: Duration = Duration::from_secs(10);
+    /// The scopes Floodgate can apply (and pulls when `scopes` is not given).
+    pub const SCOPES: [&'static str; 2] = ["ip", "range"];
+}

@@ -1,0 +1,237 @@
+//! The CrowdSec bouncer against a real Local API (Debian's crowdsec 1.4.6, decisions made with
+//! the real `cscli`), with the real binary and clients bound to other loopback addresses: three
+//! instances sharing one Redis and one bouncer key apply an address and a range within the
+//! poll interval + 1 s, and stop applying a deleted or ended decision as fast; LAPI killed for
+//! 30 s changes nothing for requests; the pulling instance killed, another takes over.
+
+mod common;
+
+use common::crowdsec::Lapi;
+use common::redis::RedisServer;
+use common::{Proxy, Upstream};
+use reqwest::blocking::Client;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+/// CrowdSec's recommended interval, Floodgate's default.
+const INTERVAL: Duration = Duration::from_secs(10);
+
+fn crowdsec_table(lapi: &Lapi, key_file: &std::path::Path, extra: &str) -> String {
+    format!(
+        "[crowdsec]\nurl = \"{}\"\napi_key_file = \"{}\"\n{extra}\n",
+        lapi.url(),
+        key_file.display()
+    )
+}
+
+fn client_from(address: &str) -> Client {
+    Client::builder()
+        .local_address(address.parse::<IpAddr>().ok())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+/// The status `proxy` answers a GET from `address`.
+fn status_from(proxy: &Proxy, address: &str) -> u16 {
+    client_from(address)
+        .get(proxy.url("/x"))
+        .send()
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Waits until every proxy answers `address` with `status`, up to `limit` after `since`.
+fn until_all(proxies: &[&Proxy], address: &str, status: u16, since: Instant, limit: Duration) {
+    loop {
+        let answers: Vec<u16> = proxies.iter().map(|p| status_from(p, address)).collect();
+        if answers.iter().all(|s| *s == status) {
+            return;
+        }
+        assert!(
+            since.elapsed() < limit,
+            "{address}: {answers:?} after {:?}, not all {status}",
+            since.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn three_instances_sharing_redis_apply_lapis_decisions_within_the_interval() {
+    let lapi = Lapi::start();
+    let key = lapi.bouncer_key("floodgate", "fleet-key-0123456789abcdef");
+    let redis = RedisServer::start();
+    let upstream = Upstream::start();
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n\n{}",
+        redis.url(),
+        crowdsec_table(&lapi, &key, "")
+    );
+    let proxies: Vec<Proxy> = (0..3)
+        .map(|_| Proxy::start(&[&upstream.addr], &config))
+        .collect();
+    let all: Vec<&Proxy> = proxies.iter().collect();
+    let within = INTERVAL + Duration::from_secs(1);
+    until_all(&all, "127.0.0.2", 200, Instant::now(), within);
+
+    let added = Instant::now();
+    lapi.cscli(&["decisions", "add", "--ip", "127.0.0.2", "--duration", "1h"]);
+    lapi.cscli(&[
+        "decisions",
+        "add",
+        "--range",
+        "127.0.1.0/24",
+        "--duration",
+        "1h",
+    ]);
+    until_all(&all, "127.0.0.2", 403, added, within);
+    until_all(&all, "127.0.1.5", 403, added, within);
+    assert_eq!(status_from(&proxies[0], "127.0.0.1"), 200, "others pass");
+    let refused = client_from("127.0.1.5")
+        .get(proxies[1].url("/x"))
+        .send()
+        .unwrap();
+    let body: serde_json::Value = refused.json().unwrap();
+    assert_eq!(
+        body["banned"], true,
+        "the same answer as an admin ban: {body}"
+    );
+    assert!(
+        !body.to_string().contains("manual"),
+        "no scenario in the answer: {body}"
+    );
+    for proxy in &proxies {
+        assert_eq!(proxy.metric("floodgate_crowdsec_decisions"), 2.0);
+        assert!(proxy.metric("floodgate_crowdsec_last_pull_age_seconds") <= 11.0);
+    }
+    let pulls: f64 = proxies
+        .iter()
+        .map(|p| p.metric("floodgate_crowdsec_pulls_total{result=\"ok\"}"))
+        .sum();
+    let pullers = proxies
+        .iter()
+        .filter(|p| p.metric("floodgate_crowdsec_pulls_total{result=\"ok\"}") > 0.0)
+        .count();
+    assert!(
+        pulls >= 1.0 && pullers == 1,
+        "one instance pulls for the fleet"
+    );
+
+    let deleted = Instant::now();
+    lapi.cscli(&["decisions", "delete", "--ip", "127.0.0.2"]);
+    until_all(&all, "127.0.0.2", 200, deleted, within);
+    assert_eq!(
+        status_from(&proxies[2], "127.0.1.5"),
+        403,
+        "the range stays"
+    );
+
+    // A decision ends on time, wherever it was pulled.
+    let short = Instant::now();
+    lapi.cscli(&["decisions", "add", "--ip", "127.0.0.4", "--duration", "20s"]);
+    until_all(&all, "127.0.0.4", 403, short, within);
+    std::thread::sleep(Duration::from_secs(18).saturating_sub(short.elapsed()));
+    assert_eq!(status_from(&proxies[0], "127.0.0.4"), 403, "still in force");
+    until_all(&all, "127.0.0.4", 200, short, Duration::from_secs(22));
+
+    // The instance that pulls dies (no goodbye): another takes over within three intervals.
+    let mut proxies = proxies;
+    let puller = proxies
+        .iter()
+        .position(|p| p.metric("floodgate_crowdsec_pulls_total{result=\"ok\"}") > 0.0)
+        .unwrap();
+    let mut gone = proxies.remove(puller);
+    gone.signal("KILL");
+    assert!(gone.wait_exit(Duration::from_secs(5)));
+    let killed = Instant::now();
+    lapi.cscli(&["decisions", "add", "--ip", "127.0.0.6", "--duration", "1h"]);
+    let rest: Vec<&Proxy> = proxies.iter().collect();
+    until_all(
+        &rest,
+        "127.0.0.6",
+        403,
+        killed,
+        INTERVAL * 4 + Duration::from_secs(1),
+    );
+    until_all(&rest, "127.0.1.5", 403, killed, Duration::from_secs(1));
+}
+
+#[test]
+fn known_decisions_hold_while_lapi_is_down_and_polling_resumes() {
+    let mut lapi = Lapi::start();
+    let key = lapi.bouncer_key("floodgate-solo", "solo-key-0123456789abcdef");
+    let upstream = Upstream::start();
+    let table = crowdsec_table(&lapi, &key, "on_captcha = \"throttle\"");
+    let proxy = Proxy::start(&[&upstream.addr], &table);
+    let within = INTERVAL + Duration::from_secs(1);
+    let added = Instant::now();
+    lapi.cscli(&["decisions", "add", "--ip", "127.0.0.2", "--duration", "1h"]);
+    lapi.cscli(&[
+        "decisions",
+        "add",
+        "--ip",
+        "127.0.0.3",
+        "--duration",
+        "1h",
+        "--type",
+        "captcha",
+    ]);
+    until_all(&[&proxy], "127.0.0.2", 403, added, within);
+    until_all(&[&proxy], "127.0.0.3", 429, added, within);
+    let throttled = client_from("127.0.0.3")
+        .get(proxy.url("/x"))
+        .send()
+        .unwrap();
+    let wait: u64 = throttled.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (3500..=3600).contains(&wait),
+        "Retry-After until the decision ends: {wait}"
+    );
+
+    lapi.kill();
+    let down = Instant::now();
+    let mut slowest = Duration::ZERO;
+    while down.elapsed() < Duration::from_secs(30) {
+        for (address, expected) in [("127.0.0.2", 403), ("127.0.0.3", 429), ("127.0.0.1", 200)] {
+            let asked = Instant::now();
+            assert_eq!(
+                status_from(&proxy, address),
+                expected,
+                "{address} while LAPI is down"
+            );
+            slowest = slowest.max(asked.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a request waited {slowest:?}"
+    );
+    assert_eq!(proxy.admin("/readyz").unwrap().status(), 200, "still ready");
+    assert!(proxy.metric("floodgate_crowdsec_pulls_total{result=\"error\"}") >= 1.0);
+    assert!(proxy.metric("floodgate_crowdsec_last_pull_age_seconds") >= 25.0);
+    let complaints = proxy.log().matches("cannot be pulled").count();
+    assert!(
+        complaints <= 3,
+        "logged {complaints} times in 30 s:\n{}",
+        proxy.log()
+    );
+
+    lapi.restart();
+    let back = Instant::now();
+    lapi.cscli(&["decisions", "add", "--ip", "127.0.0.5", "--duration", "1h"]);
+    until_all(
+        &[&proxy],
+        "127.0.0.5",
+        403,
+        back,
+        INTERVAL * 3 + Duration::from_secs(1),
+    );
+    assert_eq!(status_from(&proxy, "127.0.0.2"), 403);
+}
