@@ -7,6 +7,7 @@
 mod common;
 
 use common::crowdsec::Lapi;
+use common::front::Front;
 use common::redis::RedisServer;
 use common::{Proxy, Upstream};
 use reqwest::blocking::Client;
@@ -234,4 +235,111 @@ fn known_decisions_hold_while_lapi_is_down_and_polling_resumes() {
         INTERVAL * 3 + Duration::from_secs(1),
     );
     assert_eq!(status_from(&proxy, "127.0.0.2"), 403);
+}
+
+/// A scan of 30 missing paths, a bad user agent and a hunt for secrets, each from its own
+/// address, through the front at `port`.
+fn scan(port: u16) {
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let prober = client_from("127.0.0.2");
+    for i in 0..30 {
+        prober
+            .get(url(&format!("/missing-{i}?status=404")))
+            .send()
+            .unwrap();
+    }
+    let scanner = client_from("127.0.0.3");
+    let agent = "Mozilla/5.00 (Nikto/2.1.6) (Evasions:None) (Test:000003)";
+    scanner
+        .get(url("/"))
+        .header("user-agent", agent)
+        .send()
+        .unwrap();
+    let hunter = client_from("127.0.0.4");
+    for path in [
+        "/.env",
+        "/.git/config",
+        "/.htpasswd",
+        "/backup.sql",
+        "/.aws/config",
+    ] {
+        hunter
+            .get(url(&format!("{path}?status=404")))
+            .send()
+            .unwrap();
+    }
+}
+
+/// Waits until `path` holds `lines` lines.
+fn until_lines(path: &std::path::Path, lines: usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= lines || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn crowdsecs_nginx_parser_finds_in_floodgates_log_what_it_finds_in_nginxs() {
+    let lapi = Lapi::start();
+    lapi.enable_nginx_collection();
+    let upstream = Upstream::start();
+    let logs = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (
+        logs.path().join("floodgate.log"),
+        logs.path().join("nginx.log"),
+    );
+    let server = format!(
+        "access_log_format = \"combined\"\naccess_log_file = \"{}\"",
+        ours.display()
+    );
+    let policy = "[[policy]]\nname = \"api\"\ncapacity = 5\nrate = \"1/m\"\n\
+                  match = { path_prefix = \"/api/\" }\n";
+    let proxy = Proxy::start_with_server(&[&upstream.addr], &server, policy);
+    let nginx_server = format!(
+        "server {{\n  listen LISTEN;\n  access_log {} combined;\n  \
+         location / {{ proxy_pass http://BACKEND; }}\n}}\n",
+        theirs.display()
+    );
+    let nginx = Front::nginx_with(&nginx_server, &upstream.addr, "");
+    scan(proxy.port);
+    scan(nginx.port);
+    // A client that keeps going after it is throttled (nginx's log has no such lines).
+    let retrier = client_from("127.0.0.5");
+    for _ in 0..100 {
+        retrier.get(proxy.url("/api/x")).send().unwrap();
+    }
+    until_lines(&ours, 136);
+    until_lines(&theirs, 36);
+    let from_nginx = lapi.replay(&theirs);
+    let from_floodgate = lapi.replay(&ours);
+    let scenarios: Vec<&str> = from_floodgate.iter().map(|(s, _)| s.as_str()).collect();
+    for expected in [
+        "crowdsecurity/http-probing",
+        "crowdsecurity/http-sensitive-files",
+    ] {
+        assert!(
+            scenarios.contains(&expected),
+            "{expected} in {from_floodgate:?}"
+        );
+    }
+    assert_eq!(
+        from_floodgate, from_nginx,
+        "the same alerts as nginx's log gives"
+    );
+
+    // Throttled lines become an alert only with Floodgate's scenario installed.
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/crowdsec/floodgate-throttled.yaml");
+    lapi.add_scenario(&scenario);
+    let opted_in = lapi.replay(&ours);
+    let retrier = (
+        "floodgate/http-throttled-repeatedly".to_owned(),
+        "127.0.0.5".to_owned(),
+    );
+    assert!(opted_in.contains(&retrier), "{opted_in:?}");
+    assert_eq!(opted_in.len(), from_nginx.len() + 1, "{opted_in:?}");
 }

@@ -10,7 +10,7 @@ use crate::limiter::{
     Fallback, FleetSize, InFlight, Limiter, LimiterError, MemorySlots, MemoryStore, RedisStore,
     StoreSettings,
 };
-use crate::proxy::{Callers, Snapshot, Upstream, UpstreamError};
+use crate::proxy::{AccessLog, Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
@@ -35,6 +35,9 @@ pub enum BuildError {
     /// The control state file could not be loaded.
     #[error("{0}")]
     StateFile(#[from] StateFileError),
+    /// The access log's file cannot be opened.
+    #[error("cannot open the access log: {0}")]
+    AccessLog(std::io::Error),
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
     CrowdSec(#[from] crate::crowdsec::PullError),
@@ -157,8 +160,18 @@ impl Stores {
             gate,
             Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?,
             config.response.throttle_status,
-            config.server.access_log,
+            access_log(config)?,
         )
         .with_front(config.server.front.clone()))
+    }
+}
+
+/// The access log `config` asks for, its file opened (again, on a reload: for logrotate).
+fn access_log(config: &Config) -> Result<Option<Arc<AccessLog>>, BuildError> {
+    match &config.server.access_log {
+        Some(settings) => Ok(Some(Arc::new(
+            AccessLog::open(settings).map_err(BuildError::AccessLog)?,
+        ))),
+        None => Ok(None),
     }
 }

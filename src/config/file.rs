@@ -65,6 +65,8 @@ pub(crate) struct ServerFile {
     pub(crate) shadow: bool,
     #[serde(default)]
     pub(crate) access_log: bool,
+    pub(crate) access_log_format: Option<Spanned<String>>,
+    pub(crate) access_log_file: Option<String>,
     #[serde(default)]
     pub(crate) watch_config: bool,
     pub(crate) pid_file: Option<String>,

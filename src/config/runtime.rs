@@ -6,7 +6,7 @@ use crate::crowdsec::CrowdSecSettings;
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
-use crate::proxy::{ConnectionLimits, FrontSettings, UpstreamSettings};
+use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, UpstreamSettings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,8 +59,9 @@ pub struct ServerSettings {
     pub shutdown_timeout: Duration,
     /// Every policy counts but never blocks.
     pub shadow: bool,
-    /// Write one access-log line per request.
-    pub access_log: bool,
+    /// One access-log line per request, in this format, to this file (or stderr); `None`
+    /// when the access log is off.
+    pub access_log: Option<AccessLogSettings>,
     /// Reload when the config file changes, not only on SIGHUP.
     pub watch_config: bool,
     /// Where the pid is written (daemon mode and upgrades).

@@ -5,7 +5,7 @@ use super::error::ConfigError;
 use super::file::ServerFile;
 use super::runtime::{ServerSettings, TlsListener};
 
-use crate::proxy::{ConnectionLimits, FrontSettings};
+use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
 use std::time::Duration;
 use toml::Spanned;
@@ -32,7 +32,7 @@ pub(super) fn server(
             Duration::from_secs(5),
         )?,
         shadow: file.shadow,
-        access_log: file.access_log,
+        access_log: access_log(check, file)?,
         watch_config: file.watch_config,
         pid_file: file
             .pid_file
@@ -54,6 +54,31 @@ pub(super) fn server(
             preserve_header_case: file.preserve_header_case,
         },
     })
+}
+
+/// The access log: on with `access_log = true`, or when a format or a file is given.
+fn access_log(
+    check: &Checker<'_>,
+    file: &ServerFile,
+) -> Result<Option<AccessLogSettings>, ConfigError> {
+    let format = match &file.access_log_format {
+        None => LogFormat::Floodgate,
+        Some(name) => match name.get_ref().as_str() {
+            "floodgate" => LogFormat::Floodgate,
+            "combined" => LogFormat::Combined,
+            other => {
+                let message = format!(
+                    "`server.access_log_format` must be `floodgate` or `combined`, not `{other}`"
+                );
+                return Err(check.error(name, message));
+            }
+        },
+    };
+    let on = file.access_log || file.access_log_format.is_some() || file.access_log_file.is_some();
+    Ok(on.then(|| AccessLogSettings {
+        format,
+        file: file.access_log_file.as_ref().map(Into::into),
+    }))
 }
 
 /// Headers a request id may not travel in: HTTP's own and the forwarding headers.

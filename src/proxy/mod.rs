@@ -23,6 +23,7 @@ mod streams;
 mod upstream;
 mod watched;
 
+pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
 pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
@@ -65,6 +66,8 @@ pub struct RequestCtx {
     snapshot: Option<Arc<Snapshot>>,
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
+    /// Why the blocklist refused the request (CrowdSec's scenario), for the log line.
+    blocked_by: Option<Arc<str>>,
     ticket: Option<Ticket>,
     /// Settlements and slots the response phases owe the request's policies.
     aftercare: Aftercare,
@@ -106,6 +109,7 @@ impl Floodgate {
         match outcome {
             Outcome::Throttled(d) => self.offenders.record(d.identity, d.standing.policy),
             Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
+            Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
             _ => {}
         }
         render::render(outcome, &snapshot.policy_headers, snapshot.throttle_status)
@@ -131,6 +135,7 @@ impl ProxyHttp for Floodgate {
             snapshot: None,
             ratelimit: None,
             outcome: None,
+            blocked_by: None,
             ticket: None,
             aftercare: Aftercare::default(),
             upstream: Attempts::default(),
@@ -152,7 +157,7 @@ impl ProxyHttp for Floodgate {
         // One snapshot for the whole request: whom to trust and what to decide come from the
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
-        ctx.started = snapshot.access_log.then(Instant::now);
+        ctx.started = snapshot.access_log.is_some().then(Instant::now);
         let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
         ctx.front = front::Front::begin(&snapshot.front, session, trusted);
         ctx.snapshot = Some(snapshot);
@@ -328,8 +333,9 @@ impl ProxyHttp for Floodgate {
             ctx.aftercare.finish(written).await;
         }
         connection::request_done(session);
-        if let Some(started) = ctx.started {
-            access_log::write(session, ctx, written, started);
+        let log = ctx.snapshot.as_ref().and_then(|s| s.access_log.clone());
+        if let (Some(log), Some(started)) = (log, ctx.started) {
+            log.write(session, ctx, written, started);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What one request runs under, start to finish: a config reload swaps in a new snapshot, and
 //! requests already under way keep theirs.
 
+use super::access_log::AccessLog;
 use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
@@ -28,8 +29,8 @@ pub struct Snapshot {
     pub upstream: Upstream,
     /// Status of a throttled response.
     pub throttle_status: u16,
-    /// Whether to write one access-log line per request.
-    pub access_log: bool,
+    /// Where one line per request is written, when the access log is on.
+    pub access_log: Option<Arc<AccessLog>>,
     /// The request id header, `Via` and header-name case (set through
     /// [`Snapshot::with_front`]).
     pub(super) front: FrontSettings,
@@ -42,7 +43,7 @@ impl Snapshot {
         gate: Gate,
         upstream: Upstream,
         throttle_status: u16,
-        access_log: bool,
+        access_log: Option<Arc<AccessLog>>,
     ) -> Self {
         Self {
             policy_headers: PolicyHeaders::new(&gate),

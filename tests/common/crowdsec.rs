@@ -110,6 +110,93 @@ impl Lapi {
         out
     }
 
+    /// Enables what reads nginx's access log: the stock nginx parser, the HTTP enrichers and
+    /// the base HTTP scenarios, from the package's hub, as its post-install step would.
+    pub fn enable_nginx_collection(&self) {
+        let root = crowdsec_dir();
+        let hub = root.join("usr/share/crowdsec/hub");
+        let cfg = self.dir.path().join("cfg");
+        let items = [
+            "parsers/s01-parse/crowdsecurity/nginx-logs.yaml",
+            "parsers/s02-enrich/crowdsecurity/dateparse-enrich.yaml",
+            "parsers/s02-enrich/crowdsecurity/http-logs.yaml",
+            "scenarios/crowdsecurity/http-probing.yaml",
+            "scenarios/crowdsecurity/http-sensitive-files.yaml",
+            "scenarios/crowdsecurity/http-bad-user-agent.yaml",
+            "scenarios/crowdsecurity/http-crawl-non_statics.yaml",
+            "scenarios/crowdsecurity/http-path-traversal-probing.yaml",
+        ];
+        for item in items {
+            let path = Path::new(item);
+            let dir = cfg.join(path.parent().and_then(Path::parent).unwrap());
+            std::fs::create_dir_all(&dir).expect("hub dirs");
+            let link = dir.join(path.file_name().unwrap());
+            std::os::unix::fs::symlink(hub.join(item), link).expect("enable a hub item");
+        }
+        // Debian's 1.4.6 hub lacks crowdsecurity/non-syslog (an online install has it): the
+        // stage that names a file's lines by their acquisition `type`. This is its text.
+        std::fs::create_dir_all(cfg.join("parsers/s00-raw")).expect("dirs");
+        std::fs::write(
+            cfg.join("parsers/s00-raw/non-syslog.yaml"),
+            "filter: \"evt.Line.Labels.type != 'syslog'\"\nonsuccess: next_stage\n\
+             name: crowdsecurity/non-syslog\nstatics:\n  - parsed: message\n    \
+             expression: evt.Line.Raw\n  - parsed: program\n    expression: evt.Line.Labels.type\n  \
+             - meta: datasource_path\n    expression: evt.Line.Src\n  - meta: datasource_type\n    \
+             expression: evt.Line.Module\n",
+        )
+        .expect("non-syslog parser");
+        copy_dir(&root.join("etc/crowdsec/patterns"), &cfg.join("patterns"));
+        copy_dir(
+            &root.join("usr/share/crowdsec/data"),
+            &self.dir.path().join("data"),
+        );
+    }
+
+    /// Installs the scenario file at `path` (Floodgate's opt-in scenario, say).
+    pub fn add_scenario(&self, path: &Path) {
+        let to = self
+            .dir
+            .path()
+            .join("cfg/scenarios")
+            .join(path.file_name().unwrap());
+        std::fs::copy(path, to).expect("install a scenario");
+    }
+
+    /// Replays the nginx access log at `log` through the enabled parsers and scenarios
+    /// (`crowdsec -dsn file://… -type nginx`, the agent only, reporting to this LAPI); the
+    /// alerts, as (scenario, source address), sorted. Alerts from earlier replays are deleted.
+    pub fn replay(&self, log: &Path) -> Vec<(String, String)> {
+        self.cscli(&["alerts", "delete", "--all"]);
+        let out = Command::new(binary("crowdsec"))
+            .arg("-c")
+            .arg(self.config())
+            .arg("-dsn")
+            .arg(format!("file://{}", log.display()))
+            .args(["-type", "nginx", "-no-api"])
+            .output()
+            .expect("run the crowdsec agent");
+        assert!(
+            out.status.success(),
+            "replay failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed = self.cscli(&["alerts", "list", "-o", "json"]);
+        let alerts: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("alerts");
+        let mut found: Vec<(String, String)> = alerts
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|a| {
+                        let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
+                        (text(&a["scenario"]), text(&a["source"]["value"]))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.sort();
+        found
+    }
+
     /// What LAPI logged.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("lapi.log")).unwrap_or_default()
@@ -159,4 +246,11 @@ pub fn write_config(dir: &Path, port: u16) {
         plugins = plugins.display(),
     );
     std::fs::write(dir.join("config.yaml"), config).expect("config");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for entry in std::fs::read_dir(from).expect("readable").flatten() {
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
 }

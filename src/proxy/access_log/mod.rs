@@ -1,0 +1,130 @@
+//! The access log: one line per request, when `server.access_log` is on (or a format or file
+//! is given). Floodgate's own format names the caller by the first twelve hex digits of its
+//! identity digest, never in the clear; `combined` is nginx's, so CrowdSec's stock
+//! `crowdsecurity/nginx-logs` parser and its scenarios read Floodgate's traffic unchanged.
+//! Lines go to `server.access_log_file` (opened again on every reload, for logrotate) or to
+//! stderr, written by a thread of their own so no request waits on the disk.
+
+mod combined;
+mod sink;
+
+use combined::{combined_line, CombinedEntry};
+
+use super::{decide, RequestCtx};
+use crate::gate::OutcomeKind;
+use pingora::proxy::Session;
+use sink::Sink;
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+/// How access-log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Floodgate's: decision, policy, caller digest, request id, time taken.
+    #[default]
+    Floodgate,
+    /// nginx's `combined` (what CrowdSec's nginx parser reads).
+    Combined,
+}
+
+/// `server.access_log*`: the format and where lines go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AccessLogSettings {
+    /// The line format.
+    pub format: LogFormat,
+    /// The file lines are appended to; stderr when `None`.
+    pub file: Option<PathBuf>,
+}
+
+/// An open access log.
+pub struct AccessLog {
+    format: LogFormat,
+    sink: Option<Sink>,
+}
+
+impl AccessLog {
+    /// The log `settings` describe, its file opened (created if missing) for appending.
+    pub fn open(settings: &AccessLogSettings) -> std::io::Result<Self> {
+        let sink = match (&settings.file, settings.format) {
+            (Some(path), _) => Some(Sink::file(path)?),
+            (None, LogFormat::Combined) => Some(Sink::stderr()),
+            // Floodgate's own lines to stderr go through the logger, with its prefix.
+            (None, LogFormat::Floodgate) => None,
+        };
+        Ok(Self {
+            format: settings.format,
+            sink,
+        })
+    }
+
+    /// Writes the line of the request `session` served with status `written`, that started
+    /// at `started`.
+    pub(super) fn write(
+        &self,
+        session: &Session,
+        ctx: &RequestCtx,
+        written: Option<u16>,
+        started: Instant,
+    ) {
+        let line = match self.format {
+            LogFormat::Floodgate => floodgate_line(session, ctx, written, started),
+            LogFormat::Combined => combined(session, ctx, written),
+        };
+        match &self.sink {
+            Some(sink) => sink.send(line),
+            None => log::info!(target: "floodgate::access", "{line}"),
+        }
+    }
+}
+
+/// Floodgate's own line (with a timestamp when it goes to a file).
+fn floodgate_line(
+    session: &Session,
+    ctx: &RequestCtx,
+    written: Option<u16>,
+    started: Instant,
+) -> String {
+    let req = session.req_header();
+    let identity = ctx
+        .ticket
+        .as_ref()
+        .map(|t| t.identity.hex())
+        .unwrap_or_default();
+    let blocked = match &ctx.blocked_by {
+        Some(reason) => format!(" ban={reason}"),
+        None => String::new(),
+    };
+    format!(
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}",
+        req.method,
+        req.uri.path(),
+        written.unwrap_or(0),
+        ctx.outcome.map_or("", OutcomeKind::label),
+        ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
+        identity.get(..12).unwrap_or("-"),
+        ctx.front.id(),
+        started.elapsed().as_secs_f64() * 1000.0
+    )
+}
+
+/// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
+fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String {
+    let req = session.req_header();
+    let client = ctx.snapshot.as_ref().and_then(|snapshot| {
+        let peer = decide::peer_ip(session);
+        snapshot.callers.client_ip.resolve(peer, &req.headers)
+    });
+    let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
+    let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+    combined_line(&CombinedEntry {
+        client,
+        at: SystemTime::now(),
+        method: req.method.as_str(),
+        target: target.as_bytes(),
+        version: req.version,
+        status: written.unwrap_or(0),
+        body_bytes: session.body_bytes_sent(),
+        referer: header(http::header::REFERER),
+        user_agent: header(http::header::USER_AGENT),
+    })
+}
