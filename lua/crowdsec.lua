@@ -11,23 +11,29 @@ and shared with the fleet (src/crowdsec/shared.rs is the caller).
            n = new decisions' JSON }), so readers that know the previous version read only
            what changed
   KEYS[5]  pulled: Unix milliseconds of the last successful pull (Redis's clock)
+  KEYS[6]  next: the whole state being written (`stage`), until `commit` makes it the state
   (all in one Cluster slot: the keys share the hash tag `{crowdsec}`)
 
   ARGV[1]  the operation:
     lead     ARGV[2] the instance's id, ARGV[3] the lease in ms. Returns 2 when the instance
              just took the lock, 1 when it held it already (renewed), 0 when another holds it.
     resign   ARGV[2] the instance's id: gives the lock up if held. Returns 1 or 0.
-    replace  ARGV[2] the holder's id, then the decisions' JSON: the whole state, as a pull
-             with `startup=true` gives it. Returns the new version, or -1 when the caller does
-             not hold the lock (nothing changed).
+    stage    ARGV[2] the holder's id, ARGV[3] 1 for the first part (0 after), then decisions'
+             JSON: a part of the whole state, as a pull with `startup=true` gives it, written
+             aside (in parts, so Redis is never held long). Returns how many, or -1 when the
+             caller does not hold the lock (nothing changed).
+    commit   ARGV[2] the holder's id: the staged state becomes the state (RENAME). Returns the
+             new version, or -1 as above.
     apply    ARGV[2] the holder's id, ARGV[3] n, then n deleted ids, then new decisions' JSON.
              Returns the version (raised only when something changed), or -1 as above.
     read     ARGV[2] the version the reader knows (0: none). Returns { version, pulled_ms }
              when that is the version; { version, pulled_ms, 'delta', change, … } when the
-             stream holds every change since; else { version, pulled_ms, 'full', JSON, … }.
+             stream holds every change since; else { version, pulled_ms, 'full' }: the reader
+             then reads the decisions hash with HSCAN and reads again from that version.
 ]]
 
-local lock, decisions, version, changes, pulled = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, decisions, version, changes, pulled, next =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op = ARGV[1]
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -40,20 +46,20 @@ local function raise_version()
   return redis.call('INCR', version)
 end
 
--- Decisions' JSON in ARGV[from..]: HSET by id, a chunk at a time.
-local function put(from)
+-- Decisions' JSON in ARGV[from..]: HSET into `hash` by id, a chunk at a time.
+local function put(hash, from)
   local args = {}
   for i = from, #ARGV do
     local id = cjson.decode(ARGV[i]).id
     args[#args + 1] = string.format('%d', id)
     args[#args + 1] = ARGV[i]
     if #args >= 2 * CHUNK then
-      redis.call('HSET', decisions, unpack(args))
+      redis.call('HSET', hash, unpack(args))
       args = {}
     end
   end
   if #args > 0 then
-    redis.call('HSET', decisions, unpack(args))
+    redis.call('HSET', hash, unpack(args))
   end
 end
 
@@ -82,10 +88,21 @@ if op == 'resign' then
   return 0
 end
 
-if op == 'replace' then
+if op == 'stage' then
   if not holds(ARGV[2]) then return -1 end
-  redis.call('DEL', decisions, changes)
-  put(3)
+  if ARGV[3] == '1' then redis.call('DEL', next) end
+  put(next, 4)
+  return #ARGV - 3
+end
+
+if op == 'commit' then
+  if not holds(ARGV[2]) then return -1 end
+  if redis.call('EXISTS', next) == 1 then
+    redis.call('RENAME', next, decisions)
+  else
+    redis.call('DEL', decisions)
+  end
+  redis.call('DEL', changes)
   redis.call('SET', pulled, now_ms)
   return raise_version()
 end
@@ -104,7 +121,7 @@ if op == 'apply' then
   if removed == 0 and #added == 0 then
     return tonumber(redis.call('GET', version) or '0')
   end
-  put(4 + n)
+  put(decisions, 4 + n)
   local v = raise_version()
   local change = cjson.encode({ d = deleted, n = added })
   redis.call('XADD', changes, 'MAXLEN', '~', 256, '*', 'v', v, 'c', change)
@@ -128,9 +145,7 @@ if op == 'read' then
     end
     if next_v == v + 1 then return reply end
   end
-  local reply = { v, at, 'full' }
-  for _, json in ipairs(redis.call('HVALS', decisions)) do reply[#reply + 1] = json end
-  return reply
+  return { v, at, 'full' }
 end
 
 return redis.error_reply('crowdsec.lua: unknown operation ' .. tostring(op))

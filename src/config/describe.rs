@@ -90,6 +90,16 @@ impl fmt::Display for Config {
                     ))
             )?;
         }
+        if let Some(cs) = &self.crowdsec {
+            writeln!(
+                f,
+                "crowdsec        {} every {}s, scopes [{}], captcha → {}",
+                cs.url,
+                cs.poll_interval.as_secs(),
+                cs.scopes.join(", "),
+                cs.on_captcha.word()
+            )?;
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }

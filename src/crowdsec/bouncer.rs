@@ -184,9 +184,13 @@ impl Bouncer {
                 version,
                 pulled_ms,
                 decisions,
+                changes,
             } => {
                 state.list = Blocklist::default();
                 apply(&mut state.list, &[], &decisions, on_captcha);
+                for change in changes {
+                    apply(&mut state.list, &change.deleted, &change.new, on_captcha);
+                }
                 (state.version, state.pulled_ms, state.changed) = (version, pulled_ms, true);
             }
         }

@@ -11,6 +11,9 @@ use std::time::Duration;
 /// `lua/crowdsec.lua`.
 pub const CROWDSEC_SCRIPT: &str = include_str!("../../lua/crowdsec.lua");
 
+/// Decisions per part of a whole state written aside: about 10 ms of Redis each.
+const STAGED_PART: usize = 2_000;
+
 /// Whether this instance pulls for the fleet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lead {
@@ -39,14 +42,16 @@ pub enum Shared {
         /// What each pull changed.
         changes: Vec<Change>,
     },
-    /// The whole state.
+    /// The whole state, and the changes made while it was read (to apply after it).
     Whole {
-        /// Its version.
+        /// The version it leads to, with the changes.
         version: u64,
         /// When LAPI was last pulled, Unix ms (0: never).
         pulled_ms: u64,
         /// Every decision.
         decisions: Vec<Held>,
+        /// Changes made while it was read, oldest first.
+        changes: Vec<Change>,
     },
 }
 
@@ -73,7 +78,7 @@ impl SharedDecisions {
     /// The decisions kept beside `store`'s buckets, `me` naming this instance in the lock.
     pub fn new(store: Arc<RedisStore>, me: String) -> Self {
         let prefix = store.prefix();
-        let keys = ["lock", "decisions", "version", "changes", "pulled"]
+        let keys = ["lock", "decisions", "version", "changes", "pulled", "next"]
             .iter()
             .map(|name| format!("{prefix}:{{crowdsec}}:{name}"))
             .collect();
@@ -97,11 +102,24 @@ impl SharedDecisions {
             .map(drop)
     }
 
-    /// Replaces the whole state with `decisions`; false when the lock was lost.
+    /// Replaces the whole state with `decisions`, written aside in parts (so Redis is never
+    /// held long) and then swapped in at once; false when the lock was lost.
     pub async fn replace(&self, decisions: &[Held]) -> Result<bool, LimiterError> {
-        let mut args = vec!["replace".into(), self.me.clone()];
-        args.extend(decisions.iter().map(to_json));
-        self.written(self.run(&args).await?)
+        let parts = decisions.chunks(STAGED_PART);
+        // An empty state is still staged: the first part clears what an earlier try left.
+        let parts: Vec<&[Held]> = match decisions.is_empty() {
+            true => vec![&[]],
+            false => parts.collect(),
+        };
+        for (i, part) in parts.into_iter().enumerate() {
+            let first = if i == 0 { "1" } else { "0" };
+            let mut args = vec!["stage".into(), self.me.clone(), first.into()];
+            args.extend(part.iter().map(to_json));
+            if !self.written(self.run(&args).await?)? {
+                return Ok(false);
+            }
+        }
+        self.written(self.run(&["commit".into(), self.me.clone()]).await?)
     }
 
     /// Deletes `deleted` and adds `new`; false when the lock was lost.
@@ -112,8 +130,35 @@ impl SharedDecisions {
         self.written(self.run(&args).await?)
     }
 
-    /// What changed since version `known` (0: nothing known).
+    /// What changed since version `known` (0: nothing known). A whole state is read in
+    /// parts, then brought up to date with the changes made while it was read.
     pub async fn read(&self, known: u64) -> Result<Shared, LimiterError> {
+        match self.read_once(known).await? {
+            Shared::Whole {
+                version, pulled_ms, ..
+            } => {
+                let values = self.store.hash_values(&self.keys[1]).await?;
+                let decisions = values.iter().filter_map(|json| parse(json)).collect();
+                let (version, changes) = match self.read_once(version).await? {
+                    Shared::Changes {
+                        version, changes, ..
+                    } => (version, changes),
+                    // Replaced again meanwhile: the next read starts over.
+                    Shared::Whole { .. } => return Ok(Shared::Unchanged { pulled_ms }),
+                    Shared::Unchanged { .. } => (version, Vec::new()),
+                };
+                Ok(Shared::Whole {
+                    version,
+                    pulled_ms,
+                    decisions,
+                    changes,
+                })
+            }
+            other => Ok(other),
+        }
+    }
+
+    async fn read_once(&self, known: u64) -> Result<Shared, LimiterError> {
         let reply = self.run(&["read".into(), known.to_string()]).await?;
         let Value::Array(parts) = reply else {
             return Err(odd(&reply));
@@ -136,7 +181,8 @@ impl SharedDecisions {
             Some(_) => Shared::Whole {
                 version,
                 pulled_ms,
-                decisions: texts().filter_map(|json| parse(&json)).collect(),
+                decisions: Vec::new(),
+                changes: Vec::new(),
             },
         })
     }

@@ -36,6 +36,36 @@ impl RedisStore {
             .unwrap_or(Err(LimiterError::Timeout))
     }
 
+    /// Every value of the hash at `key`, read with HSCAN a few thousand at a time (so a big
+    /// hash never holds Redis up the way one HVALS would). Values changed meanwhile may be
+    /// missed or seen twice: the caller reconciles with a log of changes.
+    pub async fn hash_values(&self, key: &str) -> Result<Vec<String>, LimiterError> {
+        let budget = self.timeout.max(Duration::from_millis(500));
+        let mut values = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let call = async {
+                let mut conn = self.side.get().await?;
+                redis::cmd("HSCAN")
+                    .arg(key)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(2_000)
+                    .query_async::<(u64, Vec<String>)>(&mut conn)
+                    .await
+                    .map_err(|e| LimiterError::Store(e.to_string()))
+            };
+            let (next, pairs) = tokio::time::timeout(budget, call)
+                .await
+                .unwrap_or(Err(LimiterError::Timeout))?;
+            values.extend(pairs.into_iter().skip(1).step_by(2));
+            if next == 0 {
+                return Ok(values);
+            }
+            cursor = next;
+        }
+    }
+
     /// The prefix of every key this store writes.
     pub fn prefix(&self) -> &str {
         &self.prefix
