@@ -3,7 +3,7 @@
 //! lookup costs one hash probe per distinct length held, whatever the number of entries.
 
 use ipnet::IpNet;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -45,6 +45,8 @@ pub struct Block {
 #[derive(Debug, Default, Clone)]
 pub struct Blocklist {
     by_id: HashMap<u64, Block>,
+    /// Entry ids by when they end, so ending them costs nothing while none is due.
+    by_end: BTreeSet<(u64, u64)>,
     /// Entry ids by (network address, prefix length).
     nets: HashMap<(IpAddr, u8), Vec<u64>>,
     /// How many networks of each prefix length are held, per family.
@@ -72,6 +74,7 @@ impl Blocklist {
             *self.lengths_mut(net).entry(net.prefix_len()).or_default() += 1;
         }
         self.nets.entry(slot).or_default().push(block.id);
+        self.by_end.insert((block.expires_at_ms, block.id));
         self.by_id.insert(block.id, block);
     }
 
@@ -80,6 +83,7 @@ impl Blocklist {
         let Some(block) = self.by_id.remove(&id) else {
             return false;
         };
+        self.by_end.remove(&(block.expires_at_ms, id));
         let net = block.net.trunc();
         let slot = (net.addr(), net.prefix_len());
         if let Some(ids) = self.nets.get_mut(&slot) {
@@ -100,13 +104,15 @@ impl Blocklist {
 
     /// Drops every entry ended by `now_ms`; how many.
     pub fn expire(&mut self, now_ms: u64) -> usize {
-        let ended: Vec<u64> = self
-            .by_id
-            .values()
-            .filter(|b| b.expires_at_ms <= now_ms)
-            .map(|b| b.id)
-            .collect();
-        ended.iter().filter(|id| self.remove(**id)).count()
+        let mut ended = 0;
+        while let Some(&(end, id)) = self.by_end.first() {
+            if end > now_ms {
+                break;
+            }
+            self.remove(id);
+            ended += 1;
+        }
+        ended
     }
 
     /// The entry refusing `ip` at `now_ms`, if any: a ban before a throttle, then the one
@@ -188,6 +194,7 @@ mod tests {
         assert!(!list.remove(3), "removing twice changes nothing");
         assert!(list.remove(1));
         assert!(list.is_empty() && list.nets.is_empty() && list.v4_lengths.is_empty());
+        assert!(list.by_end.is_empty());
     }
 
     #[test]

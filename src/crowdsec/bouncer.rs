@@ -109,8 +109,9 @@ impl Bouncer {
                 state.list = Blocklist::default();
             }
             let new = held(&pulled.new, now);
-            apply(&mut state.list, &ids(&pulled.deleted), &new, on_captcha);
-            (state.whole, state.changed, state.pulled_ms) = (false, true, now);
+            let changed = apply(&mut state.list, &ids(&pulled.deleted), &new, on_captcha);
+            state.changed |= whole || changed;
+            (state.whole, state.pulled_ms) = (false, now);
             return Ok(Some(()));
         };
         let lead = shared.lead(interval * 2).await.map_err(store_text)?;
@@ -245,14 +246,17 @@ impl BackgroundService for Bouncer {
 }
 
 /// Deletes `deleted` from `list`, then adds `new` (LAPI's order: a value deleted and banned
-/// again in one pull stays banned).
-fn apply(list: &mut Blocklist, deleted: &[u64], new: &[Held], on_captcha: Remedy) {
+/// again in one pull stays banned); whether anything changed.
+fn apply(list: &mut Blocklist, deleted: &[u64], new: &[Held], on_captcha: Remedy) -> bool {
+    let mut changed = false;
     for id in deleted {
-        list.remove(*id);
+        changed |= list.remove(*id);
     }
     for block in new.iter().filter_map(|h| h.block(on_captcha)) {
         list.insert(block);
+        changed = true;
     }
+    changed
 }
 
 fn held(new: &[super::LapiDecision], now: u64) -> Vec<Held> {
