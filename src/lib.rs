@@ -20,4 +20,5 @@ pub mod identity;
 pub mod limiter;
 pub mod policy;
 pub mod proxy;
+pub mod rls;
 pub mod telemetry;

@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::crowdsec::{Bouncer, SharedDecisions};
 use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
+use crate::rls::{Deciders, RlsRules, RlsServer, RlsService, RlsSettings};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use pingora::listeners::tls::TlsSettings;
@@ -78,6 +79,28 @@ fn check_service(
     );
     service.add_tcp(&settings.listen.to_string());
     service
+}
+
+/// Envoy's rate limit service on `settings.listen`, deciding with `stores`; the rules it reads
+/// (a reload swaps them).
+fn rls_service(
+    server: &mut Server,
+    settings: &RlsSettings,
+    stores: &Stores,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<ArcSwap<RlsRules>>, BuildError> {
+    let rules = Arc::new(ArcSwap::new(settings.rules.clone()));
+    let deciders = Deciders {
+        limiter: stores.limiter.clone(),
+        fallback: stores.fallback.clone(),
+        key: stores.digest_key.clone(),
+        metrics: metrics.clone(),
+    };
+    let service = RlsService::new(rules.clone(), deciders);
+    let listener = RlsServer::bind(settings.listen, service)
+        .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
+    server.add_service(background_service("rate limit service", listener));
+    Ok(rules)
 }
 
 /// Pingora counts these in whole seconds: round up.
@@ -179,13 +202,18 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         )?;
         server.add_service(background_service("crowdsec", bouncer));
     }
+    let rls_rules = match &config.rls {
+        Some(settings) => Some(rls_service(&mut server, settings, &stores, &metrics)?),
+        None => None,
+    };
     if let Some(settings) = &config.check {
         server.add_service(check_service(config, settings, snapshot.clone()));
     }
     let health = HealthChecks::new(snapshot.clone(), metrics);
     let steering = steering::Steering::new(stores.control.clone());
-    let reloader =
-        Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone()).with_tokens(tokens);
+    let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
+        .with_tokens(tokens)
+        .with_rls(rls_rules);
     server.add_service(proxy);
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));

@@ -7,6 +7,7 @@ use super::Stores;
 use crate::admin::Tokens;
 use crate::config::{self, Config};
 use crate::proxy::Snapshot;
+use crate::rls::RlsRules;
 use crate::telemetry::ReloadResult;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -26,6 +27,8 @@ pub struct Reloader {
     stores: Stores,
     hangup: Arc<AtomicBool>,
     tokens: Option<Arc<Tokens>>,
+    /// The rate limit service's rules, when it runs.
+    rls: Option<Arc<ArcSwap<RlsRules>>>,
 }
 
 impl Reloader {
@@ -44,12 +47,20 @@ impl Reloader {
             stores,
             hangup,
             tokens: None,
+            rls: None,
         }
     }
 
     /// The same reloader, also reading the control API's token file again on each reload.
     pub fn with_tokens(mut self, tokens: Arc<Tokens>) -> Self {
         self.tokens = Some(tokens);
+        self
+    }
+
+    /// The same reloader, also swapping in the rate limit service's rules (read again from
+    /// `rls.config_dir` with the config).
+    pub fn with_rls(mut self, rules: Option<Arc<ArcSwap<RlsRules>>>) -> Self {
+        self.rls = rules;
         self
     }
 
@@ -66,6 +77,9 @@ impl Reloader {
             tokens
                 .reload(new.admin.token_file.as_deref())
                 .map_err(|e| e.to_string())?;
+        }
+        if let (Some(rules), Some(settings)) = (&self.rls, &new.rls) {
+            rules.store(settings.rules.clone());
         }
         let mut running = self.running.lock();
         let restart = needs_restart(&running, &new);
@@ -142,6 +156,11 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
         ),
         ("admin.listen", old.admin.listen != new.admin.listen),
         ("check", old.check != new.check),
+        (
+            "rls.listen",
+            old.rls.as_ref().map(|r| r.listen) != new.rls.as_ref().map(|r| r.listen),
+        ),
+        ("crowdsec", old.crowdsec != new.crowdsec),
         ("identity.hash_key", old.hash_key != new.hash_key),
         ("store", old.store != new.store),
     ]

@@ -38,6 +38,9 @@ pub enum BuildError {
     /// The access log's file cannot be opened.
     #[error("cannot open the access log: {0}")]
     AccessLog(std::io::Error),
+    /// Envoy's rate limit service could not be set up.
+    #[error("cannot set up the rate limit service: {0}")]
+    Rls(String),
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
     CrowdSec(#[from] crate::crowdsec::PullError),

@@ -26,6 +26,15 @@ pub(crate) struct FileConfig {
     pub(crate) routes: Vec<RouteFile>,
     pub(crate) check: Option<CheckFile>,
     pub(crate) crowdsec: Option<CrowdSecFile>,
+    pub(crate) rls: Option<RlsFile>,
+}
+
+/// `[rls]`: Envoy's rate limit service.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RlsFile {
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) config_dir: Spanned<String>,
 }
 
 /// `[crowdsec]`: the CrowdSec bouncer.

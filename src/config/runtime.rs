@@ -7,6 +7,7 @@ use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey,
 use crate::limiter::StoreSettings;
 use crate::policy::Policy;
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, UpstreamSettings};
+use crate::rls::RlsSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +43,8 @@ pub struct Config {
     pub response: ResponseSettings,
     /// The decision endpoint, when `[check]` is configured.
     pub check: Option<CheckSettings>,
+    /// Envoy's rate limit service, when `[rls]` is configured.
+    pub rls: Option<RlsSettings>,
     /// The CrowdSec bouncer, when `[crowdsec]` is configured.
     pub crowdsec: Option<CrowdSecSettings>,
 }

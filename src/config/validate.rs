@@ -9,7 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{crowdsec, decisions};
+use super::{crowdsec, decisions, rls};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -93,6 +93,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         server,
         check: match &file.check {
             Some(table) => Some(decisions::check(&check, table)?),
+            None => None,
+        },
+        rls: match &file.rls {
+            Some(table) => Some(rls::rls(&check, table)?),
             None => None,
         },
         crowdsec: match &file.crowdsec {

@@ -28,7 +28,9 @@ pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
 pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
-pub use render::{problem_body, Action, RateLimitHeaders, PROBLEM_JSON};
+pub use render::{
+    policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders, PROBLEM_JSON,
+};
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,

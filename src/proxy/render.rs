@@ -91,7 +91,7 @@ pub(crate) fn render(
 
 /// `RateLimit-Policy` text of policy `name` with `limits`: quota and window (seconds to refill
 /// from empty).
-fn policy_text(name: &str, quota: Quota) -> String {
+pub fn policy_text(name: &str, quota: Quota) -> String {
     format!("\"{name}\";q={};w={}", quota.capacity, quota.window_seconds)
 }
 
@@ -102,7 +102,7 @@ fn concurrency_text(name: &str, limit: u32) -> String {
 }
 
 /// `RateLimit` text: whole tokens remaining and seconds until the bucket is full again.
-fn ratelimit_text(standing: &Standing<'_>) -> String {
+pub fn ratelimit_text(standing: &Standing<'_>) -> String {
     let a = &standing.assessment;
     let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
     let remaining = r.format(a.remaining.floor() as u64);
@@ -116,7 +116,7 @@ fn ratelimit_text(standing: &Standing<'_>) -> String {
 }
 
 /// `Retry-After`: whole seconds until the request could pass, rounded up, at least 1.
-fn retry_after(standing: &Standing<'_>) -> u64 {
+pub fn retry_after(standing: &Standing<'_>) -> u64 {
     seconds_up(standing.assessment.retry_after_us).max(1)
 }
 

@@ -1,0 +1,31 @@
+//! Envoy's rate limit service (`envoy.service.ratelimit.v3.RateLimitService`), so Envoy,
+//! Istio, Envoy Gateway, Contour, Gloo and Emissary can ask Floodgate instead of
+//! envoyproxy/ratelimit, with its configuration unchanged: descriptors meet limits
+//! (`rules.rs`, `lookup.rs`), each a token bucket in Floodgate's store, one all-or-nothing take
+//! per request, answered with the RateLimit headers Envoy passes to the client.
+
+mod decide;
+mod lookup;
+mod rules;
+mod server;
+
+pub use decide::{decide, Deciders};
+pub use lookup::find;
+pub use rules::{Action, Node, RlsRules, Rule, RulesError};
+pub use server::{RlsServer, RlsService};
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `[rls]`: the listener and the rules (read from `config_dir` with the config, again on every
+/// reload).
+#[derive(Debug, Clone)]
+pub struct RlsSettings {
+    /// The gRPC listener (`127.0.0.1:8081`).
+    pub listen: SocketAddr,
+    /// Where envoyproxy/ratelimit's YAML files are.
+    pub config_dir: PathBuf,
+    /// The rules read from it.
+    pub rules: Arc<RlsRules>,
+}

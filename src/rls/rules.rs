@@ -1,0 +1,282 @@
+//! envoyproxy/ratelimit's configuration, as its users write it: one YAML file per domain
+//! (`domain`, nested `descriptors` of `key`, optional `value`, `rate_limit { unit,
+//! requests_per_unit, name, unlimited, replaces }`, `shadow_mode`), every `*.yaml` / `*.yml`
+//! of `rls.config_dir`. Each limit becomes a Floodgate bucket: capacity `requests_per_unit`,
+//! refilled over the unit (a token bucket, not a fixed window).
+
+use crate::limiter::PolicyKey;
+use crate::policy::{Limits, Rate};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why the rules cannot be loaded, located in their file.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct RulesError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line (0 when the error is about the file as a whole).
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One domain's file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainFile {
+    domain: String,
+    #[serde(default)]
+    descriptors: Vec<DescriptorFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DescriptorFile {
+    key: String,
+    value: Option<String>,
+    rate_limit: Option<RateLimitFile>,
+    #[serde(default)]
+    descriptors: Vec<DescriptorFile>,
+    #[serde(default)]
+    shadow_mode: bool,
+    /// Accepted and ignored: Floodgate's metrics are labelled by rule, never by a descriptor
+    /// value (labels stay bounded).
+    #[serde(default, rename = "detailed_metric")]
+    _detailed_metric: bool,
+    #[serde(default, rename = "value_to_metric")]
+    _value_to_metric: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateLimitFile {
+    name: Option<String>,
+    #[serde(default)]
+    replaces: Vec<Replaces>,
+    unit: Option<String>,
+    requests_per_unit: Option<u64>,
+    #[serde(default)]
+    unlimited: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Replaces {
+    name: String,
+}
+
+/// What a matched descriptor does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Counts against a bucket.
+    Limit(Arc<Rule>),
+    /// Never limited (`unlimited: true`).
+    Unlimited,
+}
+
+/// One limit of the configuration.
+#[derive(Debug, PartialEq)]
+pub struct Rule {
+    /// Its name: `rate_limit.name`, or the domain and the path of keys and values that leads
+    /// to it. The metrics' policy label and the RateLimit headers' item name.
+    pub name: String,
+    /// The same, shared (as the headers name it).
+    pub arc_name: Arc<str>,
+    /// Its buckets' policy key (`rls:<name>`).
+    pub key: PolicyKey,
+    /// The bucket each descriptor value gets.
+    pub limits: Limits,
+    /// `requests_per_unit`, as Envoy reports it back.
+    pub requests_per_unit: u32,
+    /// The unit, in Envoy's enumeration (1 second … 7 year).
+    pub unit: i32,
+    /// Counts but never refuses.
+    pub shadow: bool,
+    /// `requests_per_unit: 0`: every request is over the limit (a deny-list entry), with no
+    /// store call.
+    pub refuses_all: bool,
+    /// The names of the limits this one replaces in a request.
+    pub replaces: Vec<String>,
+}
+
+/// A node of a domain's descriptor tree.
+#[derive(Debug, Default, PartialEq)]
+pub struct Node {
+    /// What a descriptor ending here does.
+    pub action: Option<Action>,
+    /// Children by `key` and `value` (`key` alone: any value; a value ending in `*`: a
+    /// prefix).
+    pub children: HashMap<(String, Option<String>), Node>,
+    /// Children whose value ends in `*`, as (key, prefix), for the prefix match.
+    pub prefixes: Vec<(String, String)>,
+}
+
+/// Every domain's tree.
+#[derive(Debug, Default, PartialEq)]
+pub struct RlsRules {
+    /// The trees by domain.
+    pub domains: HashMap<String, Node>,
+}
+
+impl RlsRules {
+    /// The rules of every YAML file in `dir`.
+    pub fn load_dir(dir: &Path) -> Result<Self, RulesError> {
+        let whole = |message: String| RulesError {
+            file: dir.to_owned(),
+            line: 0,
+            column: 0,
+            message,
+        };
+        let entries = std::fs::read_dir(dir).map_err(|e| whole(format!("cannot read: {e}")))?;
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+            .collect();
+        files.sort();
+        let mut rules = Self::default();
+        for file in files {
+            let text = std::fs::read_to_string(&file).map_err(|e| RulesError {
+                file: file.clone(),
+                line: 0,
+                column: 0,
+                message: format!("cannot read: {e}"),
+            })?;
+            rules.add(&file, &text)?;
+        }
+        Ok(rules)
+    }
+
+    /// Adds the domain written in `text` (the file `file`).
+    pub fn add(&mut self, file: &Path, text: &str) -> Result<(), RulesError> {
+        let located = |e: serde_yaml_ng::Error| {
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            RulesError {
+                file: file.to_owned(),
+                line,
+                column,
+                message: e.to_string(),
+            }
+        };
+        let parsed: DomainFile = serde_yaml_ng::from_str(text).map_err(located)?;
+        let at_file = |message: String| RulesError {
+            file: file.to_owned(),
+            line: 0,
+            column: 0,
+            message,
+        };
+        if parsed.domain.is_empty() {
+            return Err(at_file("`domain` is empty".into()));
+        }
+        if self.domains.contains_key(&parsed.domain) {
+            return Err(at_file(format!(
+                "domain `{}` is defined twice",
+                parsed.domain
+            )));
+        }
+        let mut root = Node::default();
+        let path = parsed.domain.clone();
+        build(&mut root, &parsed.descriptors, &path).map_err(at_file)?;
+        self.domains.insert(parsed.domain, root);
+        Ok(())
+    }
+}
+
+fn build(node: &mut Node, descriptors: &[DescriptorFile], path: &str) -> Result<(), String> {
+    for d in descriptors {
+        let here = match &d.value {
+            Some(value) => format!("{path}.{}_{value}", d.key),
+            None => format!("{path}.{}", d.key),
+        };
+        let slot = (d.key.clone(), d.value.clone());
+        if node.children.contains_key(&slot) {
+            return Err(format!("descriptor `{here}` is defined twice"));
+        }
+        let mut child = Node {
+            action: action(d, &here)?,
+            ..Node::default()
+        };
+        build(&mut child, &d.descriptors, &here)?;
+        if let Some(prefix) = d.value.as_deref().and_then(|v| v.strip_suffix('*')) {
+            node.prefixes.push((d.key.clone(), prefix.to_owned()));
+        }
+        node.children.insert(slot, child);
+    }
+    Ok(())
+}
+
+fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
+    let Some(limit) = &d.rate_limit else {
+        return Ok(None);
+    };
+    if limit.unlimited {
+        return Ok(Some(Action::Unlimited));
+    }
+    let (Some(unit), Some(requests)) = (&limit.unit, limit.requests_per_unit) else {
+        return Err(format!(
+            "`{path}`: `rate_limit` needs `unit` and `requests_per_unit` (or `unlimited: true`)"
+        ));
+    };
+    let (seconds, code) = unit_seconds(unit).ok_or_else(|| {
+        format!("`{path}`: unknown unit `{unit}` (second, minute, hour, day, week, month, year)")
+    })?;
+    let requests_per_unit = u32::try_from(requests)
+        .map_err(|_| format!("`{path}`: `requests_per_unit` must be at most 4294967295"))?;
+    // 0 refuses everything; its bucket is never asked (one token keeps the shape valid).
+    let rate: Rate = rate_text(requests_per_unit.max(1), seconds)
+        .parse()
+        .map_err(|e| format!("`{path}`: {e}"))?;
+    let limits = Limits::new(u64::from(requests_per_unit.max(1)), rate)
+        .map_err(|e| format!("`{path}`: {e}"))?;
+    let name = label(&limit.name.clone().unwrap_or_else(|| path.to_owned()));
+    Ok(Some(Action::Limit(Arc::new(Rule {
+        arc_name: Arc::from(name.as_str()),
+        key: PolicyKey::new(&format!("rls:{name}")),
+        name,
+        limits,
+        requests_per_unit,
+        unit: code,
+        shadow: d.shadow_mode,
+        refuses_all: requests_per_unit == 0,
+        replaces: limit.replaces.iter().map(|r| r.name.clone()).collect(),
+    }))))
+}
+
+/// Seconds in a unit, and Envoy's number for it.
+fn unit_seconds(unit: &str) -> Option<(u64, i32)> {
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "second" => (1, 1),
+        "minute" => (60, 2),
+        "hour" => (3_600, 3),
+        "day" => (86_400, 4),
+        "week" => (604_800, 7),
+        "month" => (2_592_000, 5),
+        "year" => (31_536_000, 6),
+        _ => return None,
+    })
+}
+
+/// `requests` per `seconds` as a rate's text (`100/m`; a week, month or year in days).
+fn rate_text(requests: u32, seconds: u64) -> String {
+    match seconds {
+        1 => format!("{requests}/s"),
+        60 => format!("{requests}/m"),
+        3_600 => format!("{requests}/h"),
+        _ => format!("{}/d", f64::from(requests) * 86_400.0 / seconds as f64),
+    }
+}
+
+/// A rule's name as a policy name: letters, digits and `-_.` only.
+fn label(name: &str) -> String {
+    name.chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "-_.".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect()
+}

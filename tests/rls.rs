@@ -1,0 +1,318 @@
+//! Envoy's rate limit service end to end: the real binary serving `ShouldRateLimit`, asked by
+//! a gRPC client built from the same protocol types Envoy's are generated from (envoy-types):
+//! bursts, nested descriptors, `hits_addend`, `shadow_mode`, `unlimited`, `replaces`, a
+//! deny-listed value, the RateLimit headers; three instances on one Redis share one exact
+//! limit; envoyproxy/ratelimit's README examples load unchanged.
+
+mod common;
+
+use common::redis::RedisServer;
+use common::{free_port, Proxy, Upstream};
+use envoy_types::pb::envoy::extensions::common::ratelimit::v3::rate_limit_descriptor::Entry;
+use envoy_types::pb::envoy::extensions::common::ratelimit::v3::RateLimitDescriptor;
+use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::Code;
+use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_client::RateLimitServiceClient;
+use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
+use std::path::Path;
+
+const RULES: &str = r#"
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: { unit: minute, requests_per_unit: 5 }
+  - key: remote_address
+    value: 50.0.0.5
+    rate_limit: { unit: second, requests_per_unit: 0 }
+  - key: tenant
+    descriptors:
+      - key: plan
+        value: pro
+        rate_limit: { unit: minute, requests_per_unit: 3, name: pro }
+  - key: path
+    value: /health
+    rate_limit: { unlimited: true }
+  - key: path
+    value: /shadow
+    shadow_mode: true
+    rate_limit: { unit: minute, requests_per_unit: 1 }
+  - key: user
+    rate_limit: { unit: minute, requests_per_unit: 10, name: user }
+  - key: vip
+    rate_limit: { unit: minute, requests_per_unit: 100, name: vip, replaces: [ { name: user } ] }
+"#;
+
+/// A Floodgate serving the rules in `rules_dir` on its own RLS port (`extra`: more tables).
+fn start(upstream: &Upstream, rules_dir: &Path, extra: &str) -> (Proxy, u16) {
+    let port = free_port();
+    let table = format!(
+        "[rls]\nlisten = \"127.0.0.1:{port}\"\nconfig_dir = \"{}\"\n\n{extra}",
+        rules_dir.display()
+    );
+    (Proxy::start(&[&upstream.addr], &table), port)
+}
+
+fn rules_dir(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("edge.yaml"), text).unwrap();
+    dir
+}
+
+/// A client of the service on `port`, with its own runtime.
+struct Client {
+    runtime: tokio::runtime::Runtime,
+    client: RateLimitServiceClient<tonic::transport::Channel>,
+}
+
+impl Client {
+    fn connect(port: u16) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = runtime
+            .block_on(RateLimitServiceClient::connect(format!(
+                "http://127.0.0.1:{port}"
+            )))
+            .expect("the service answers");
+        Self { runtime, client }
+    }
+
+    /// Asks about `descriptors` (each a list of key, value pairs) in `domain`.
+    fn ask(
+        &mut self,
+        domain: &str,
+        descriptors: &[&[(&str, &str)]],
+        hits: u32,
+    ) -> RateLimitResponse {
+        let request = RateLimitRequest {
+            domain: domain.into(),
+            descriptors: descriptors
+                .iter()
+                .map(|entries| RateLimitDescriptor {
+                    entries: entries
+                        .iter()
+                        .map(|(k, v)| Entry {
+                            key: k.to_string(),
+                            value: v.to_string(),
+                        })
+                        .collect(),
+                    ..RateLimitDescriptor::default()
+                })
+                .collect(),
+            hits_addend: hits,
+        };
+        let answer = self
+            .runtime
+            .block_on(self.client.should_rate_limit(request));
+        answer.expect("an answer").into_inner()
+    }
+
+    /// The overall codes of `n` requests for one descriptor.
+    fn codes(&mut self, domain: &str, entries: &[(&str, &str)], n: usize) -> Vec<Code> {
+        (0..n)
+            .map(|_| overall(&self.ask(domain, &[entries], 0)))
+            .collect()
+    }
+}
+
+fn overall(answer: &RateLimitResponse) -> Code {
+    Code::try_from(answer.overall_code).unwrap()
+}
+
+fn header<'a>(answer: &'a RateLimitResponse, name: &str) -> Option<&'a str> {
+    answer
+        .response_headers_to_add
+        .iter()
+        .find(|h| h.key.eq_ignore_ascii_case(name))
+        .map(|h| h.value.as_str())
+}
+
+#[test]
+fn descriptors_meet_their_limits_as_envoyproxy_ratelimit_configures_them() {
+    let upstream = Upstream::start();
+    let dir = rules_dir(RULES);
+    let (_proxy, port) = start(&upstream, dir.path(), "");
+    let mut c = Client::connect(port);
+    use Code::{Ok as OK, OverLimit as OVER};
+
+    // A burst: 5 a minute per address, each address its own bucket.
+    let first = c.ask("edge", &[&[("remote_address", "10.0.0.1")]], 0);
+    assert_eq!(overall(&first), OK);
+    let status = &first.statuses[0];
+    let limit = status.current_limit.as_ref().unwrap();
+    assert_eq!(
+        (limit.requests_per_unit, limit.unit, status.limit_remaining),
+        (5, 2, 4)
+    );
+    assert_eq!(
+        header(&first, "RateLimit-Policy"),
+        Some("\"edge.remote_address\";q=5;w=60")
+    );
+    assert_eq!(
+        header(&first, "RateLimit"),
+        Some("\"edge.remote_address\";r=4;t=12")
+    );
+    assert_eq!(
+        c.codes("edge", &[("remote_address", "10.0.0.1")], 4),
+        [OK; 4]
+    );
+    let refused = c.ask("edge", &[&[("remote_address", "10.0.0.1")]], 0);
+    assert_eq!(overall(&refused), OVER);
+    assert_eq!(
+        header(&refused, "Retry-After"),
+        Some("12"),
+        "a token every 12 s"
+    );
+    let wait = refused.statuses[0].duration_until_reset.as_ref().unwrap();
+    assert!((11..=12).contains(&wait.seconds), "{wait:?}");
+    assert_eq!(
+        overall(&c.ask("edge", &[&[("remote_address", "10.0.0.2")]], 0)),
+        OK
+    );
+
+    // The value named in the config is refused outright; `unlimited` never is.
+    assert_eq!(
+        overall(&c.ask("edge", &[&[("remote_address", "50.0.0.5")]], 0)),
+        OVER
+    );
+    let health = c.ask("edge", &[&[("path", "/health")]], 0);
+    assert_eq!(
+        (overall(&health), health.statuses[0].limit_remaining),
+        (OK, u32::MAX)
+    );
+    assert_eq!(
+        c.codes("edge", &[("path", "/other")], 3),
+        [OK; 3],
+        "no rule: no limit"
+    );
+
+    // Nested: the limit is on (tenant, plan=pro); (tenant) alone has none.
+    let pro: &[(&str, &str)] = &[("tenant", "acme"), ("plan", "pro")];
+    assert_eq!(c.codes("edge", pro, 4), [OK, OK, OK, OVER]);
+    assert_eq!(c.codes("edge", &[("tenant", "acme")], 2), [OK, OK]);
+
+    // hits_addend is the cost.
+    assert_eq!(
+        overall(&c.ask("edge", &[&[("remote_address", "10.0.0.3")]], 3)),
+        OK
+    );
+    assert_eq!(
+        overall(&c.ask("edge", &[&[("remote_address", "10.0.0.3")]], 3)),
+        OVER
+    );
+    assert_eq!(
+        overall(&c.ask("edge", &[&[("remote_address", "10.0.0.3")]], 2)),
+        OK
+    );
+
+    // shadow_mode counts but never refuses.
+    assert_eq!(c.codes("edge", &[("path", "/shadow")], 3), [OK; 3]);
+
+    // replaces: `vip` drops `user` from the request, so 12 pass where `user` allows 10.
+    let both: &[&[(&str, &str)]] = &[&[("user", "u1")], &[("vip", "u1")]];
+    let passed = (0..12)
+        .filter(|_| overall(&c.ask("edge", both, 0)) == OK)
+        .count();
+    assert_eq!(passed, 12);
+    assert_eq!(
+        c.codes("edge", &[("user", "u1")], 11)
+            .iter()
+            .filter(|c| **c == OK)
+            .count(),
+        10
+    );
+
+    // All or nothing: refused by `pro`, the address's bucket is not charged.
+    let pair: &[&[(&str, &str)]] = &[
+        &[("remote_address", "10.0.0.9")],
+        &[("tenant", "t2"), ("plan", "pro")],
+    ];
+    let codes: Vec<Code> = (0..4).map(|_| overall(&c.ask("edge", pair, 0))).collect();
+    assert_eq!(codes, [OK, OK, OK, OVER]);
+    let refused = c.ask("edge", pair, 0);
+    assert_eq!(
+        Code::try_from(refused.statuses[0].code).unwrap(),
+        OK,
+        "its own bucket had room"
+    );
+    assert_eq!(Code::try_from(refused.statuses[1].code).unwrap(), OVER);
+    assert_eq!(
+        c.codes("edge", &[("remote_address", "10.0.0.9")], 3),
+        [OK, OK, OVER]
+    );
+}
+
+#[test]
+fn three_instances_on_one_redis_share_one_exact_limit() {
+    let upstream = Upstream::start();
+    let redis = RedisServer::start();
+    let dir = rules_dir("domain: api\ndescriptors:\n  - key: api_key\n    rate_limit: { unit: hour, requests_per_unit: 30 }\n");
+    let store = format!("[store]\nkind = \"redis\"\nurl = \"{}\"\n", redis.url());
+    let instances: Vec<(Proxy, u16)> = (0..3)
+        .map(|_| start(&upstream, dir.path(), &store))
+        .collect();
+    let mut clients: Vec<Client> = instances
+        .iter()
+        .map(|(_, port)| Client::connect(*port))
+        .collect();
+    let mut passed = 0;
+    for i in 0..45 {
+        let answer = clients[i % 3].ask("api", &[&[("api_key", "k-123")]], 0);
+        passed += usize::from(overall(&answer) == Code::Ok);
+    }
+    assert_eq!(passed, 30, "exactly the limit across the fleet");
+}
+
+#[test]
+fn envoyproxy_ratelimits_readme_examples_load_unchanged_and_match_as_it_says() {
+    let upstream = Upstream::start();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rls/readme");
+    let (_proxy, port) = start(&upstream, &examples, "");
+    let mut c = Client::connect(port);
+    use Code::{Ok as OK, OverLimit as OVER};
+    // Example 3: the deny-listed address is refused; another gets 10 a second.
+    assert_eq!(
+        c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.5")], 1),
+        [OVER]
+    );
+    assert_eq!(
+        c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.1")], 11)[10],
+        OVER
+    );
+    // Example 2: 5 marketing messages a day per number.
+    let marketing: &[(&str, &str)] = &[("message_type", "marketing"), ("to_number", "2061111111")];
+    assert_eq!(c.codes("messaging", marketing, 6)[5], OVER);
+    // Example 4: a two-entry descriptor meets the nested rule.
+    let answer = c.ask(
+        "example4",
+        &[&[("key", "value"), ("subkey", "subvalue")]],
+        0,
+    );
+    assert_eq!(
+        answer.statuses[0]
+            .current_limit
+            .as_ref()
+            .unwrap()
+            .requests_per_unit,
+        300
+    );
+    // Example 5: unlimited answers OK with MaxUint32 remaining.
+    let ldap = c.ask("internal", &[&[("ldap", "x")]], 0);
+    assert_eq!(
+        (overall(&ldap), ldap.statuses[0].limit_remaining),
+        (OK, u32::MAX)
+    );
+    // Example 6: user-a is in shadow mode, never refused.
+    let user_a: &[(&str, &str)] = &[("service", "auth-service"), ("user", "user-a")];
+    assert!(c.codes("example6", user_a, 12).iter().all(|c| *c == OK));
+    // Example 9: the wildcard value matches by prefix.
+    let answer = c.ask("example9", &[&[("key1", "value_7")]], 0);
+    assert_eq!(
+        answer.statuses[0]
+            .current_limit
+            .as_ref()
+            .unwrap()
+            .requests_per_unit,
+        20
+    );
+}
