@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::certs::make_certificates;
 use common::redis::RedisServer;
 use common::{free_port, Proxy, Upstream};
 use envoy_types::pb::envoy::extensions::common::ratelimit::v3::rate_limit_descriptor::Entry;
@@ -57,6 +58,13 @@ fn rules_dir(text: &str) -> tempfile::TempDir {
     dir
 }
 
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A client of the service on `port`, with its own runtime.
 struct Client {
     runtime: tokio::runtime::Runtime,
@@ -65,16 +73,33 @@ struct Client {
 
 impl Client {
     fn connect(port: u16) -> Self {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let client = runtime
             .block_on(RateLimitServiceClient::connect(format!(
                 "http://127.0.0.1:{port}"
             )))
             .expect("the service answers");
         Self { runtime, client }
+    }
+
+    /// A client over TLS, trusting the CA at `ca`.
+    fn connect_tls(port: u16, ca: &Path) -> Self {
+        use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+        let runtime = runtime();
+        let tls = ClientTlsConfig::new()
+            .ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()))
+            .domain_name("localhost");
+        let endpoint = Endpoint::from_shared(format!("https://127.0.0.1:{port}"))
+            .unwrap()
+            .tls_config(tls)
+            .unwrap();
+        let channel = runtime
+            .block_on(endpoint.connect())
+            .expect("a TLS connection");
+        Self {
+            runtime,
+            client: RateLimitServiceClient::new(channel),
+        }
     }
 
     /// Asks about `descriptors` (each a list of key, value pairs) in `domain`.
@@ -315,4 +340,63 @@ fn envoyproxy_ratelimits_readme_examples_load_unchanged_and_match_as_it_says() {
             .requests_per_unit,
         20
     );
+}
+
+#[test]
+fn with_rls_tls_the_service_speaks_tls_with_the_servers_certificate() {
+    let certs = tempfile::tempdir().unwrap();
+    make_certificates(certs.path());
+    let file = |name: &str| certs.path().join(name).display().to_string();
+    let upstream = Upstream::start();
+    let dir = rules_dir(RULES);
+    let port = free_port();
+    let server = format!(
+        "tls_listen = \"127.0.0.1:{}\"\ntls_cert_file = \"{}\"\ntls_key_file = \"{}\"",
+        free_port(),
+        file("server.pem"),
+        file("server.key")
+    );
+    let table = format!(
+        "[rls]\nlisten = \"127.0.0.1:{port}\"\nconfig_dir = \"{}\"\ntls = true\n",
+        dir.path().display()
+    );
+    let _proxy = Proxy::start_with_server(&[&upstream.addr], &server, &table);
+    let mut c = Client::connect_tls(port, &certs.path().join("ca.pem"));
+    let codes = c.codes("edge", &[("remote_address", "10.1.1.1")], 6);
+    assert_eq!(codes.iter().filter(|c| **c == Code::Ok).count(), 5);
+}
+
+#[test]
+fn the_rules_are_read_again_on_reload() {
+    let upstream = Upstream::start();
+    let dir = rules_dir("domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 2 }\n");
+    let (proxy, port) = start(&upstream, dir.path(), "");
+    let mut c = Client::connect(port);
+    assert_eq!(
+        c.codes("d", &[("k", "a")], 3)
+            .iter()
+            .filter(|c| **c == Code::Ok)
+            .count(),
+        2
+    );
+    let raised = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 50, name: raised }\n";
+    std::fs::write(dir.path().join("edge.yaml"), raised).unwrap();
+    proxy.signal("HUP");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let answer = c.ask("d", &[&[("k", "a")]], 0);
+        let limit = answer.statuses[0]
+            .current_limit
+            .as_ref()
+            .map(|l| l.requests_per_unit);
+        if limit == Some(50) {
+            assert_eq!(overall(&answer), Code::Ok, "a new rule is a new bucket");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reload did not apply"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

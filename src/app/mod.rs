@@ -97,7 +97,7 @@ fn rls_service(
         metrics: metrics.clone(),
     };
     let service = RlsService::new(rules.clone(), deciders);
-    let listener = RlsServer::bind(settings.listen, service)
+    let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service)
         .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
     server.add_service(background_service("rate limit service", listener));
     Ok(rules)

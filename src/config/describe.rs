@@ -90,6 +90,16 @@ impl fmt::Display for Config {
                     ))
             )?;
         }
+        if let Some(rls) = &self.rls {
+            let rules: usize = rls.rules.domains.len();
+            writeln!(
+                f,
+                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}",
+                rls.listen,
+                if rls.tls.is_some() { " (TLS)" } else { "" },
+                rls.config_dir.display()
+            )?;
+        }
         if let Some(cs) = &self.crowdsec {
             writeln!(
                 f,

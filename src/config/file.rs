@@ -35,6 +35,7 @@ pub(crate) struct FileConfig {
 pub(crate) struct RlsFile {
     pub(crate) listen: Option<Spanned<String>>,
     pub(crate) config_dir: Spanned<String>,
+    pub(crate) tls: Option<Spanned<bool>>,
 }
 
 /// `[crowdsec]`: the CrowdSec bouncer.

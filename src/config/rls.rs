@@ -5,7 +5,8 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::RlsFile;
-use crate::rls::{RlsRules, RlsSettings};
+use super::runtime::TlsListener;
+use crate::rls::{RlsRules, RlsSettings, RlsTls};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +14,11 @@ use std::sync::Arc;
 const LISTEN: &str = "127.0.0.1:8081";
 
 /// The checked `[rls]` table, its rules loaded.
-pub(crate) fn rls(check: &Checker<'_>, file: &RlsFile) -> Result<RlsSettings, ConfigError> {
+pub(crate) fn rls(
+    check: &Checker<'_>,
+    file: &RlsFile,
+    server_tls: Option<&TlsListener>,
+) -> Result<RlsSettings, ConfigError> {
     let listen = match &file.listen {
         Some(listen) => check.address(listen, "rls.listen")?,
         None => LISTEN.parse().expect("a valid default address"),
@@ -34,9 +39,66 @@ pub(crate) fn rls(check: &Checker<'_>, file: &RlsFile) -> Result<RlsSettings, Co
         column: e.column.max(1),
         message: e.message,
     })?;
+    let tls = match &file.tls {
+        Some(on) if *on.get_ref() => match server_tls {
+            Some(server) => Some(RlsTls {
+                cert_file: server.cert_file.clone().into(),
+                key_file: server.key_file.clone().into(),
+            }),
+            None => {
+                let message = "`rls.tls` uses the server's certificate: set `server.tls_listen`, \
+                               `tls_cert_file` and `tls_key_file`"
+                    .to_owned();
+                return Err(check.error(on, message));
+            }
+        },
+        _ => None,
+    };
     Ok(RlsSettings {
         listen,
         config_dir: dir,
         rules: Arc::new(rules),
+        tls,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    const BASE: &str =
+        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n";
+
+    #[test]
+    fn the_rls_table_loads_the_rules_and_locates_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: second, requests_per_unit: 5 }\n";
+        std::fs::write(dir.path().join("d.yaml"), yaml).unwrap();
+        let table = format!("[rls]\nconfig_dir = \"{}\"\n", dir.path().display());
+        let config = parse(&format!("{BASE}{table}"), Path::new("t.toml")).unwrap();
+        let rls = config.rls.unwrap();
+        assert_eq!(rls.listen.to_string(), "127.0.0.1:8081");
+        assert!(rls.rules.domains.contains_key("d") && rls.tls.is_none());
+
+        let e = parse(&format!("{BASE}{table}tls = true\n"), Path::new("t.toml")).unwrap_err();
+        assert!(e.to_string().contains("`rls.tls`"), "{e}");
+        let missing = format!("{BASE}[rls]\nconfig_dir = \"/nonexistent/rules\"\n");
+        let e = parse(&missing, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.toml:") && e.contains("not a directory"),
+            "{e}"
+        );
+        std::fs::write(
+            dir.path().join("e.yaml"),
+            "domain: e\ndescriptors:\n  - kee: k\n",
+        )
+        .unwrap();
+        let e = parse(&format!("{BASE}{table}"), Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("e.yaml:3:"), "located in the YAML file: {e}");
+    }
 }

@@ -48,6 +48,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             .expect("the default admin address is valid"),
     };
     let server = server(&check, &file.server)?;
+    let rls = match &file.rls {
+        Some(table) => Some(rls::rls(&check, table, server.tls.as_ref())?),
+        None => None,
+    };
     let IdentityParts {
         chain,
         client_ip,
@@ -95,10 +99,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             Some(table) => Some(decisions::check(&check, table)?),
             None => None,
         },
-        rls: match &file.rls {
-            Some(table) => Some(rls::rls(&check, table)?),
-            None => None,
-        },
+        rls,
         crowdsec: match &file.crowdsec {
             Some(table) => Some(crowdsec::crowdsec(&check, table)?),
             None => None,

@@ -28,4 +28,16 @@ pub struct RlsSettings {
     pub config_dir: PathBuf,
     /// The rules read from it.
     pub rules: Arc<RlsRules>,
+    /// TLS with the server's certificate (`server.tls_cert_file`, `tls_key_file`), when
+    /// `rls.tls = true`: Envoy then dials it with a `transport_socket`.
+    pub tls: Option<RlsTls>,
+}
+
+/// The PEM files the service's TLS uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RlsTls {
+    /// The certificate chain.
+    pub cert_file: PathBuf,
+    /// The private key.
+    pub key_file: PathBuf,
 }

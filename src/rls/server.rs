@@ -1,9 +1,10 @@
 //! The gRPC listener: `RateLimitService/ShouldRateLimit` over HTTP/2 (cleartext, h2c, as Envoy
-//! dials a `rate_limit_service` cluster with `http2_protocol_options`), with the rules swapped
-//! in on every reload.
+//! dials a `rate_limit_service` cluster with `http2_protocol_options`; or TLS with the
+//! server's certificate), with the rules swapped in on every reload.
 
 use super::decide::{decide, Deciders};
 use super::rules::RlsRules;
+use super::RlsTls;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_server::{
@@ -15,6 +16,7 @@ use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use tonic::transport::{Identity, ServerTlsConfig};
 
 /// Answers `ShouldRateLimit`.
 pub struct RlsService {
@@ -46,16 +48,30 @@ impl RateLimitService for RlsService {
 pub struct RlsServer {
     listener: Mutex<Option<TcpListener>>,
     service: Arc<RlsService>,
+    tls: Option<ServerTlsConfig>,
 }
 
 impl RlsServer {
-    /// Binds `listen` for `service`.
-    pub fn bind(listen: SocketAddr, service: RlsService) -> std::io::Result<Self> {
+    /// Binds `listen` for `service`, with TLS from `tls`'s files when given.
+    pub fn bind(
+        listen: SocketAddr,
+        tls: Option<&RlsTls>,
+        service: RlsService,
+    ) -> std::io::Result<Self> {
+        let tls = match tls {
+            Some(files) => {
+                let cert = std::fs::read(&files.cert_file)?;
+                let key = std::fs::read(&files.key_file)?;
+                Some(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
+            }
+            None => None,
+        };
         let listener = TcpListener::bind(listen)?;
         listener.set_nonblocking(true)?;
         Ok(Self {
             listener: Mutex::new(Some(listener)),
             service: Arc::new(service),
+            tls,
         })
     }
 }
@@ -76,7 +92,17 @@ impl BackgroundService for RlsServer {
         let incoming =
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
         let service = RateLimitServiceServer::from_arc(self.service.clone());
-        let served = tonic::transport::Server::builder()
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = self.tls.clone() {
+            builder = match builder.tls_config(tls) {
+                Ok(builder) => builder,
+                Err(e) => {
+                    log::error!("the rate limit service's TLS cannot be set up: {e}");
+                    return;
+                }
+            };
+        }
+        let served = builder
             .add_service(service)
             .serve_with_incoming_shutdown(incoming, async move {
                 let _ = shutdown.changed().await;
