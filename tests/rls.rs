@@ -400,3 +400,32 @@ fn the_rules_are_read_again_on_reload() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+#[test]
+fn with_redis_gone_envoy_still_gets_an_answer_at_once() {
+    let upstream = Upstream::start();
+    let mut redis = RedisServer::start();
+    let dir = rules_dir(RULES);
+    let store = format!("[store]\nkind = \"redis\"\nurl = \"{}\"\n", redis.url());
+    let (_proxy, port) = start(&upstream, dir.path(), &store);
+    let mut c = Client::connect(port);
+    assert_eq!(
+        c.codes("edge", &[("remote_address", "10.2.0.1")], 1),
+        [Code::Ok]
+    );
+    redis.kill();
+    for _ in 0..3 {
+        let asked = std::time::Instant::now();
+        let answer = c.ask("edge", &[&[("remote_address", "10.2.0.1")]], 0);
+        assert!(
+            asked.elapsed() < std::time::Duration::from_millis(500),
+            "{:?}",
+            asked.elapsed()
+        );
+        assert_eq!(
+            overall(&answer),
+            Code::Ok,
+            "on_error decides (the default: local shares)"
+        );
+    }
+}
