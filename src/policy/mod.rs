@@ -1,6 +1,7 @@
 //! Policies: which requests they apply to (`route`), whose bucket (their identity chain), how
 //! big and how fast it refills (`tier`), and what a request costs.
 
+mod calendar;
 mod index;
 mod limits;
 mod path;
@@ -9,6 +10,7 @@ mod route;
 mod rules;
 mod tier;
 
+pub use calendar::{Calendar, CalendarError, Period};
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
