@@ -125,7 +125,8 @@ fn a_proxy_pointed_at_a_replica_reports_degraded() {
         ("deny", 503, "not ready"),
     ] {
         let config = format!(
-            "[store]\nkind = \"redis\"\nurl = \"{}\"\non_error = \"{on_error}\"\n",
+            "[store]\nkind = \"redis\"\nurl = \"{}\"\non_error = \"{on_error}\"\n\n\
+             [[policy]]\nname = \"p\"\ncapacity = 5\nrate = \"1/s\"\n",
             setup.replica.url()
         );
         let proxy = Proxy::start(&[&upstream.addr], &config);
@@ -136,5 +137,10 @@ fn a_proxy_pointed_at_a_replica_reports_degraded() {
             body.starts_with(says) && body.contains("read-only"),
             "{body}"
         );
+        // A request's error is logged once, its cause named once.
+        proxy.get("/x", &[]);
+        let log = proxy.log();
+        assert!(log.contains("the store failed: "), "{log}");
+        assert!(!log.contains("the store failed: the store failed"), "{log}");
     }
 }

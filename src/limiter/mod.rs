@@ -32,7 +32,7 @@ use crate::telemetry::StoreErrorKind;
 use async_trait::async_trait;
 
 /// Why a store could not decide.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimiterError {
     /// The store did not answer within its time budget.
     #[error("the store did not answer in time")]

@@ -197,13 +197,11 @@ impl Batcher {
                 }
             }
             Err(e) => {
+                // Each waiting request gets the error as it is: wrapping its text again
+                // logged "the store failed: the store failed: …".
                 for job in jobs {
-                    let error = match &e {
-                        LimiterError::Timeout => LimiterError::Timeout,
-                        other => LimiterError::Store(other.to_string()),
-                    };
                     if let Some(waiting) = job.answer {
-                        let _ = waiting.send(Err(error));
+                        let _ = waiting.send(Err(e.clone()));
                     }
                 }
             }
