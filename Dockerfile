@@ -1,6 +1,6 @@
 # Floodgate: build the release binary the way the README does (scripts/build-release: profile-
 # guided, trained on a short local load), run it as a non-root user.
-#   docker build -t floodgate .
+#   docker build -t floodgate --build-arg FLOODGATE_COMMIT=$(git rev-parse --short=12 HEAD) .
 #   docker run -p 8080:8080 -v $PWD/my.toml:/etc/floodgate/floodgate.toml floodgate \
 #       --config /etc/floodgate/floodgate.toml
 # A config used in a container must listen on 0.0.0.0 (see conf/docker.toml).
@@ -11,6 +11,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && rustup component add llvm-tools
 WORKDIR /src
+# `floodgate --version` names it (build.rs; without it, and without .git, "unknown").
+ARG FLOODGATE_COMMIT=""
+ENV FLOODGATE_COMMIT=$FLOODGATE_COMMIT
 COPY . .
 RUN scripts/build-release
 

@@ -16,7 +16,10 @@ static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 
 /// A reverse proxy that throttles each caller with a token bucket.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("FLOODGATE_COMMIT"), ")"),
+    about
+)]
 struct Cli {
     /// The config file (TOML).
     #[arg(long, short)]

@@ -101,3 +101,23 @@ fn absurd_rates_are_refused_with_a_location() {
         assert!(stderr.contains(why), "{rate}: {stderr}");
     }
 }
+
+#[test]
+fn the_version_names_the_release_and_the_commit() {
+    let out = Command::new(common::floodgate_bin())
+        .arg("--version")
+        .output()
+        .expect("run floodgate --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let expected = format!("floodgate {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(
+        out.status.success() && text.starts_with(&expected),
+        "{text}"
+    );
+    let commit = text
+        .trim()
+        .trim_start_matches(&expected)
+        .trim_end_matches(')');
+    let hex = commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit());
+    assert!(hex || commit == "unknown", "{text}");
+}
