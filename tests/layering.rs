@@ -160,6 +160,53 @@ fn no_import_cycle_between_top_level_modules() {
     }
 }
 
+/// Within each directory under `src/` (a room), the sibling files each file's code names
+/// with `super::` (a file's own `mod.rs` is the room itself, not a sibling).
+fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
+    let mut rooms: BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for file in rust_files(&src()) {
+        let (Some(dir), Some(stem)) = (file.parent(), file.file_stem().and_then(|s| s.to_str()))
+        else {
+            continue;
+        };
+        if dir == src() || stem == "mod" || stem == "tests" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        let code = code_outside_tests(&file, &text);
+        let sibling = |name: &String| {
+            name != stem
+                && (dir.join(format!("{name}.rs")).exists()
+                    || dir.join(name).join("mod.rs").exists())
+        };
+        let uses: BTreeSet<String> = names_in(&code.replace("crate::", "_::"), true)
+            .into_iter()
+            .filter(sibling)
+            .collect();
+        rooms
+            .entry(dir.to_owned())
+            .or_default()
+            .entry(stem.to_owned())
+            .or_default()
+            .extend(uses);
+    }
+    rooms
+}
+
+#[test]
+fn no_import_cycle_between_the_files_of_a_room() {
+    let rooms = rooms();
+    assert!(rooms.len() >= 10, "rooms found: {:?}", rooms.keys());
+    for (dir, graph) in &rooms {
+        for node in graph.keys() {
+            if let Some(cycle) = cycle_from(node, graph, &mut Vec::new()) {
+                let room = dir.strip_prefix(src()).unwrap_or(dir).display();
+                panic!("import cycle in {room}/: {}", cycle.join(" → "));
+            }
+        }
+    }
+}
+
 #[test]
 fn the_cycle_detector_finds_a_cycle_and_reads_grouped_and_super_imports() {
     let edges = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")];

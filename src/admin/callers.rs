@@ -5,8 +5,7 @@
 
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::input::{self, ResetBody, Value as Named};
-use super::lists::expires_in;
-use super::reply::Reply;
+use super::reply::{expires_in, Reply};
 use crate::control::{now_ms, override_key, ControlView};
 use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};

@@ -3,7 +3,7 @@
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::callers::{caller_of, chain_with, short};
 use super::input::{self, BanBody, OverrideBody};
-use super::reply::Reply;
+use super::reply::{expires_in, Reply};
 use crate::control::{now_ms, override_key, Ban, BanTarget, Entry, Kind, Override};
 use crate::identity::parse_network;
 use crate::limiter::BucketKey;
@@ -245,12 +245,4 @@ fn shown(entry: &Entry, now: u64) -> Value {
         );
     }
     value
-}
-
-/// Whole seconds until `expires_at_ms`, rounded up; `null` for never.
-pub(super) fn expires_in(expires_at_ms: Option<u64>, now: u64) -> Value {
-    match expires_at_ms {
-        Some(end) => json!(end.saturating_sub(now).div_ceil(1000)),
-        None => Value::Null,
-    }
 }

@@ -77,3 +77,11 @@ impl Reply {
         }
     }
 }
+
+/// Whole seconds until `expires_at_ms`, rounded up; `null` for never.
+pub(super) fn expires_in(expires_at_ms: Option<u64>, now: u64) -> Value {
+    match expires_at_ms {
+        Some(end) => json!(end.saturating_sub(now).div_ceil(1000)),
+        None => Value::Null,
+    }
+}

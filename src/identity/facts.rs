@@ -2,7 +2,7 @@
 //! caller a bucket per endpoint), and `const:<name>`, one value for every request (one bucket
 //! shared by all callers: a fleet-wide cap that protects a backend).
 
-use super::source::SourceError;
+use super::source_error::SourceError;
 use super::{IdentityChain, Request};
 use std::borrow::Cow;
 use std::fmt;

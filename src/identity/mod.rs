@@ -14,6 +14,7 @@ mod jwt;
 mod key;
 mod named;
 mod source;
+mod source_error;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
@@ -21,7 +22,8 @@ pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use named::{NamedCaller, NamedCallerError};
-pub use source::{IpFolding, Source, SourceError, SourceSpec, MAX_VALUE_LEN};
+pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
+pub use source_error::SourceError;
 
 use http::header::{HeaderMap, AUTHORIZATION};
 use std::fmt;

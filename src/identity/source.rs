@@ -9,6 +9,7 @@
 
 use super::facts::Fact;
 use super::jwt::TokenError;
+use super::source_error::SourceError;
 use super::{Request, TokenState};
 use http::header::{HeaderMap, HeaderName, COOKIE};
 use std::borrow::Cow;
@@ -43,17 +44,6 @@ pub struct SourceSpec {
     /// The spec as written, the prefix of its identities' digests (kept to avoid formatting
     /// it on every request).
     tag: String,
-}
-
-/// A source string from the config that is not understood.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SourceError {
-    /// The kind before `:` is not a known kind.
-    #[error("unknown identity source `{0}`; expected header:<name>, cookie:<name>, query:<name>, jwt:<claim>, ip, path, method, host or const:<name>")]
-    UnknownKind(String),
-    /// The name after `:` is empty or not valid for its kind.
-    #[error("identity source `{0}` needs a valid name after `:`")]
-    BadName(String),
 }
 
 impl FromStr for Source {

@@ -5,8 +5,8 @@
 //! runs it every `interval` and flips a backend after `unhealthy_after` / `healthy_after`
 //! probes in a row.
 
-use super::pool::slot_of;
 use super::settings::ActiveCheck;
+use super::slot::slot_of;
 use async_trait::async_trait;
 use pingora::connectors::http::Connector;
 use pingora::http::RequestHeader;

@@ -10,6 +10,7 @@ mod health;
 mod pool;
 mod routes;
 mod settings;
+mod slot;
 
 pub use pool::Pool;
 pub use settings::{

@@ -6,6 +6,7 @@ use super::ca;
 use super::ejection::{EjectRule, Ejection};
 use super::health::{self, Probe, Target};
 use super::settings::{Balance, PoolSettings};
+use super::slot::{slot_of, Slot};
 use super::UpstreamError;
 use pingora::connectors::http::Connector;
 use pingora::lb::{Backend as LbBackend, Extensions};
@@ -22,15 +23,6 @@ use std::time::{Duration, Instant};
 
 /// Concurrent streams on one HTTP/2 connection to a backend.
 const H2_STREAMS: usize = 100;
-
-/// The index of a backend address in its pool, carried in pingora's backend extensions.
-#[derive(Debug, Clone, Copy)]
-struct Slot(usize);
-
-/// The slot of a backend the pool built.
-pub(super) fn slot_of(backend: &LbBackend) -> Option<usize> {
-    backend.ext.get::<Slot>().map(|s| s.0)
-}
 
 /// The per-attempt timeouts, from `[upstream]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
