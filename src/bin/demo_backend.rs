@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use http::Response;
 use pingora::apps::http_app::ServeHttp;
 use pingora::protocols::http::ServerSession;
+use pingora::server::configuration::ServerConf;
 use pingora::server::Server;
 use pingora::services::listening::Service;
 
@@ -31,13 +32,15 @@ fn main() {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8000".to_owned());
-    let mut server = match Server::new(None) {
-        Ok(server) => server,
-        Err(e) => {
-            eprintln!("backend: {e}");
-            std::process::exit(1);
-        }
+    // A demo has nothing to drain: SIGTERM stops it at once (pingora waits 5 minutes by
+    // default).
+    let conf = ServerConf {
+        grace_period_seconds: Some(0),
+        graceful_shutdown_timeout_seconds: Some(1),
+        ..ServerConf::default()
     };
+    let mut server =
+        Server::new_with_opt_and_conf(None::<pingora::server::configuration::Opt>, conf);
     server.bootstrap();
     let mut service = Service::new("demo backend".to_owned(), Hello);
     service.threads = Some(2);
