@@ -7,10 +7,9 @@
 mod common;
 
 use common::redis::RedisServer;
-use common::{Proxy, Upstream};
-use reqwest::blocking::{Client, Response};
+use common::{client_from, Proxy, Upstream};
+use reqwest::blocking::Response;
 use serde_json::{json, Value};
-use std::net::IpAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -32,14 +31,6 @@ fn admin_tables(dir: &Path, more: &str) -> String {
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, format!("# operators\nops:{TOKEN}\n")).unwrap();
     format!("token_file = \"{}\"\n{more}", tokens.display())
-}
-
-fn client_from(address: &str) -> Client {
-    Client::builder()
-        .local_address(address.parse::<IpAddr>().ok())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap()
 }
 
 /// A control call on `proxy`'s admin listener with `token`.

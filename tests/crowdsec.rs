@@ -9,9 +9,7 @@ mod common;
 use common::crowdsec::Lapi;
 use common::front::Front;
 use common::redis::RedisServer;
-use common::{Proxy, Upstream};
-use reqwest::blocking::Client;
-use std::net::IpAddr;
+use common::{client_from, Proxy, Upstream};
 use std::time::{Duration, Instant};
 
 /// CrowdSec's recommended interval, Floodgate's default.
@@ -23,14 +21,6 @@ fn crowdsec_table(lapi: &Lapi, key_file: &std::path::Path, extra: &str) -> Strin
         lapi.url(),
         key_file.display()
     )
-}
-
-fn client_from(address: &str) -> Client {
-    Client::builder()
-        .local_address(address.parse::<IpAddr>().ok())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap()
 }
 
 /// The status `proxy` answers a GET from `address`.

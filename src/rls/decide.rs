@@ -9,7 +9,7 @@ use super::lookup::find;
 use super::rules::{Action, RlsRules, Rule};
 use crate::gate::{most_restrictive, LevelId, Quota, Standing};
 use crate::identity::{Identity, IdentityKey};
-use crate::limiter::{Assessment, Fallback, Limiter, Mode, Take, Terms, Undecided};
+use crate::limiter::{Assessment, Assessments, Fallback, Limiter, Mode, Take, Terms, Undecided};
 use crate::proxy::{policy_text, ratelimit_text, retry_after};
 use crate::telemetry::{Decision, Metrics};
 use envoy_types::pb::envoy::config::core::v3::HeaderValue;
@@ -190,13 +190,12 @@ fn limited(
             cost,
         });
     }
-    let replaced: HashSet<&str> = found
+    let replaced: HashSet<String> = found
         .iter()
-        .flat_map(|l| l.rule.replaces.iter().map(String::as_str))
+        .flat_map(|l| l.rule.replaces.iter().cloned())
         .collect();
     if !replaced.is_empty() {
-        let names: HashSet<String> = replaced.iter().map(|s| s.to_string()).collect();
-        found.retain(|l| !names.contains(&l.rule.name));
+        found.retain(|l| !replaced.contains(&l.rule.name));
     }
     (found, unlimited)
 }
@@ -213,13 +212,13 @@ fn identity(key: &IdentityKey, domain: &str, entries: &[(&str, &str)]) -> Identi
     Identity::of(key, "rls", &text)
 }
 
-async fn assess(deciders: &Deciders, takes: &[Take<'_>]) -> Result<Vec<Assessment>, Undecided> {
+async fn assess(deciders: &Deciders, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
     match deciders.limiter.acquire(takes).await {
-        Ok(answers) if answers.len() == takes.len() => Ok(answers.to_vec()),
+        Ok(answers) if answers.len() == takes.len() => Ok(answers),
         Ok(_) | Err(_) => {
             let decided = deciders.fallback.decide(takes)?;
             deciders.metrics.store.fallbacks.inc();
-            Ok(decided.to_vec())
+            Ok(decided)
         }
     }
 }
@@ -232,7 +231,10 @@ fn count(deciders: &Deciders, l: &Limited, a: &Assessment, enforced_ok: bool) {
         (false, true, true) => Decision::Allowed,
         (false, true, false) => Decision::ThrottledByOther,
     };
-    deciders.metrics.policy(&l.rule.name).count(decision);
+    let rule = &l.rule;
+    rule.counters
+        .of(&deciders.metrics, &rule.name)
+        .count(decision);
 }
 
 /// `RateLimit-Policy`, `RateLimit` and, when refused, `Retry-After` of the most restrictive.

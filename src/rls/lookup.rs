@@ -20,17 +20,18 @@ pub fn find<'r>(rules: &'r RlsRules, domain: &str, entries: &[(&str, &str)]) -> 
 }
 
 fn step<'r>(node: &'r Node, key: &str, value: &str) -> Option<&'r Node> {
-    let exact = (key.to_owned(), Some(value.to_owned()));
-    if let Some(next) = node.children.get(&exact) {
-        return Some(next);
-    }
-    let prefixed = node
-        .prefixes
-        .iter()
-        .filter(|(k, prefix)| k == key && value.starts_with(prefix.as_str()))
-        .max_by_key(|(_, prefix)| prefix.len())
-        .and_then(|(k, prefix)| node.children.get(&(k.clone(), Some(format!("{prefix}*")))));
-    prefixed.or_else(|| node.children.get(&(key.to_owned(), None)))
+    let branch = node.children.get(key)?;
+    let prefixed = || {
+        branch
+            .prefixes
+            .iter()
+            .filter(|(prefix, _)| value.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, next)| next)
+    };
+    (branch.values.get(value))
+        .or_else(prefixed)
+        .or(branch.any.as_deref())
 }
 
 #[cfg(test)]

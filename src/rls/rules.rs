@@ -6,10 +6,11 @@
 
 use crate::limiter::PolicyKey;
 use crate::policy::{Limits, Rate};
+use crate::telemetry::{Metrics, PolicyCounters};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Why the rules cannot be loaded, located in their file.
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +72,7 @@ struct Replaces {
 }
 
 /// What a matched descriptor does.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Action {
     /// Counts against a bucket.
     Limit(Arc<Rule>),
@@ -80,7 +81,7 @@ pub enum Action {
 }
 
 /// One limit of the configuration.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Rule {
     /// Its name: `rate_limit.name`, or the domain and the path of keys and values that leads
     /// to it. The metrics' policy label and the RateLimit headers' item name.
@@ -102,22 +103,51 @@ pub struct Rule {
     pub refuses_all: bool,
     /// The names of the limits this one replaces in a request.
     pub replaces: Vec<String>,
+    /// Its series, resolved at its first decision.
+    pub counters: RuleCounters,
+}
+
+/// A rule's series, resolved once (its labels are looked up at the first decision, not at
+/// every one).
+#[derive(Default)]
+pub struct RuleCounters(OnceLock<PolicyCounters>);
+
+impl RuleCounters {
+    /// The series of the rule called `name`, in `metrics`.
+    pub fn of(&self, metrics: &Metrics, name: &str) -> &PolicyCounters {
+        self.0.get_or_init(|| metrics.policy(name))
+    }
+}
+
+impl std::fmt::Debug for RuleCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RuleCounters")
+    }
 }
 
 /// A node of a domain's descriptor tree.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct Node {
     /// What a descriptor ending here does.
     pub action: Option<Action>,
-    /// Children by `key` and `value` (`key` alone: any value; a value ending in `*`: a
-    /// prefix).
-    pub children: HashMap<(String, Option<String>), Node>,
-    /// Children whose value ends in `*`, as (key, prefix), for the prefix match.
-    pub prefixes: Vec<(String, String)>,
+    /// Children by `key`.
+    pub children: HashMap<String, Branch>,
+}
+
+/// The children of one key: by exact value, by value prefix (`value: "/api/*"`), and for
+/// any value (`key` alone).
+#[derive(Debug, Default)]
+pub struct Branch {
+    /// By exact value.
+    pub values: HashMap<String, Node>,
+    /// By value prefix (the value without its `*`).
+    pub prefixes: Vec<(String, Node)>,
+    /// For any value.
+    pub any: Option<Box<Node>>,
 }
 
 /// Every domain's tree.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct RlsRules {
     /// The trees by domain.
     pub domains: HashMap<String, Node>,
@@ -193,19 +223,26 @@ fn build(node: &mut Node, descriptors: &[DescriptorFile], path: &str) -> Result<
             Some(value) => format!("{path}.{}_{value}", d.key),
             None => format!("{path}.{}", d.key),
         };
-        let slot = (d.key.clone(), d.value.clone());
-        if node.children.contains_key(&slot) {
-            return Err(format!("descriptor `{here}` is defined twice"));
-        }
         let mut child = Node {
             action: action(d, &here)?,
             ..Node::default()
         };
         build(&mut child, &d.descriptors, &here)?;
-        if let Some(prefix) = d.value.as_deref().and_then(|v| v.strip_suffix('*')) {
-            node.prefixes.push((d.key.clone(), prefix.to_owned()));
+        let branch = node.children.entry(d.key.clone()).or_default();
+        let taken = match d.value.as_deref() {
+            None => branch.any.replace(Box::new(child)).is_some(),
+            Some(value) => match value.strip_suffix('*') {
+                Some(prefix) if branch.prefixes.iter().any(|(p, _)| p == prefix) => true,
+                Some(prefix) => {
+                    branch.prefixes.push((prefix.to_owned(), child));
+                    false
+                }
+                None => branch.values.insert(value.to_owned(), child).is_some(),
+            },
+        };
+        if taken {
+            return Err(format!("descriptor `{here}` is defined twice"));
         }
-        node.children.insert(slot, child);
     }
     Ok(())
 }
@@ -244,6 +281,7 @@ fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
         shadow: d.shadow_mode,
         refuses_all: requests_per_unit == 0,
         replaces: limit.replaces.iter().map(|r| r.name.clone()).collect(),
+        counters: RuleCounters::default(),
     }))))
 }
 

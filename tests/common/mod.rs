@@ -47,6 +47,16 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// An HTTP client whose connections leave from `address` (127.0.0.2, 127.0.1.5, …: loopback
+/// too), so address bans and ranges can be tested.
+pub fn client_from(address: &str) -> Client {
+    Client::builder()
+        .local_address(address.parse::<std::net::IpAddr>().ok())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client")
+}
+
 /// The floodgate binary built for these tests.
 pub fn floodgate_bin() -> &'static str {
     env!("CARGO_BIN_EXE_floodgate")
