@@ -12,10 +12,12 @@ operation, so both give the same answers for the same times and costs):
   ARGV[2]      the call's numbers in one binary string, little-endian (read with struct.unpack,
                so no number is parsed from decimal text, and none loses a bit in transit):
                  u32 the number of shapes, then for each shape four doubles: capacity
-                   (tokens > 0), refill rate (tokens per second > 0, may be fractional),
-                   overdraft (tokens >= 0 the bucket may go below zero to pay now:
+                   (tokens > 0), refill rate (tokens per second > 0, may be fractional; 0 for
+                   a quota), overdraft (tokens >= 0 the bucket may go below zero to pay now:
                    prepayment), block (microseconds >= 0 a refusal blocks the bucket for, 0
-                   for none);
+                   for none); a quota's shape has four more: its period boundaries in Unix
+                   microseconds as the instance's clock saw them (the previous period's
+                   start, the current one's start and end, the next one's end);
                  u32 the number of groups, then for each group a u32, the number of its
                    buckets, and for each bucket: u32 its shape (1-based), u8 its mode (0
                    enforcing, 1 shadow, 2 settle, 3 lease, 4 return), a double, its cost
@@ -30,6 +32,15 @@ operation, so both give the same answers for the same times and costs):
   changes its bucket by `cost` (negative: a refund) and is never refused: a charge may leave the
   bucket in debt, below zero (at most ten years of refill), which refill and later requests pay
   off; a refund never fills it past capacity.
+
+  Quotas (bucket.rs, bucket/periods.rs): a quota refills all at once when its period ends.
+  The script picks, with TIME, the period of the three its boundaries describe that holds now;
+  a stored state older than that period's start is a full bucket (no count leaks from one
+  period into the next). Waits (retry-after, time to full) are the time to the period's end.
+  A settlement applies only while TIME is in the middle period (the one its request was
+  admitted in); a quota may go into debt by at most 2^40 tokens. A quota's key expires at
+  an absolute time (PXAT): its period's end (or its block's end, if later) plus the margin.
+  Quotas are never lent.
 
   Leases (bucket/leased.rs): a lease pays `cost` if the bucket holds it, like a shadow take, and
   counts it as out on lease in this lease window (Redis TIME ÷ 20 s); a bucket refills only up
@@ -73,24 +84,44 @@ local function window_of(t)
   return w
 end
 
-local function micros_to_gain(tokens, rate)
-  if tokens <= 0 then
-    return 0
-  end
-  return math.ceil(tokens * MICROS / rate)
-end
-
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * MICROS + tonumber(time[2])
 local now_window = window_of(now)
 local margin_ms = tonumber(ARGV[1])
 
--- The shapes: capacity, rate, overdraft and block of each.
+-- The shapes: capacity, rate, overdraft and block of each; for a quota (rate 0) the start
+-- and end of the period holding now (Periods::at), and whether settlements apply in it
+-- (Periods::settles_at).
 local wire = ARGV[2]
 local caps, rates, overdrafts, blocks = {}, {}, {}, {}
+local starts, ends, settles = {}, {}, {}
 local shapes, at = struct.unpack('<I', wire)
 for s = 1, shapes do
   caps[s], rates[s], overdrafts[s], blocks[s], at = struct.unpack('<dddd', wire, at)
+  if rates[s] == 0 then
+    local before, start, stop, after
+    before, start, stop, after, at = struct.unpack('<dddd', wire, at)
+    if now < start then
+      starts[s], ends[s] = before, start
+    elseif now < stop then
+      starts[s], ends[s] = start, stop
+    else
+      starts[s], ends[s] = stop, after
+    end
+    settles[s] = starts[s] == start
+  end
+end
+
+-- BucketSpec::micros_to_gain: by the rate, or for a quota until its period ends (at least 1).
+local function micros_to_gain(tokens, shape)
+  if tokens <= 0 then
+    return 0
+  end
+  local rate = rates[shape]
+  if rate == 0 then
+    return math.max(ends[shape] - now, 1)
+  end
+  return math.ceil(tokens * MICROS / rate)
 end
 
 -- What each key holds now, { tokens, time, block end, window, lent now, lent before }: read
@@ -124,9 +155,18 @@ local function rolled(lw, lc, lp, w)
 end
 
 -- BucketSpec::refill_leased: tokens, time, block end and lent sums at now.
-local function level(state, capacity, rate)
+local function level(state, shape)
+  local capacity, rate = caps[shape], rates[shape]
   if not state then
     return capacity, now, 0, now_window, 0, 0
+  end
+  if rate == 0 then
+    -- BucketSpec::refill_quota: a state from before this period is a full quota.
+    local tokens = math.min(state[1], capacity)
+    if state[2] < starts[shape] then
+      tokens = capacity
+    end
+    return tokens, math.max(now, state[2]), state[3], now_window, 0, 0
   end
   local at = state[2]
   local t = math.max(now, at)
@@ -148,10 +188,11 @@ local function level(state, capacity, rate)
 end
 
 -- BucketSpec::assess: allowed, remaining, retry_after_us, penalty.
-local function assess(tokens, blocked, rate, cost, overdraft, block)
+local function assess(tokens, blocked, shape, cost)
+  local overdraft, block = overdrafts[shape], blocks[shape]
   local token_wait = 0
   if not (tokens + overdraft + EPSILON >= cost) then
-    token_wait = micros_to_gain(cost - overdraft - tokens, rate)
+    token_wait = micros_to_gain(cost - overdraft - tokens, shape)
   end
   if now < blocked then
     return false, tokens, math.max(blocked - now, token_wait), 2
@@ -165,7 +206,7 @@ local function assess(tokens, blocked, rate, cost, overdraft, block)
   if tokens + EPSILON >= cost then
     return true, math.max(tokens - cost, 0), 0, 0
   end
-  return true, tokens - cost, micros_to_gain(cost - tokens, rate), 0
+  return true, tokens - cost, micros_to_gain(cost - tokens, shape), 0
 end
 
 -- Stores a bucket's new state and marks it to be written with its shape.
@@ -202,13 +243,11 @@ for _ = 1, groups do
     if mode == 4 then
       b_leased[j], b_window[j], at = struct.unpack('<dd', wire, at)
     end
-    local capacity, rate = caps[shape], rates[shape]
-    local tokens, ts, blocked, lw, lc, lp = level(stored[key], capacity, rate)
+    local tokens, ts, blocked, lw, lc, lp = level(stored[key], shape)
     b_key[j], b_shape[j], b_cost[j], b_mode[j] = key, shape, cost, mode
     b_tokens[j], b_ts[j], b_blocked[j], b_lw[j], b_lc[j], b_lp[j] = tokens, ts, blocked, lw, lc, lp
     if mode ~= 2 and mode ~= 4 then
-      local allowed, remaining, retry, penalty =
-        assess(tokens, blocked, rate, cost, overdrafts[shape], blocks[shape])
+      local allowed, remaining, retry, penalty = assess(tokens, blocked, shape, cost)
       b_allowed[j], b_remaining[j], b_retry[j], b_penalty[j] = allowed, remaining, retry, penalty
       if mode == 0 and not allowed then
         enforced = false
@@ -221,8 +260,14 @@ for _ = 1, groups do
     local tokens, ts, blocked = b_tokens[j], b_ts[j], b_blocked[j]
     local lw, lc, lp = b_lw[j], b_lc[j], b_lp[j]
     if mode == 2 then
-      -- In debt by at most ten years of refill (MAX_DEBT_SECONDS in bucket.rs).
-      local settled = math.max(math.min(tokens - b_cost[j], capacity), -(rate * 316224000))
+      -- In debt by at most ten years of refill (MAX_DEBT_SECONDS in bucket.rs), a quota by
+      -- at most 2^40 tokens and only in the period its request was admitted in.
+      local settled = tokens
+      if rate ~= 0 then
+        settled = math.max(math.min(tokens - b_cost[j], capacity), -(rate * 316224000))
+      elseif settles[shape] then
+        settled = math.max(math.min(tokens - b_cost[j], capacity), -1099511627776)
+      end
       settled = math.min(settled, capacity - (lc + lp))
       keep(key, shape, settled, ts, blocked, lw, lc, lp)
       answer(true, settled, 0, 0)
@@ -262,7 +307,7 @@ for i = 1, #KEYS do
   if shape then
     written[key] = nil
     local state = stored[key]
-    local keep_us = micros_to_gain(caps[shape] - state[1], rates[shape])
+    local keep_us = micros_to_gain(caps[shape] - state[1], shape)
     local block_left = state[3] - now
     if block_left > keep_us then
       keep_us = block_left
@@ -271,7 +316,10 @@ for i = 1, #KEYS do
     if out > 0 then
       keep_us = keep_us + math.max((state[4] + 2) * WINDOW - now, 0)
     end
-    if keep_us > 0 and out > 0 then
+    if keep_us > 0 and rates[shape] == 0 then
+      redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]),
+        'PXAT', math.ceil((now + keep_us) / 1000) + margin_ms)
+    elseif keep_us > 0 and out > 0 then
       redis.call('SET', key, struct.pack('<dddddd', state[1], state[2], state[3], state[4],
         state[5], state[6]), 'PX', math.ceil(keep_us / 1000) + margin_ms)
     elseif keep_us > 0 then

@@ -6,6 +6,7 @@
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::input::{self, ResetBody, Value as Named};
 use super::reply::{expires_in, Reply};
+use crate::clock::wall_now_us;
 use crate::control::{now_ms, override_key, ControlView};
 use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
@@ -140,9 +141,11 @@ impl ControlApi {
             let detail = format!("the store cannot be read now: {e}");
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
+        let calendar = policy.calendar.as_deref();
+        let spec = limits.spec(calendar, wall_now_us());
         let peek = self
             .limiter
-            .peek(key, limits.spec())
+            .peek(key, spec)
             .await
             .map_err(unavailable)?;
         let in_flight = match policy.rules.max_in_flight {
@@ -156,17 +159,31 @@ impl ControlApi {
             None => 0,
         };
         let seconds = |us: u64| us.div_ceil(1_000_000);
-        Ok(json!({
+        let remaining = peek.remaining.max(0.0).floor() as u64;
+        let mut shown = json!({
             "policy": &**policy.name(),
-            "capacity": limits.capacity(),
-            "rate": limits.rate().to_string(),
             "tiers": policy.tiers.is_some() && applied.is_none(),
-            "remaining": peek.remaining.max(0.0).floor() as u64,
+            "remaining": remaining,
             "full_in": seconds(peek.full_in_us),
             "blocked_for": seconds(peek.blocked_for_us),
             "in_flight": in_flight,
             "override": applied.map(|a| json!({ "id": a.id, "expires_in": expires_in(a.expires_at_ms, now) })),
-        }))
+        });
+        let shape = match (limits.rate(), calendar) {
+            (Some(rate), _) => json!({ "capacity": limits.capacity(), "rate": rate.to_string() }),
+            (None, Some(calendar)) => json!({
+                "quota": limits.capacity(),
+                "period": calendar.period().word(),
+                "timezone": calendar.calendar().zone_name(),
+                "used": (limits.capacity() as f64 - peek.remaining).max(0.0).ceil() as u64,
+                "resets_at": calendar.resets_at(wall_now_us()),
+            }),
+            (None, None) => json!({ "quota": limits.capacity() }),
+        };
+        if let (Value::Object(shown), Value::Object(shape)) = (&mut shown, shape) {
+            shown.extend(shape);
+        }
+        Ok(shown)
     }
 
     /// `POST /v1/callers/reset`.

@@ -48,8 +48,9 @@ pub(super) struct OverrideBody {
     pub(super) policy: String,
     pub(super) source: String,
     pub(super) value: Value,
-    pub(super) capacity: serde_json::Value,
-    pub(super) rate: String,
+    pub(super) capacity: Option<serde_json::Value>,
+    pub(super) rate: Option<String>,
+    pub(super) quota: Option<serde_json::Value>,
     pub(super) ttl: Option<String>,
     pub(super) reason: Option<String>,
 }
@@ -114,10 +115,15 @@ fn reason(reason: Option<String>) -> Result<String, Reply> {
 
 /// A `capacity`: a whole number of tokens from 1, or a 400.
 pub(super) fn capacity(value: &serde_json::Value) -> Result<u64, Reply> {
+    count(value, "capacity")
+}
+
+/// A count named `field` (`capacity`, `quota`): a whole number from 1, or a 400.
+pub(super) fn count(value: &serde_json::Value, field: &str) -> Result<u64, Reply> {
     value
         .as_u64()
         .filter(|&c| c >= 1)
-        .ok_or_else(|| Reply::bad_field("capacity", "`capacity` must be a whole number from 1"))
+        .ok_or_else(|| Reply::bad_field(field, &format!("`{field}` must be a whole number from 1")))
 }
 
 #[cfg(test)]

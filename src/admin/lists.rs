@@ -21,7 +21,7 @@ impl ControlApi {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason) {
+        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason.clone()) {
             Ok(terms) => terms,
             Err(reply) => return reply,
         };
@@ -103,7 +103,7 @@ impl ControlApi {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason) {
+        let (ttl, reason) = match input::terms(body.ttl.as_deref(), body.reason.clone()) {
             Ok(terms) => terms,
             Err(reply) => return reply,
         };
@@ -112,7 +112,7 @@ impl ControlApi {
         let Some(policy) = gate.policies().find(|p| **p.name() == *body.policy) else {
             return Reply::unknown("policy", &format!("no policy is called `{}`", body.policy));
         };
-        let (capacity, limits) = match limits_of(&body.capacity, &body.rate) {
+        let limits = match limits_of(&body, policy.calendar.is_some()) {
             Ok(checked) => checked,
             Err(reply) => return reply,
         };
@@ -137,8 +137,9 @@ impl ControlApi {
             policy: policy.name().to_string(),
             source: spec.to_string(),
             caller: caller.hex(),
-            capacity,
-            rate: limits.rate().to_string(),
+            capacity: limits.rate().map_or(0, |_| limits.capacity()),
+            rate: limits.rate().map(ToString::to_string).unwrap_or_default(),
+            quota: limits.is_quota().then(|| limits.capacity()),
             reason: reason.clone(),
             by: operator.0.clone(),
             created_at_ms: 0,
@@ -210,20 +211,38 @@ impl ControlApi {
     }
 }
 
-/// An override's capacity and rate, checked as a policy's would be.
-fn limits_of(capacity: &Value, rate: &str) -> Result<(u64, Limits), Reply> {
-    let capacity = input::capacity(capacity)?;
-    let rate: Rate = rate
+/// An override's limits, checked as a policy's would be: `quota` for a quota policy,
+/// `capacity` and `rate` for a bucket policy.
+fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
+    if quota_policy {
+        let misplaced = [("capacity", body.capacity.is_some()), ("rate", body.rate.is_some())];
+        if let Some((field, _)) = misplaced.iter().find(|(_, given)| *given) {
+            let detail = format!("`{field}` is for bucket policies; this policy is a quota: give `quota`");
+            return Err(Reply::bad_field(field, &detail));
+        }
+        let missing = || Reply::bad_field("quota", "a quota policy's override needs `quota`");
+        let quota = input::count(body.quota.as_ref().ok_or_else(missing)?, "quota")?;
+        return Limits::quota(quota).map_err(|e| Reply::bad_field("quota", &e.to_string()));
+    }
+    if body.quota.is_some() {
+        let detail = "`quota` is for quota policies; this policy is a bucket: give `capacity` and `rate`";
+        return Err(Reply::bad_field("quota", detail));
+    }
+    let missing = |field: &str| Reply::bad_field(field, &format!("a bucket policy's override needs `{field}`"));
+    let capacity = input::capacity(body.capacity.as_ref().ok_or_else(|| missing("capacity"))?)?;
+    let rate: Rate = body
+        .rate
+        .as_deref()
+        .ok_or_else(|| missing("rate"))?
         .parse()
         .map_err(|e: crate::policy::RateError| Reply::bad_field("rate", &e.to_string()))?;
-    let limits = Limits::new(capacity, rate).map_err(|e| {
+    Limits::new(capacity, rate).map_err(|e| {
         let field = match e {
             crate::limiter::SpecError::Capacity => "capacity",
             _ => "rate",
         };
         Reply::bad_field(field, &e.to_string())
-    })?;
-    Ok((capacity, limits))
+    })
 }
 
 /// `201` with the entry's id and seconds left.

@@ -272,8 +272,12 @@ pub(crate) struct AccessFile {
 #[serde(deny_unknown_fields)]
 pub(crate) struct PolicyFile {
     pub(crate) name: Spanned<String>,
-    pub(crate) capacity: Spanned<i64>,
-    pub(crate) rate: Spanned<String>,
+    pub(crate) capacity: Option<Spanned<i64>>,
+    pub(crate) rate: Option<Spanned<String>>,
+    pub(crate) quota: Option<Spanned<i64>>,
+    pub(crate) period: Option<Spanned<String>>,
+    pub(crate) timezone: Option<Spanned<String>>,
+    pub(crate) week_start: Option<Spanned<String>>,
     pub(crate) cost: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) shadow: bool,
@@ -303,8 +307,9 @@ pub(crate) struct MatchFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TierFile {
-    pub(crate) capacity: Spanned<i64>,
-    pub(crate) rate: Spanned<String>,
+    pub(crate) capacity: Option<Spanned<i64>>,
+    pub(crate) rate: Option<Spanned<String>>,
+    pub(crate) quota: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

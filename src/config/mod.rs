@@ -10,6 +10,7 @@ mod error;
 mod file;
 mod identity;
 mod policies;
+mod quota;
 mod rls;
 mod rules;
 mod runtime;

@@ -2,16 +2,12 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{MatchFile, PolicyFile, SourceList, TierFile};
+use super::file::{MatchFile, PolicyFile, SourceList};
+use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Limits, Policy, Rate, Route, Tiers};
+use crate::policy::{Policy, Route, Tiers};
 use std::collections::HashSet;
-use toml::Spanned;
-
-/// The largest capacity or cost accepted: far beyond any real limit, small enough to stay
-/// exact in the f64 arithmetic of the buckets.
-const MAX_TOKENS: i64 = 1 << 40;
 
 pub(crate) fn policies(
     check: &Checker<'_>,
@@ -49,18 +45,21 @@ fn policy(
             format!("`policy.name` must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{name}`");
         return Err(check.error(&file.name, message));
     }
-    let limits = limits(check, &file.capacity, &file.rate, "policy")?;
+    let calendar = calendar(check, file)?;
+    let quota = calendar.is_some();
+    let limits = limits(check, LimitKeys::of_policy(file), "policy", quota, &file.name)?;
     let cost = match &file.cost {
         Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
         None => 1,
     };
-    let tiers = tiers(check, file)?;
+    let tiers = tiers(check, file, quota)?;
     let smallest = tiers
         .iter()
         .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity()))
         .fold(limits.capacity(), u64::min);
     if cost > smallest {
-        let message = format!("`policy.cost` ({cost}) is above a capacity of this policy ({smallest}): no request could ever pass");
+        let what = if quota { "a quota" } else { "a capacity" };
+        let message = format!("`policy.cost` ({cost}) is above {what} of this policy ({smallest}): no request could ever pass");
         let at = file
             .cost
             .as_ref()
@@ -81,26 +80,8 @@ fn policy(
             None => None,
         },
         tiers,
+        calendar,
         rules: super::rules::rules(check, file)?,
-    })
-}
-
-fn limits(
-    check: &Checker<'_>,
-    capacity: &Spanned<i64>,
-    rate: &Spanned<String>,
-    table: &str,
-) -> Result<Limits, ConfigError> {
-    let capacity = check.integer(capacity, &format!("{table}.capacity"), 1..=MAX_TOKENS)? as u64;
-    let parsed: Rate = rate
-        .get_ref()
-        .parse()
-        .map_err(|e| check.error(rate, format!("`{table}.rate`: {e}")))?;
-    Limits::new(capacity, parsed).map_err(|e| {
-        check.error(
-            rate,
-            format!("`{table}.rate` with capacity {capacity}: {e}"),
-        )
     })
 }
 
@@ -161,18 +142,22 @@ pub(crate) fn route(
     })
 }
 
-fn tiers(check: &Checker<'_>, file: &PolicyFile) -> Result<Option<Tiers>, ConfigError> {
+fn tiers(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+    quota: bool,
+) -> Result<Option<Tiers>, ConfigError> {
     match (&file.tier, &file.tiers) {
         (None, None) => Ok(None),
         (Some(source), Some(levels)) if !levels.is_empty() => {
+            let named_by = source;
             let source = check.source(source, "policy.tier")?;
             let levels = levels
                 .iter()
-                .map(|(name, TierFile { capacity, rate })| {
-                    Ok((
-                        name.clone(),
-                        limits(check, capacity, rate, &format!("policy.tiers.{name}"))?,
-                    ))
+                .map(|(name, tier)| {
+                    let table = format!("policy.tiers.{name}");
+                    let keys = LimitKeys::of_tier(tier);
+                    Ok((name.clone(), limits(check, keys, &table, quota, named_by)?))
                 })
                 .collect::<Result<_, ConfigError>>()?;
             Ok(Some(Tiers { source, levels }))

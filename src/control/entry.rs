@@ -75,10 +75,15 @@ pub struct Override {
     pub source: String,
     /// The caller's digest (32 hex digits).
     pub caller: String,
-    /// The caller's capacity under it.
+    /// The caller's capacity under it (a bucket policy's override).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub capacity: u64,
-    /// The caller's refill rate under it (`50/s`).
+    /// The caller's refill rate under it (`50/s`; a bucket policy's override).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub rate: String,
+    /// The caller's quota per period under it (a quota policy's override).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<u64>,
     /// Why, as the operator said.
     #[serde(default)]
     pub reason: String,
@@ -166,4 +171,9 @@ pub struct Contents {
 /// Whether an entry ending at `expires_at_ms` still stands at `now_ms`.
 pub fn in_force(expires_at_ms: Option<u64>, now_ms: u64) -> bool {
     expires_at_ms.is_none_or(|end| now_ms < end)
+}
+
+/// Whether a number is 0 (left out of the stored entry).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

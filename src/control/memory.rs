@@ -224,6 +224,7 @@ mod tests {
             caller: caller.into(),
             capacity,
             rate: "1/s".into(),
+            quota: None,
             reason: String::new(),
             by: "ops".into(),
             created_at_ms: 0,

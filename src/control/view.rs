@@ -74,11 +74,14 @@ impl ControlView {
             }
         }
         for o in &contents.overrides {
-            let limits = o
-                .rate
-                .parse::<Rate>()
-                .ok()
-                .and_then(|rate| Limits::new(o.capacity, rate).ok());
+            let limits = match o.quota {
+                Some(quota) => Limits::quota(quota).ok(),
+                None => o
+                    .rate
+                    .parse::<Rate>()
+                    .ok()
+                    .and_then(|rate| Limits::new(o.capacity, rate).ok()),
+            };
             let (Some(limits), Some(caller)) = (limits, Identity::from_hex(&o.caller)) else {
                 log::warn!("override {} cannot be read; it is not applied", o.id);
                 continue;

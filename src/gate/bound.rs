@@ -4,6 +4,7 @@
 
 use super::cost::{header_cost, BadCost, HeaderCost};
 use super::{LevelId, Quota, Standing};
+use crate::clock::wall_now_us;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identity, Request};
 use crate::limiter::{Assessment, BucketKey, Mode, PolicyKey, Take};
@@ -68,6 +69,10 @@ impl BoundPolicy {
         identity: Identity,
         overridden: Option<Arc<Applied>>,
     ) -> Result<Planned<'_>, BadCost> {
+        // An override made for the other kind of limits (before a reload turned the policy
+        // into a quota or back) does not apply.
+        let overridden =
+            overridden.filter(|a| a.limits.is_quota() == self.policy.calendar.is_some());
         let level = match overridden {
             Some(_) => LevelId::OVERRIDE,
             None => self.level_for(req),
@@ -137,7 +142,8 @@ impl<'g> Planned<'g> {
     /// The bucket take this share asks the store for; a `holdable` one may prepay within
     /// the policy's `max_delay`.
     pub(crate) fn take(&self, holdable: bool) -> Take<'g> {
-        let spec = self.limits().spec();
+        let calendar = self.bound.policy.calendar.as_deref();
+        let spec = self.limits().spec(calendar, wall_now_us());
         Take {
             key: self.bucket(),
             spec,
@@ -176,6 +182,7 @@ impl<'g> Planned<'g> {
                 level: self.level,
             },
             quota: Quota::of(self.limits()),
+            calendar: self.bound.policy.calendar.as_deref(),
             cost: self.cost,
             assessment,
         }

@@ -4,7 +4,7 @@
 use super::Planned;
 use crate::identity::Identity;
 use crate::limiter::Assessment;
-use crate::policy::Limits;
+use crate::policy::{Limits, QuotaCalendar};
 use std::sync::Arc;
 
 /// Which limits of which policy: the policy's position in the config, and 0 for its own
@@ -27,10 +27,11 @@ impl LevelId {
 /// What the `RateLimit-Policy` header says of a bucket: its quota and window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quota {
-    /// The bucket's capacity.
+    /// The bucket's capacity (a calendar quota's tokens per period).
     pub capacity: u64,
-    /// Seconds to refill it from empty (at least 1).
-    pub window_seconds: u64,
+    /// Seconds to refill it from empty (at least 1); none for a calendar quota, whose period
+    /// has no fixed width.
+    pub window_seconds: Option<u64>,
 }
 
 impl Quota {
@@ -52,6 +53,8 @@ pub struct Standing<'g> {
     pub level: LevelId,
     /// The quota of the caller's bucket (the policy's, its tier's or the caller's override).
     pub quota: Quota,
+    /// A calendar quota's calendar (when it resets); `None` for a bucket.
+    pub calendar: Option<&'g QuotaCalendar>,
     /// Tokens the request takes.
     pub cost: u64,
     /// The bucket's answer for this request.
@@ -115,6 +118,7 @@ mod tests {
                 level: 0,
             },
             quota: Quota::of(limits),
+            calendar: None,
             cost: 1,
             assessment: a,
         }

@@ -8,6 +8,10 @@
 //! A take may come with [`Terms`]: an overdraft (prepayment, `max_delay`: the take pays now,
 //! into debt, and waits until its tokens would have been there) and a penalty (`block_for`: a
 //! refusal blocks the bucket for that long, whatever the refill).
+//!
+//! A quota is a bucket that refills all at once, at the end of its calendar period
+//! ([`Periods`]): it holds what is left of the period's quota, and a state stored before the
+//! period began is a full bucket. Its clock is the store's wall clock (Unix microseconds).
 
 /// Tokens are compared with this slack so that waiting exactly the advertised retry-after is
 /// always enough, whatever the floating-point rounding of the refill.
@@ -27,12 +31,16 @@ pub const MAX_REFILL_US: f64 = 10.0 * 366.0 * 86_400.0 * MICROS_PER_SECOND;
 /// `lua/take.lua` uses the same number.
 const MAX_DEBT_SECONDS: f64 = 316_224_000.0;
 
-/// A bucket's shape: how many tokens it holds and how fast it refills. Built only through
-/// [`BucketSpec::new`], so every spec keeps the arithmetic exact.
+/// A bucket's shape: how many tokens it holds and how fast it refills (continuously, or all
+/// at once at a period's end). Built only through [`BucketSpec::new`] and
+/// [`BucketSpec::quota`], so every spec keeps the arithmetic exact.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BucketSpec {
     capacity: f64,
+    /// 0 for a quota.
     rate_per_second: f64,
+    /// A quota's periods; `None` for a bucket that refills continuously.
+    periods: Option<Periods>,
 }
 
 /// Why a capacity and rate cannot make a bucket.
@@ -135,7 +143,36 @@ impl BucketSpec {
         Ok(Self {
             capacity,
             rate_per_second,
+            periods: None,
         })
+    }
+
+    /// A quota of `capacity` tokens per period, counted in `periods`.
+    pub fn quota(capacity: f64, periods: Periods) -> Result<Self, SpecError> {
+        if !(1.0..=MAX_CAPACITY).contains(&capacity) {
+            return Err(SpecError::Capacity);
+        }
+        Ok(Self {
+            capacity,
+            rate_per_second: 0.0,
+            periods: Some(periods),
+        })
+    }
+
+    /// This quota counted in `periods` instead (a bucket refilled continuously stays as it is).
+    pub fn in_periods(self, periods: Periods) -> Self {
+        match self.periods {
+            Some(_) => Self {
+                periods: Some(periods),
+                ..self
+            },
+            None => self,
+        }
+    }
+
+    /// A quota's periods; `None` for a bucket refilled continuously.
+    pub fn periods(&self) -> Option<Periods> {
+        self.periods
     }
 
     /// Most tokens the bucket holds: the burst size.
@@ -143,13 +180,16 @@ impl BucketSpec {
         self.capacity
     }
 
-    /// Tokens gained per second.
+    /// Tokens gained per second (0 for a quota).
     pub fn rate_per_second(&self) -> f64 {
         self.rate_per_second
     }
 
     /// The bucket's tokens at `now_us`, refilled from `state` (`None` is a full bucket).
     pub fn refill(&self, state: Option<BucketState>, now_us: u64) -> BucketState {
+        if let Some(periods) = self.periods {
+            return self.refill_quota(periods, state, now_us);
+        }
         let Some(state) = state else {
             return BucketState {
                 tokens: self.capacity,
@@ -162,6 +202,33 @@ impl BucketSpec {
         let elapsed_us = now_us.saturating_sub(state.updated_us);
         BucketState {
             tokens: self.gained(state.tokens, elapsed_us, self.capacity),
+            updated_us: state.updated_us.max(now_us),
+            blocked_until_us: state.blocked_until_us,
+        }
+    }
+
+    /// A quota's tokens at `now_us`: what is left of this period's, or all of it when `state`
+    /// was stored before the period began (the old period's count never leaks into the new).
+    fn refill_quota(
+        &self,
+        periods: Periods,
+        state: Option<BucketState>,
+        now_us: u64,
+    ) -> BucketState {
+        let Some(state) = state else {
+            return BucketState {
+                tokens: self.capacity,
+                updated_us: now_us,
+                blocked_until_us: 0,
+            };
+        };
+        let (start, _) = periods.at(now_us);
+        let tokens = match state.updated_us < start {
+            true => self.capacity,
+            false => state.tokens.min(self.capacity),
+        };
+        BucketState {
+            tokens,
             updated_us: state.updated_us.max(now_us),
             blocked_until_us: state.blocked_until_us,
         }
@@ -183,13 +250,13 @@ impl BucketSpec {
             allowed: false,
             remaining: tokens,
             retry_after_us,
-            full_in_us: self.micros_to_gain(self.capacity - tokens),
+            full_in_us: self.micros_to_gain(self.capacity - tokens, now_us),
             penalty,
         };
         let short = cost - terms.overdraft - tokens;
         let token_wait = match tokens + terms.overdraft + EPSILON >= cost {
             true => 0,
-            false => self.micros_to_gain(short),
+            false => self.micros_to_gain(short, now_us),
         };
         if now_us < level.blocked_until_us {
             let block_wait = level.blocked_until_us - now_us;
@@ -203,13 +270,13 @@ impl BucketSpec {
         }
         let (remaining, wait_us) = match tokens + EPSILON >= cost {
             true => ((tokens - cost).max(0.0), 0),
-            false => (tokens - cost, self.micros_to_gain(cost - tokens)),
+            false => (tokens - cost, self.micros_to_gain(cost - tokens, now_us)),
         };
         Assessment {
             allowed: true,
             remaining,
             retry_after_us: wait_us,
-            full_in_us: self.micros_to_gain(self.capacity - remaining),
+            full_in_us: self.micros_to_gain(self.capacity - remaining, now_us),
             penalty: Penalty::None,
         }
     }
@@ -233,57 +300,71 @@ impl BucketSpec {
 
     /// A settlement of `delta` tokens at `level` (positive charges, negative refunds): never
     /// refused. A charge may leave the bucket in debt, below zero, which refill and later
-    /// requests pay off; a refund never fills it past capacity. A block stays as it is.
-    pub fn settle(&self, level: BucketState, delta: f64) -> Assessment {
-        self.settled_answer(self.settled(level, delta))
+    /// requests pay off; a refund never fills it past capacity. A block stays as it is. A
+    /// quota's settlement applies only in the period its request was admitted in (the middle
+    /// one of its [`Periods`]); later it changes nothing.
+    pub fn settle(&self, level: BucketState, delta: f64, now_us: u64) -> Assessment {
+        self.settled_answer(self.settled(level, delta, now_us), now_us)
     }
 
     /// The answer to a settlement that left `tokens`.
-    fn settled_answer(&self, tokens: f64) -> Assessment {
+    fn settled_answer(&self, tokens: f64, now_us: u64) -> Assessment {
         Assessment {
             allowed: true,
             remaining: tokens,
             retry_after_us: 0,
-            full_in_us: self.micros_to_gain(self.capacity - tokens),
+            full_in_us: self.micros_to_gain(self.capacity - tokens, now_us),
             penalty: Penalty::None,
         }
     }
 
     /// The state to store after settling `delta` at `level`.
-    pub fn after_settle(&self, level: BucketState, delta: f64) -> BucketState {
+    pub fn after_settle(&self, level: BucketState, delta: f64, now_us: u64) -> BucketState {
         BucketState {
-            tokens: self.settled(level, delta),
+            tokens: self.settled(level, delta, now_us),
             ..level
         }
     }
 
     /// The tokens after settling `delta` at `level`: at most the capacity, and in debt by at
-    /// most ten years of refill, so every wait the arithmetic reports stays exact in
-    /// microseconds.
-    fn settled(&self, level: BucketState, delta: f64) -> f64 {
-        let deepest = -(self.rate_per_second * MAX_DEBT_SECONDS);
+    /// most ten years of refill (a quota: by at most [`MAX_CAPACITY`]), so every wait the
+    /// arithmetic reports stays exact in microseconds.
+    fn settled(&self, level: BucketState, delta: f64, now_us: u64) -> f64 {
+        let deepest = match self.periods {
+            Some(periods) if !periods.settles_at(now_us) => return level.tokens,
+            Some(_) => -MAX_CAPACITY,
+            None => -(self.rate_per_second * MAX_DEBT_SECONDS),
+        };
         (level.tokens - delta).min(self.capacity).max(deepest)
     }
 
     /// How long a bucket stored as `state` must be kept at `now_us`: until it is full again
     /// and its block is over (0: it can be forgotten, an unknown bucket being full).
     pub fn keep_for_us(&self, state: &BucketState, now_us: u64) -> u64 {
-        let full_in = self.micros_to_gain(self.capacity - state.tokens);
+        let full_in = self.micros_to_gain(self.capacity - state.tokens, now_us);
         full_in.max(state.blocked_until_us.saturating_sub(now_us))
     }
 
-    /// Microseconds needed to gain `tokens`, rounded up.
-    pub fn micros_to_gain(&self, tokens: f64) -> u64 {
+    /// Microseconds from `now_us` needed to gain `tokens`, rounded up: by the refill rate, or
+    /// for a quota, until its period ends (when all of it comes back).
+    pub fn micros_to_gain(&self, tokens: f64, now_us: u64) -> u64 {
         if tokens <= 0.0 {
             return 0;
         }
-        (tokens * MICROS_PER_SECOND / self.rate_per_second).ceil() as u64
+        match self.periods {
+            Some(periods) => periods.to_end_us(now_us),
+            None => (tokens * MICROS_PER_SECOND / self.rate_per_second).ceil() as u64,
+        }
     }
 }
 
 mod leased;
+mod periods;
 
 pub use leased::{LeasedState, OnLease, LEASE_WINDOW_US};
+pub use periods::Periods;
 
+#[cfg(test)]
+mod quota_tests;
 #[cfg(test)]
 mod tests;

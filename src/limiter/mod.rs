@@ -15,7 +15,7 @@ mod settings;
 mod share;
 mod take;
 
-pub use bucket::{Assessment, BucketSpec, BucketState, Penalty, SpecError, Terms};
+pub use bucket::{Assessment, BucketSpec, BucketState, Penalty, Periods, SpecError, Terms};
 pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet::FleetSize;
 pub use in_flight::{InFlight, MemorySlots, Slot, SlotId, SlotOwner};

@@ -22,7 +22,7 @@ impl Peek {
         let tokens = level.bucket.tokens;
         Self {
             remaining: tokens,
-            full_in_us: spec.micros_to_gain(spec.capacity() - tokens),
+            full_in_us: spec.micros_to_gain(spec.capacity() - tokens, now_us),
             blocked_for_us: level.bucket.blocked_until_us.saturating_sub(now_us),
         }
     }

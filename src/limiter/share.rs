@@ -91,10 +91,15 @@ impl LocalShare {
 }
 
 /// One instance's share of `spec` among `n`: capacity ÷ n (at least `cost`, so a request can
-/// still pass) refilled at rate ÷ n. A share the arithmetic cannot hold exactly is the whole.
+/// still pass) refilled at rate ÷ n (a quota: in the same periods). A share the arithmetic
+/// cannot hold exactly is the whole.
 fn share(spec: BucketSpec, cost: f64, n: f64) -> BucketSpec {
     let capacity = (spec.capacity() / n).max(cost).min(spec.capacity());
-    BucketSpec::new(capacity, spec.rate_per_second() / n).unwrap_or(spec)
+    let shared = match spec.periods() {
+        Some(periods) => BucketSpec::quota(capacity, periods),
+        None => BucketSpec::new(capacity, spec.rate_per_second() / n),
+    };
+    shared.unwrap_or(spec)
 }
 
 #[cfg(test)]

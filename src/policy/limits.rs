@@ -1,15 +1,24 @@
-//! A bucket's size and refill rate, checked once when the config is read: every policy and
-//! tier holds one, and every bucket built from one keeps the arithmetic exact.
+//! A bucket's size and refill, checked once when the config is read: every policy and tier
+//! holds one, and every bucket built from one keeps the arithmetic exact. The refill is a
+//! rate, or for a quota the end of each calendar period (the policy's [`QuotaCalendar`]).
 
-use super::Rate;
-use crate::limiter::{BucketSpec, SpecError};
+use super::{QuotaCalendar, Rate};
+use crate::limiter::{BucketSpec, Periods, SpecError};
 
-/// A bucket's size and refill rate.
+/// A bucket's size and refill.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     capacity: u64,
-    rate: Rate,
-    spec: BucketSpec,
+    refill: Refill,
+}
+
+/// How a bucket of [`Limits`] refills.
+#[derive(Debug, Clone, PartialEq)]
+enum Refill {
+    /// Continuously, at a rate.
+    Rate { rate: Rate, spec: BucketSpec },
+    /// All at once when its calendar period ends (`spec` counts in one unending period).
+    Quota { spec: BucketSpec },
 }
 
 impl Limits {
@@ -18,32 +27,54 @@ impl Limits {
         let spec = BucketSpec::new(capacity as f64, rate.per_second())?;
         Ok(Self {
             capacity,
-            rate,
-            spec,
+            refill: Refill::Rate { rate, spec },
         })
     }
 
-    /// Burst size, in tokens.
+    /// A quota of `count` tokens per calendar period.
+    pub fn quota(count: u64) -> Result<Self, SpecError> {
+        let spec = BucketSpec::quota(count as f64, Periods::unending())?;
+        Ok(Self {
+            capacity: count,
+            refill: Refill::Quota { spec },
+        })
+    }
+
+    /// Burst size, or a quota's tokens per period.
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
-    /// Refill rate.
-    pub fn rate(&self) -> &Rate {
-        &self.rate
+    /// The refill rate; `None` for a quota.
+    pub fn rate(&self) -> Option<&Rate> {
+        match &self.refill {
+            Refill::Rate { rate, .. } => Some(rate),
+            Refill::Quota { .. } => None,
+        }
     }
 
-    /// The bucket shape these limits give each caller.
-    pub fn spec(&self) -> BucketSpec {
-        self.spec
+    /// Whether these are a quota's.
+    pub fn is_quota(&self) -> bool {
+        matches!(self.refill, Refill::Quota { .. })
+    }
+
+    /// The bucket shape these limits give each caller at `now_us` (Unix microseconds; only a
+    /// quota reads it, in `calendar`'s periods: a quota without one never resets).
+    pub fn spec(&self, calendar: Option<&QuotaCalendar>, now_us: u64) -> BucketSpec {
+        match &self.refill {
+            Refill::Rate { spec, .. } => *spec,
+            Refill::Quota { spec } => match calendar {
+                Some(calendar) => spec.in_periods(calendar.periods(now_us)),
+                None => *spec,
+            },
+        }
     }
 
     /// The window of the `RateLimit-Policy` header: seconds to refill an empty bucket, at
-    /// least 1.
-    pub fn window_seconds(&self) -> u64 {
-        (self.capacity as f64 / self.rate.per_second())
-            .ceil()
-            .max(1.0) as u64
+    /// least 1; `None` for a quota (a calendar period has no fixed width).
+    pub fn window_seconds(&self) -> Option<u64> {
+        let rate = self.rate()?;
+        Some((self.capacity as f64 / rate.per_second()).ceil().max(1.0) as u64)
     }
 }
 
@@ -57,10 +88,11 @@ mod tests {
 
     #[test]
     fn the_window_is_the_time_to_refill_from_empty() {
-        assert_eq!(limits(10, "10/s").window_seconds(), 1);
-        assert_eq!(limits(1, "1/m").window_seconds(), 60);
-        assert_eq!(limits(100, "1000/s").window_seconds(), 1);
-        assert_eq!(limits(5, "2/s").window_seconds(), 3);
+        assert_eq!(limits(10, "10/s").window_seconds(), Some(1));
+        assert_eq!(limits(1, "1/m").window_seconds(), Some(60));
+        assert_eq!(limits(100, "1000/s").window_seconds(), Some(1));
+        assert_eq!(limits(5, "2/s").window_seconds(), Some(3));
+        assert_eq!(Limits::quota(50).unwrap().window_seconds(), None);
     }
 
     #[test]
@@ -69,5 +101,6 @@ mod tests {
         assert_eq!(Limits::new(10, rate("1e-300/s")), Err(SpecError::TooSlow));
         assert_eq!(Limits::new(0, rate("1/s")), Err(SpecError::Capacity));
         assert!(Limits::new(10, rate("1/d")).is_ok());
+        assert_eq!(Limits::quota(0), Err(SpecError::Capacity));
     }
 }

@@ -5,6 +5,7 @@ mod calendar;
 mod index;
 mod limits;
 mod path;
+mod quota;
 mod rate;
 mod route;
 mod rules;
@@ -14,6 +15,7 @@ pub use calendar::{Calendar, CalendarError, Period};
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
+pub use quota::{periods_around, QuotaCalendar};
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
 pub use rules::{Rules, Settle, Shaping};
@@ -41,6 +43,8 @@ pub struct Policy {
     pub sources: Option<IdentityChain>,
     /// Limits chosen by a value of the request.
     pub tiers: Option<Tiers>,
+    /// A quota policy's calendar (its limits, tiers and overrides are quotas per period).
+    pub calendar: Option<Arc<QuotaCalendar>>,
     /// Cost from a header, settling by the response, concurrency, shaping and penalties.
     pub rules: Rules,
 }
@@ -56,10 +60,13 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: capacity {} refilled at {}, cost {}{}; applies to {}",
+            "{}: {}, cost {}{}; applies to {}",
             self.name(),
-            self.limits.capacity(),
-            self.limits.rate(),
+            match (self.limits.rate(), &self.calendar) {
+                (Some(rate), _) => format!("capacity {} refilled at {rate}", self.limits.capacity()),
+                (None, Some(calendar)) => format!("quota {} per {calendar:?}", self.limits.capacity()),
+                (None, None) => format!("quota {}", self.limits.capacity()),
+            },
             self.cost,
             if self.shadow { ", shadow" } else { "" },
             self.route
@@ -71,7 +78,10 @@ impl fmt::Display for Policy {
             let levels: Vec<String> = tiers
                 .levels
                 .iter()
-                .map(|(name, l)| format!("{name} = {} at {}", l.capacity(), l.rate()))
+                .map(|(name, l)| match l.rate() {
+                    Some(rate) => format!("{name} = {} at {rate}", l.capacity()),
+                    None => format!("{name} = {}", l.capacity()),
+                })
                 .collect();
             write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
         }
@@ -93,6 +103,7 @@ mod tests {
             route: Route::default(),
             sources: None,
             tiers: None,
+            calendar: None,
             rules: Rules::default(),
         };
         assert_eq!(policy(10).key, policy(20).key);

@@ -2,6 +2,7 @@
 //! `Retry-After`, and RFC 9457 problem+json bodies. Rendering cannot fail open: a refusal that
 //! cannot be built becomes a 500, never a forward.
 
+use crate::clock::wall_now_us;
 use crate::control::{now_ms, BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing};
 use crate::limiter::Undecided;
@@ -90,9 +91,12 @@ pub(crate) fn render(
 }
 
 /// `RateLimit-Policy` text of policy `name` with `limits`: quota and window (seconds to refill
-/// from empty).
+/// from empty; none for a calendar quota, whose period has no fixed width).
 pub fn policy_text(name: &str, quota: Quota) -> String {
-    format!("\"{name}\";q={};w={}", quota.capacity, quota.window_seconds)
+    match quota.window_seconds {
+        Some(w) => format!("\"{name}\";q={};w={w}", quota.capacity),
+        None => format!("\"{name}\";q={}", quota.capacity),
+    }
 }
 
 /// The `RateLimit-Policy` item of a `max_in_flight` of `limit` (quota unit: concurrent
@@ -152,7 +156,9 @@ pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Byte
 /// The problem body of a throttled request, written directly: the hot answer of a flood, it
 /// skips building a JSON value. Policy names hold only letters, digits and `-_.` (checked by
 /// the config), so nothing in it needs escaping.
-fn throttled_body(status: u16, policy: &str, retry_after: u64) -> Bytes {
+/// A calendar quota's refusal also says when the quota resets (`resets_at`, RFC 3339 in the
+/// policy's zone: digits and `-:+T` only).
+fn throttled_body(status: u16, policy: &str, retry_after: u64, resets_at: Option<&str>) -> Bytes {
     let title = StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -172,7 +178,9 @@ fn throttled_body(status: u16, policy: &str, retry_after: u64) -> Bytes {
         policy,
         "\",\"retry_after\":",
         wait,
-        "}",
+        if resets_at.is_some() { ",\"resets_at\":\"" } else { "" },
+        resets_at.unwrap_or(""),
+        if resets_at.is_some() { "\"}" } else { "}" },
     ];
     let mut body = String::with_capacity(parts.iter().map(|p| p.len()).sum());
     parts.iter().for_each(|p| body.push_str(p));
@@ -227,11 +235,9 @@ fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> 
             header_value(ratelimit_text(standing)),
         ),
     ];
-    problem(
-        status,
-        throttled_body(status, standing.policy, retry_after),
-        &headers,
-    )
+    let resets_at = standing.calendar.map(|c| c.resets_at(wall_now_us()));
+    let body = throttled_body(status, standing.policy, retry_after, resets_at.as_deref());
+    problem(status, body, &headers)
 }
 
 /// The refusal of a caller holding all `max_in_flight` slots of a policy: `status`,

@@ -83,7 +83,7 @@ pub async fn decide(
                 policy: &l.rule.key,
                 identity: l.identity,
             },
-            spec: l.rule.limits.spec(),
+            spec: l.rule.limits.spec(None, 0),
             cost: l.cost as f64,
             mode: if l.rule.shadow {
                 Mode::Shadow
@@ -126,6 +126,7 @@ pub async fn decide(
                     level: 0,
                 },
                 quota: Quota::of(&l.rule.limits),
+                calendar: None,
                 cost: l.cost,
                 assessment: *a,
             });

@@ -69,6 +69,7 @@ fn a_caller_ban_meets_the_requests_its_source_identifies_and_overrides_apply_by_
             caller: alice.hex(),
             capacity: 50,
             rate: "5/s".into(),
+            quota: None,
             reason: String::new(),
             by: "ops".into(),
             created_at_ms: 0,

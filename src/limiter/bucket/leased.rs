@@ -80,6 +80,17 @@ impl BucketSpec {
     /// capacity minus what is out on lease, window by window. With nothing lent this is
     /// [`BucketSpec::refill`], to the bit.
     pub fn refill_leased(&self, stored: Option<LeasedState>, now_us: u64) -> LeasedState {
+        if self.periods.is_some() {
+            // A quota is never lent: what a lease field says of it is ignored.
+            let bucket = self.refill(stored.map(|s| s.bucket), now_us);
+            return LeasedState {
+                bucket,
+                on_lease: OnLease {
+                    window: OnLease::window_of(bucket.updated_us),
+                    ..OnLease::default()
+                },
+            };
+        }
         let Some(stored) = stored else {
             return LeasedState {
                 bucket: self.refill(None, now_us),
@@ -163,14 +174,15 @@ impl BucketSpec {
             bucket,
             on_lease: lent,
         };
-        (self.settled_answer(bucket.tokens), after)
+        (self.settled_answer(bucket.tokens, bucket.updated_us), after)
     }
 
     /// A settlement of `delta` tokens (see [`BucketSpec::settle`]) on a bucket with tokens out
     /// on lease: a refund fills it up to its capacity minus what is out.
     pub fn settle_leased(&self, level: LeasedState, delta: f64) -> (Assessment, LeasedState) {
         let cap = self.capacity - level.on_lease.total();
-        let tokens = self.settled(level.bucket, delta).min(cap);
+        let now_us = level.bucket.updated_us;
+        let tokens = self.settled(level.bucket, delta, now_us).min(cap);
         let after = LeasedState {
             bucket: BucketState {
                 tokens,
@@ -178,7 +190,7 @@ impl BucketSpec {
             },
             ..level
         };
-        (self.settled_answer(tokens), after)
+        (self.settled_answer(tokens, now_us), after)
     }
 
     /// How long `state` must be kept at `now_us`: until it is full and unblocked (as

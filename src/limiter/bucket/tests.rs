@@ -159,7 +159,7 @@ fn specs_that_would_lose_exactness_are_refused() {
     // One token a year, and a year's worth of tokens at once, are fine.
     assert!(BucketSpec::new(1.0, 1.0 / (365.0 * 86_400.0)).is_ok());
     let slowest = BucketSpec::new(MAX_CAPACITY, 1e9).unwrap();
-    assert!(slowest.micros_to_gain(MAX_CAPACITY) < u64::MAX / 1000);
+    assert!(slowest.micros_to_gain(MAX_CAPACITY, 0) < u64::MAX / 1000);
 }
 
 #[test]
@@ -167,10 +167,10 @@ fn a_charge_past_the_level_leaves_debt_that_refill_pays_off() {
     let s = spec(100.0, 10.0);
     let mut state = Some(at(50.0, 0));
     let level = s.refill(state, 0);
-    let charged = s.settle(level, 80.0);
+    let charged = s.settle(level, 80.0, 0);
     assert!(charged.allowed);
     assert_eq!(charged.remaining, -30.0);
-    state = Some(s.after_settle(level, 80.0));
+    state = Some(s.after_settle(level, 80.0, 0));
     // In debt, even a cost of one waits for the debt to be paid off.
     let refused = take(&s, &mut state, 1.0, 0);
     assert!(!refused.allowed);
@@ -182,8 +182,8 @@ fn a_charge_past_the_level_leaves_debt_that_refill_pays_off() {
 fn a_refund_never_fills_past_capacity() {
     let s = spec(10.0, 1.0);
     let level = at(8.0, 0);
-    assert_eq!(s.settle(level, -5.0).remaining, 10.0);
-    assert_eq!(s.after_settle(level, -1.5).tokens, 9.5);
+    assert_eq!(s.settle(level, -5.0, 0).remaining, 10.0);
+    assert_eq!(s.after_settle(level, -1.5, 0).tokens, 9.5);
 }
 
 #[test]
@@ -286,6 +286,6 @@ fn a_settlement_leaves_a_block_standing() {
         updated_us: 0,
         blocked_until_us: 7,
     };
-    assert_eq!(s.after_settle(level, -1.0).blocked_until_us, 7);
-    assert_eq!(s.settle(level, 1.0).penalty, Penalty::None);
+    assert_eq!(s.after_settle(level, -1.0, 0).blocked_until_us, 7);
+    assert_eq!(s.settle(level, 1.0, 0).penalty, Penalty::None);
 }

@@ -83,7 +83,7 @@ impl MemoryStore {
         let level = take.spec.refill(shard.get(&id), now_us);
         let answer = assess(take, level, now_us);
         let write = match answer.allowed {
-            true => Some(paid(take, level, &answer)),
+            true => Some(paid(take, level, &answer, now_us)),
             false => blocked(take, level, &answer, now_us),
         };
         if let Some((state, owed)) = write {
@@ -123,7 +123,7 @@ impl MemoryStore {
             .map(|(t, level)| assess(t, *level, now_us))
             .collect();
         let paid = paying(takes, &assessments).map(|i| {
-            let (state, owed) = paid(&takes[i], levels[i], &assessments[i]);
+            let (state, owed) = paid(&takes[i], levels[i], &assessments[i], now_us);
             (i, state, owed)
         });
         let blocked = (0..takes.len()).filter_map(|i| {
@@ -148,7 +148,7 @@ impl MemoryStore {
 /// what was left unspent.
 fn assess(take: &Take<'_>, level: BucketState, now_us: u64) -> Assessment {
     match take.mode {
-        Mode::Settle | Mode::Return { .. } => take.spec.settle(level, take.cost),
+        Mode::Settle | Mode::Return { .. } => take.spec.settle(level, take.cost, now_us),
         Mode::Enforce | Mode::Shadow | Mode::Lease => {
             take.spec.assess(level, take.cost, take.terms, now_us)
         }
@@ -157,11 +157,17 @@ fn assess(take: &Take<'_>, level: BucketState, now_us: u64) -> Assessment {
 
 /// The bucket `take` leaves once it is paid, and what its caller still owes. A settlement's
 /// cost is a change, not a request's cost: it owes while in debt.
-fn paid(take: &Take<'_>, level: BucketState, answer: &Assessment) -> (BucketState, f64) {
+fn paid(
+    take: &Take<'_>,
+    level: BucketState,
+    answer: &Assessment,
+    now_us: u64,
+) -> (BucketState, f64) {
     match take.mode {
-        Mode::Settle | Mode::Return { .. } => {
-            (take.spec.after_settle(level, take.cost), -answer.remaining)
-        }
+        Mode::Settle | Mode::Return { .. } => (
+            take.spec.after_settle(level, take.cost, now_us),
+            -answer.remaining,
+        ),
         Mode::Enforce | Mode::Shadow | Mode::Lease => (
             take.spec.after_take(level, answer),
             take.cost - answer.remaining,
@@ -189,7 +195,7 @@ fn entry(take: &Take<'_>, state: BucketState, owed: f64, now_us: u64) -> Entry {
     Entry {
         state,
         full_at_us: now_us.saturating_add(take.spec.keep_for_us(&state, now_us)),
-        pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(owed)),
+        pay_at_us: now_us.saturating_add(take.spec.micros_to_gain(owed, now_us)),
     }
 }
 
@@ -240,7 +246,7 @@ impl MemoryStore {
         now_us: u64,
     ) {
         let spec = take.spec;
-        let full_in = spec.micros_to_gain(spec.capacity() - state.tokens);
+        let full_in = spec.micros_to_gain(spec.capacity() - state.tokens, now_us);
         if full_in == 0 && state.blocked_until_us <= now_us {
             shard.remove(&id);
             return;
@@ -248,7 +254,7 @@ impl MemoryStore {
         let entry = Entry {
             state,
             full_at_us: now_us.saturating_add(full_in),
-            pay_at_us: now_us.saturating_add(spec.micros_to_gain(take.cost - state.tokens)),
+            pay_at_us: now_us.saturating_add(spec.micros_to_gain(take.cost - state.tokens, now_us)),
         };
         shard.store(id, entry, now_us, self.per_shard_cap);
     }

@@ -122,7 +122,7 @@ impl Leases {
             allowed: true,
             remaining,
             retry_after_us: 0,
-            full_in_us: spec.micros_to_gain(spec.capacity() - remaining),
+            full_in_us: spec.micros_to_gain(spec.capacity() - remaining, now_us),
             penalty: Penalty::None,
         };
         Some(Spent { answer, renew })

@@ -129,9 +129,10 @@ impl RedisStore {
 }
 
 /// Whether a take may be answered from a lease: an enforcing take on plain terms (a policy that
-/// prepays or blocks needs every decision made by Redis).
+/// prepays or blocks needs every decision made by Redis), from a bucket, not a quota (a lease
+/// lent before a period's end would be spent after it, and the period's count must be exact).
 fn leasable(take: &Take<'_>) -> bool {
-    take.enforces() && take.terms == Terms::default()
+    take.enforces() && take.terms == Terms::default() && take.spec.periods().is_none()
 }
 
 impl Refund {

@@ -32,15 +32,15 @@ pub(super) fn parse_groups(
             group
                 .iter()
                 .zip(answers.by_ref())
-                .map(|(spec, bytes)| assessment(spec, bytes).ok_or_else(bad))
+                .map(|(spec, bytes)| assessment(spec, bytes, now).ok_or_else(bad))
                 .collect()
         })
         .collect::<Result<_, LimiterError>>()?;
     Ok((now, groups))
 }
 
-/// One bucket's answer, if well formed.
-fn assessment(spec: &BucketSpec, bytes: &[u8]) -> Option<Assessment> {
+/// One bucket's answer at Redis time `now_us`, if well formed.
+fn assessment(spec: &BucketSpec, bytes: &[u8], now_us: u64) -> Option<Assessment> {
     let double = |at: usize| {
         bytes
             .get(at..at + 8)?
@@ -56,7 +56,7 @@ fn assessment(spec: &BucketSpec, bytes: &[u8]) -> Option<Assessment> {
         allowed: flags & 1 == 1,
         remaining,
         retry_after_us: whole.then_some(retry_after as u64)?,
-        full_in_us: spec.micros_to_gain(spec.capacity() - remaining),
+        full_in_us: spec.micros_to_gain(spec.capacity() - remaining, now_us),
         penalty: Penalty::from_wire(u64::from(flags >> 1))?,
     })
 }

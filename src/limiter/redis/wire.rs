@@ -7,8 +7,8 @@ use crate::limiter::{Mode, Take};
 use std::collections::HashMap;
 
 /// A shape as the script keeps it: capacity, rate, overdraft and block, as bits (to tell
-/// shapes apart exactly).
-type Shape = [u64; 4];
+/// shapes apart exactly), then a quota's four period boundaries (0 for a bucket).
+type Shape = [u64; 8];
 
 /// The binary string of one call, built group by group.
 #[derive(Default)]
@@ -37,13 +37,16 @@ impl Wire {
         }
     }
 
-    /// The whole string: `u32 shapes, (capacity rate overdraft block)…, u32 groups, then the
-    /// groups` (doubles but for the counts, the shape numbers and the modes).
+    /// The whole string: `u32 shapes, (capacity rate overdraft block [4 boundaries if the
+    /// rate is 0: a quota])…, u32 groups, then the groups` (doubles but for the counts, the
+    /// shape numbers and the modes).
     pub(super) fn finish(self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + 32 * self.shapes.len() + self.takes.len());
+        let mut out = Vec::with_capacity(8 + 64 * self.shapes.len() + self.takes.len());
         out.extend_from_slice(&(self.shapes.len() as u32).to_le_bytes());
         for shape in &self.shapes {
-            for bits in shape {
+            let quota = f64::from_bits(shape[1]) == 0.0;
+            let sent = if quota { &shape[..] } else { &shape[..4] };
+            for bits in sent {
                 out.extend_from_slice(&bits.to_le_bytes());
             }
         }
@@ -54,11 +57,17 @@ impl Wire {
 
     /// The 1-based number of `take`'s shape, added if new.
     fn shape(&mut self, take: &Take<'_>) -> u32 {
+        let bounds = take.spec.periods().map_or([0; 4], |p| p.boundaries());
+        let bits = |n: u64| (n as f64).to_bits();
         let shape = [
             take.spec.capacity().to_bits(),
             take.spec.rate_per_second().to_bits(),
             take.terms.overdraft.to_bits(),
-            (take.terms.block_us as f64).to_bits(),
+            bits(take.terms.block_us),
+            bits(bounds[0]),
+            bits(bounds[1]),
+            bits(bounds[2]),
+            bits(bounds[3]),
         ];
         *self.shape_of.entry(shape).or_insert_with(|| {
             self.shapes.push(shape);

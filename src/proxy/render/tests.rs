@@ -29,6 +29,7 @@ fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standi
             level: 0,
         },
         quota: Quota::of(limits),
+        calendar: None,
         cost: 1,
         assessment: a,
     }
