@@ -143,11 +143,7 @@ impl ControlApi {
         };
         let calendar = policy.calendar.as_deref();
         let spec = limits.spec(calendar, wall_now_us());
-        let peek = self
-            .limiter
-            .peek(key, spec)
-            .await
-            .map_err(unavailable)?;
+        let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
         let in_flight = match policy.rules.max_in_flight {
             Some(_) => {
                 let slots = BucketKey {

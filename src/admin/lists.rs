@@ -215,9 +215,13 @@ impl ControlApi {
 /// `capacity` and `rate` for a bucket policy.
 fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
     if quota_policy {
-        let misplaced = [("capacity", body.capacity.is_some()), ("rate", body.rate.is_some())];
+        let misplaced = [
+            ("capacity", body.capacity.is_some()),
+            ("rate", body.rate.is_some()),
+        ];
         if let Some((field, _)) = misplaced.iter().find(|(_, given)| *given) {
-            let detail = format!("`{field}` is for bucket policies; this policy is a quota: give `quota`");
+            let detail =
+                format!("`{field}` is for bucket policies; this policy is a quota: give `quota`");
             return Err(Reply::bad_field(field, &detail));
         }
         let missing = || Reply::bad_field("quota", "a quota policy's override needs `quota`");
@@ -225,10 +229,16 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
         return Limits::quota(quota).map_err(|e| Reply::bad_field("quota", &e.to_string()));
     }
     if body.quota.is_some() {
-        let detail = "`quota` is for quota policies; this policy is a bucket: give `capacity` and `rate`";
+        let detail =
+            "`quota` is for quota policies; this policy is a bucket: give `capacity` and `rate`";
         return Err(Reply::bad_field("quota", detail));
     }
-    let missing = |field: &str| Reply::bad_field(field, &format!("a bucket policy's override needs `{field}`"));
+    let missing = |field: &str| {
+        Reply::bad_field(
+            field,
+            &format!("a bucket policy's override needs `{field}`"),
+        )
+    };
     let capacity = input::capacity(body.capacity.as_ref().ok_or_else(|| missing("capacity"))?)?;
     let rate: Rate = body
         .rate

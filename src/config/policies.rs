@@ -47,7 +47,13 @@ fn policy(
     }
     let calendar = calendar(check, file)?;
     let quota = calendar.is_some();
-    let limits = limits(check, LimitKeys::of_policy(file), "policy", quota, &file.name)?;
+    let limits = limits(
+        check,
+        LimitKeys::of_policy(file),
+        "policy",
+        quota,
+        &file.name,
+    )?;
     let cost = match &file.cost {
         Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
         None => 1,

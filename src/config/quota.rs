@@ -51,7 +51,8 @@ pub(super) fn calendar(
             (&file.week_start, "week_start"),
         ];
         if let Some((Some(value), key)) = stray.iter().find(|(v, _)| v.is_some()) {
-            let message = format!("`policy.{key}` belongs to a calendar quota; give `policy.quota` too");
+            let message =
+                format!("`policy.{key}` belongs to a calendar quota; give `policy.quota` too");
             return Err(check.error(value, message));
         }
         return Ok(None);
@@ -61,9 +62,10 @@ pub(super) fn calendar(
         return Err(check.error(quota, message));
     };
     if let Some(delay) = &file.max_delay {
-        let message = "`policy.max_delay` does not apply to a quota: its tokens come back only when \
+        let message =
+            "`policy.max_delay` does not apply to a quota: its tokens come back only when \
                        its period ends, so no request is held for them"
-            .to_owned();
+                .to_owned();
         return Err(check.error(delay, message));
     }
     let parsed: Period = period

@@ -63,8 +63,10 @@ impl fmt::Display for Policy {
             "{}: {}, cost {}{}; applies to {}",
             self.name(),
             match (self.limits.rate(), &self.calendar) {
-                (Some(rate), _) => format!("capacity {} refilled at {rate}", self.limits.capacity()),
-                (None, Some(calendar)) => format!("quota {} per {calendar:?}", self.limits.capacity()),
+                (Some(rate), _) =>
+                    format!("capacity {} refilled at {rate}", self.limits.capacity()),
+                (None, Some(calendar)) =>
+                    format!("quota {} per {calendar:?}", self.limits.capacity()),
                 (None, None) => format!("quota {}", self.limits.capacity()),
             },
             self.cost,

@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn the_periods_around_an_instant_in_berlin() {
-        let days = QuotaCalendar::new(Calendar::new(Period::Day, "Europe/Berlin", "monday").unwrap());
+        let days =
+            QuotaCalendar::new(Calendar::new(Period::Day, "Europe/Berlin", "monday").unwrap());
         let p = days.periods(us("2027-03-28T12:00:00Z"));
         assert_eq!(
             p.boundaries(),
@@ -112,8 +113,15 @@ mod tests {
         );
         assert_eq!(days.periods(us("2027-03-28T21:59:59Z")), p, "cached");
         let next = days.periods(us("2027-03-28T22:00:00Z"));
-        assert_eq!(next.boundaries()[1], us("2027-03-28T22:00:00Z"), "recomputed");
-        assert_eq!(days.resets_at(us("2027-03-28T12:00:00Z")), "2027-03-29T00:00:00+02:00");
+        assert_eq!(
+            next.boundaries()[1],
+            us("2027-03-28T22:00:00Z"),
+            "recomputed"
+        );
+        assert_eq!(
+            days.resets_at(us("2027-03-28T12:00:00Z")),
+            "2027-03-29T00:00:00+02:00"
+        );
     }
 
     #[test]
@@ -121,7 +129,11 @@ mod tests {
         let months = QuotaCalendar::new(Calendar::new(Period::Month, "UTC", "monday").unwrap());
         let p = months.periods(us("2028-01-31T23:59:59Z"));
         assert_eq!(p.boundaries()[2], us("2028-02-01T00:00:00Z"));
-        assert_eq!(p.boundaries()[3], us("2028-03-01T00:00:00Z"), "29 days: a leap year");
+        assert_eq!(
+            p.boundaries()[3],
+            us("2028-03-01T00:00:00Z"),
+            "29 days: a leap year"
+        );
         assert_eq!(p.boundaries()[0], us("2027-12-01T00:00:00Z"));
     }
 }

@@ -178,7 +178,11 @@ fn throttled_body(status: u16, policy: &str, retry_after: u64, resets_at: Option
         policy,
         "\",\"retry_after\":",
         wait,
-        if resets_at.is_some() { ",\"resets_at\":\"" } else { "" },
+        if resets_at.is_some() {
+            ",\"resets_at\":\""
+        } else {
+            ""
+        },
         resets_at.unwrap_or(""),
         if resets_at.is_some() { "\"}" } else { "}" },
     ];

@@ -52,11 +52,18 @@ fn the_old_periods_count_never_leaks_into_the_new_one() {
     }
     assert!(!take(&s, &mut state, 1.0, 200 * SECOND - 1).allowed);
     for _ in 0..5 {
-        assert!(take(&s, &mut state, 1.0, 200 * SECOND).allowed, "a whole new period");
+        assert!(
+            take(&s, &mut state, 1.0, 200 * SECOND).allowed,
+            "a whole new period"
+        );
     }
     let refused = take(&s, &mut state, 1.0, 200 * SECOND);
     assert!(!refused.allowed, "and not one more");
-    assert_eq!(refused.retry_after_us, 100 * SECOND, "until the end of [200 s, 300 s)");
+    assert_eq!(
+        refused.retry_after_us,
+        100 * SECOND,
+        "until the end of [200 s, 300 s)"
+    );
 }
 
 #[test]
@@ -69,7 +76,10 @@ fn the_stores_clock_picks_the_period_whatever_the_callers_clock_said() {
     assert!(a.allowed);
     assert_eq!(a.full_in_us, SECOND);
     let a = take(&s, &mut state, 1.0, 100 * SECOND);
-    assert!(a.allowed, "a state from before the period's start is a full quota");
+    assert!(
+        a.allowed,
+        "a state from before the period's start is a full quota"
+    );
 }
 
 #[test]
@@ -78,8 +88,16 @@ fn settlements_apply_only_in_the_period_their_request_was_admitted_in() {
     let mut state = None;
     take(&s, &mut state, 4.0, 150 * SECOND);
     let level = s.refill(state, 160 * SECOND);
-    assert_eq!(s.after_settle(level, -3.0, 160 * SECOND).tokens, 9.0, "a refund");
-    assert_eq!(s.after_settle(level, 20.0, 160 * SECOND).tokens, -14.0, "a charge, into debt");
+    assert_eq!(
+        s.after_settle(level, -3.0, 160 * SECOND).tokens,
+        9.0,
+        "a refund"
+    );
+    assert_eq!(
+        s.after_settle(level, 20.0, 160 * SECOND).tokens,
+        -14.0,
+        "a charge, into debt"
+    );
     // After the period ends, neither a refund nor a charge changes the new period.
     let later = s.refill(state, 210 * SECOND);
     assert_eq!(later.tokens, 10.0);
@@ -103,5 +121,9 @@ fn a_block_outlives_the_period_when_it_is_longer() {
     let next_period = s.refill(Some(blocked), 250 * SECOND);
     assert_eq!(next_period.tokens, 1.0, "the new period's quota is there");
     let a = s.assess(next_period, 1.0, terms, 250 * SECOND);
-    assert_eq!((a.allowed, a.penalty), (false, Penalty::Standing), "but the block stands");
+    assert_eq!(
+        (a.allowed, a.penalty),
+        (false, Penalty::Standing),
+        "but the block stands"
+    );
 }
