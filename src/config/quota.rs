@@ -163,3 +163,69 @@ fn bucket_limits(
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    fn read(policy: &str) -> Result<crate::config::Config, String> {
+        let text = format!(
+            "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+             [[policy]]\nname = \"plan\"\n{policy}\n"
+        );
+        parse(&text, Path::new("f.toml")).map_err(|e| e.to_string())
+    }
+
+    fn error_of(policy: &str) -> String {
+        read(policy).expect_err("refused")
+    }
+
+    #[test]
+    fn a_quota_policy_with_tiers_is_read() {
+        let config = read(
+            "quota = 1000\nperiod = \"month\"\ntimezone = \"Europe/Berlin\"\n\
+             tier = \"header:x-plan\"\n[policy.tiers.pro]\nquota = 100000\n",
+        )
+        .unwrap();
+        let policy = &config.policies[0];
+        assert!(policy.limits.is_quota());
+        assert_eq!(policy.limits.capacity(), 1000);
+        assert_eq!(
+            policy.tiers.as_ref().unwrap().levels[0].1.capacity(),
+            100_000
+        );
+        let shown = config.to_string();
+        assert!(
+            shown.contains("plan: quota 1000 per month in Europe/Berlin"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn bad_quotas_are_located_errors() {
+        let cases = [
+            ("quota = 10\nperiod = \"day\"\ntimezone = \"Mars/Olympus\"", "f.toml:11:12: `policy.timezone`"),
+            ("quota = 10\nperiod = \"fortnight\"", "f.toml:10:10: `policy.period`"),
+            ("quota = 10\nperiod = \"week\"\nweek_start = \"someday\"", "f.toml:11:14: `policy.week_start`"),
+            ("quota = 10\nperiod = \"day\"\ncapacity = 5", "f.toml:11:12: `policy.capacity` cannot go with a quota"),
+            ("quota = 10\nperiod = \"day\"\nrate = \"1/s\"", "f.toml:11:8: `policy.rate` cannot go with a quota"),
+            ("quota = 0\nperiod = \"day\"", "f.toml:9:9: `policy.quota` must be between 1"),
+            ("quota = 10", "f.toml:9:9: `policy.quota` needs `policy.period`"),
+            ("capacity = 5\nrate = \"1/s\"\nperiod = \"day\"", "f.toml:11:10: `policy.period` belongs to a calendar quota"),
+            ("quota = 10\nperiod = \"day\"\nmax_delay = \"1s\"", "f.toml:11:13: `policy.max_delay` does not apply to a quota"),
+            ("cost = 2", "f.toml:8:8: `policy` needs `capacity` and `rate`"),
+            (
+                "quota = 10\nperiod = \"day\"\ntier = \"header:x-plan\"\n[policy.tiers.pro]\ncapacity = 5\nrate = \"1/s\"",
+                "`policy.tiers.pro.capacity` cannot go with a quota",
+            ),
+        ];
+        for (policy, expected) in cases {
+            let message = error_of(policy);
+            assert!(
+                message.starts_with(expected) || message.contains(expected),
+                "{policy}\n→ {message}"
+            );
+        }
+    }
+}
