@@ -143,7 +143,9 @@ impl<'g> Planned<'g> {
     /// the policy's `max_delay`.
     pub(crate) fn take(&self, holdable: bool) -> Take<'g> {
         let calendar = self.bound.policy.calendar.as_deref();
-        let spec = self.limits().spec(calendar, wall_now_us());
+        // Only a quota reads the wall clock.
+        let now_us = calendar.map_or(0, |_| wall_now_us());
+        let spec = self.limits().spec(calendar, now_us);
         Take {
             key: self.bucket(),
             spec,
