@@ -1,4 +1,5 @@
 --[[ take.lua: decide many independent groups of bucket takes in one call, on Redis's clock.
+ANCHOR: contract
 Each group takes `cost` tokens from every enforcing bucket in it, all or nothing, and from each
 of its shadow buckets on its own. Groups are decided in order; a later group sees what an
 earlier one took (two requests of one caller may share a call).
@@ -67,6 +68,7 @@ operation, so both give the same answers for the same times and costs):
   early and no idle key lingers), and while tokens are out on lease, for as long again as they
   stay counted; a bucket that is full and unblocked after paying is deleted.
   A bucket that neither pays nor starts a block is not written.
+ANCHOR_END: contract
 ]]
 
 local EPSILON = 1e-9

@@ -190,7 +190,7 @@ fn an_nginx_internal_redirect_asks_twice_and_is_counted_once() {
     let (backend, checks) = (Upstream::start(), Upstream::start());
     let (_floodgate, check) = floodgate(&checks, "");
     // `try_files` finds no file and redirects to @backend: auth_request runs again there.
-    let server = include_str!("../docs/check/nginx.conf").replace(
+    let server = include_str!("../docs/src/check/nginx.conf").replace(
         "    location / {",
         "    root /nonexistent;\n    location /files/ {\n        try_files $uri @backend;\n    }\n\
          \n    location @backend {\n        auth_request /_floodgate;\n        proxy_pass http://BACKEND;\n    }\n\

@@ -323,7 +323,7 @@ fn crowdsecs_nginx_parser_finds_in_floodgates_log_what_it_finds_in_nginxs() {
 
     // Throttled lines become an alert only with Floodgate's scenario installed.
     let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/crowdsec/floodgate-throttled.yaml");
+        .join("docs/src/crowdsec/floodgate-throttled.yaml");
     lapi.add_scenario(&scenario);
     let opted_in = lapi.replay(&ours);
     let retrier = (

@@ -1,6 +1,6 @@
 //! Real nginx (`auth_request`) and real Caddy (`forward_auth`) in front of a backend, asking a
 //! Floodgate decision endpoint; each on a free loopback port, its files in a temporary
-//! directory, stopped when dropped. The configs are the ones docs/check.md shows.
+//! directory, stopped when dropped. The configs are the ones docs/src/check.md shows.
 
 use super::free_port;
 use std::net::TcpStream;
@@ -17,7 +17,7 @@ pub struct Front {
 impl Front {
     /// nginx on a free port, proxying to `backend` after asking `check` (host:port).
     pub fn nginx(backend: &str, check: &str) -> Self {
-        Self::nginx_with(include_str!("../../docs/check/nginx.conf"), backend, check)
+        Self::nginx_with(include_str!("../../docs/src/check/nginx.conf"), backend, check)
     }
 
     /// nginx running the server block `server` (with LISTEN, BACKEND and FLOODGATE to fill in).
@@ -55,7 +55,7 @@ impl Front {
     pub fn caddy(backend: &str, check: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
-        let site = include_str!("../../docs/check/Caddyfile")
+        let site = include_str!("../../docs/src/check/Caddyfile")
             .replace("LISTEN", &format!("127.0.0.1:{port}"))
             .replace("BACKEND", backend)
             .replace("FLOODGATE", check);
