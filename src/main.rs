@@ -27,7 +27,7 @@ struct Cli {
     /// Validate the config, print the effective settings and exit.
     #[arg(long, short)]
     test: bool,
-    /// Take the listeners over from the running instance (see the README's upgrade steps).
+    /// Take the listeners over from the running instance (docs: Running in production, Zero-downtime upgrade).
     #[arg(long, short)]
     upgrade: bool,
 }
@@ -62,7 +62,9 @@ fn main() -> ExitCode {
     match floodgate::app::build(&config, &launch) {
         Ok(server) => {
             log::info!(
-                "floodgate listening on {} (admin {})",
+                "floodgate {} (commit {}) listening on {} (admin {})",
+                env!("CARGO_PKG_VERSION"),
+                env!("FLOODGATE_COMMIT"),
                 config.server.listen,
                 config.admin.listen
             );

@@ -145,7 +145,10 @@ fn reference() -> HashMap<String, String> {
     let mut keys = HashMap::new();
     for row in text.lines().filter(|l| l.starts_with("| `")) {
         let first_cell = row.split('|').nth(1).unwrap();
-        let named: Vec<String> = tick.captures_iter(first_cell).map(|c| c[1].to_owned()).collect();
+        let named: Vec<String> = tick
+            .captures_iter(first_cell)
+            .map(|c| c[1].to_owned())
+            .collect();
         let table = named[0].rsplit_once('.').map_or("", |(t, _)| t).to_owned();
         for name in &named {
             let full = match name {
@@ -163,8 +166,10 @@ fn reference() -> HashMap<String, String> {
 fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
     let documented = reference();
     let mut problems = Vec::new();
-    let tables: HashMap<&str, BTreeSet<String>> =
-        TABLES.iter().map(|(name, probe)| (*name, accepted(probe))).collect();
+    let tables: HashMap<&str, BTreeSet<String>> = TABLES
+        .iter()
+        .map(|(name, probe)| (*name, accepted(probe)))
+        .collect();
     for (table, keys) in &tables {
         for key in keys {
             let full = match *table {
@@ -173,8 +178,12 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
             };
             let inline = table.ends_with(".match");
             let listed = match inline {
-                true => documented.get(*table).is_some_and(|row| row.contains(key.as_str())),
-                false => documented.keys().any(|k| *k == full || k.starts_with(&format!("{full}."))),
+                true => documented
+                    .get(*table)
+                    .is_some_and(|row| row.contains(key.as_str())),
+                false => documented
+                    .keys()
+                    .any(|k| *k == full || k.starts_with(&format!("{full}."))),
             };
             if !listed {
                 problems.push(format!("accepted but not in the reference: `{full}`"));
@@ -186,7 +195,9 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
         let known = tables.get(table).is_some_and(|keys| keys.contains(last));
         let root_known = tables[""].contains(key.split('.').next().unwrap());
         if !known || !root_known {
-            problems.push(format!("in the reference but refused by the reader: `{key}`"));
+            problems.push(format!(
+                "in the reference but refused by the reader: `{key}`"
+            ));
         }
     }
     problems.sort();

@@ -91,9 +91,9 @@ type Socket =
 const WEBSOCKET_ATTEMPTS: u32 = 3;
 
 /// Opens a WebSocket at `url` as caller `key`: the socket and the upgrades it took.
-/// pingora 0.9.1 may close an upgraded connection right after its `101`
-/// (cloudflare/pingora#946; README, *Streams and WebSocket*): the first message then meets
-/// the connection's end, and a client reconnects, as this one does after a short pause.
+/// pingora 0.9.1 may close an upgraded connection right after its `101` (cloudflare/pingora#946;
+/// docs/src/front-proxy.md, *Streams and WebSocket*): the first message then meets the
+/// connection's end, and a client reconnects, as this one does after a short pause.
 async fn open_websocket(url: &str, key: &str) -> (Socket, u32) {
     for upgrades in 1..=WEBSOCKET_ATTEMPTS {
         let mut request = url.into_client_request().expect("a request");

@@ -12,8 +12,8 @@ use toml::Spanned;
 
 const DEFAULT_MAX_ENTRIES: i64 = 1_000_000;
 
-/// The default budget of one store call. Chosen from measurements under contention (README,
-/// "Exact under load"): on a busy 2-core machine a healthy Redis answers within a few ms but
+/// The default budget of one store call. Chosen from measurements under contention
+/// (docs/src/redis.md, "A slow answer is not a dead Redis"): on a busy 2-core machine a healthy Redis answers within a few ms but
 /// can take tens of ms when it is starved of CPU; a call that misses the budget is decided by
 /// `on_error`, so the budget must cover a busy machine, not an idle one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);

@@ -17,7 +17,11 @@ pub struct Front {
 impl Front {
     /// nginx on a free port, proxying to `backend` after asking `check` (host:port).
     pub fn nginx(backend: &str, check: &str) -> Self {
-        Self::nginx_with(include_str!("../../docs/src/check/nginx.conf"), backend, check)
+        Self::nginx_with(
+            include_str!("../../docs/src/check/nginx.conf"),
+            backend,
+            check,
+        )
     }
 
     /// nginx running the server block `server` (with LISTEN, BACKEND and FLOODGATE to fill in).
