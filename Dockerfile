@@ -1,4 +1,4 @@
-# Floodgate: build the release binary the way the README does (scripts/build-release: profile-
+# Floodgate: build the release binary as docs/src/operations.md (Docker) says (scripts/build-release: profile-
 # guided, trained on a short local load), run it as a non-root user.
 #   docker build -t floodgate --build-arg FLOODGATE_COMMIT=$(git rev-parse --short=12 HEAD) .
 #   docker run -p 8080:8080 -v $PWD/my.toml:/etc/floodgate/floodgate.toml floodgate \
