@@ -40,7 +40,8 @@ operation, so both give the same answers for the same times and costs):
   period into the next). Waits (retry-after, time to full) are the time to the period's end.
   A settlement applies only while TIME is in the middle period (the one its request was
   admitted in); a quota may go into debt by at most 2^40 tokens. A quota's key expires at
-  an absolute time (PXAT): its period's end (or its block's end, if later) plus the margin.
+  an absolute time (PEXPIREAT): its period's end (or its block's end, if later) plus the
+  margin.
   Quotas are never lent.
 
   Leases (bucket/leased.rs): a lease pays `cost` if the bucket holds it, like a shadow take, and
@@ -319,8 +320,9 @@ for i = 1, #KEYS do
       keep_us = keep_us + math.max((state[4] + 2) * WINDOW - now, 0)
     end
     if keep_us > 0 and rates[shape] == 0 then
-      redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]),
-        'PXAT', math.ceil((now + keep_us) / 1000) + margin_ms)
+      -- SET then PEXPIREAT, not SET ... PXAT: the same absolute expiry on Redis before 6.2.
+      redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]))
+      redis.call('PEXPIREAT', key, math.ceil((now + keep_us) / 1000) + margin_ms)
     elseif keep_us > 0 and out > 0 then
       redis.call('SET', key, struct.pack('<dddddd', state[1], state[2], state[3], state[4],
         state[5], state[6]), 'PX', math.ceil(keep_us / 1000) + margin_ms)
