@@ -6,6 +6,7 @@ mod digest_key;
 mod fleet;
 mod health;
 mod listener;
+mod optional;
 mod reload;
 mod rlimit;
 mod steering;
@@ -20,10 +21,8 @@ pub use stores::{BuildError, Stores};
 use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
-use crate::crowdsec::{Bouncer, SharedDecisions};
 use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
-use crate::rls::{Deciders, RlsRules, RlsServer, RlsService, RlsSettings};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use pingora::listeners::tls::TlsSettings;
@@ -79,28 +78,6 @@ fn check_service(
     );
     service.add_tcp(&settings.listen.to_string());
     service
-}
-
-/// Envoy's rate limit service on `settings.listen`, deciding with `stores`; the rules it reads
-/// (a reload swaps them).
-fn rls_service(
-    server: &mut Server,
-    settings: &RlsSettings,
-    stores: &Stores,
-    metrics: &Arc<Metrics>,
-) -> Result<Arc<ArcSwap<RlsRules>>, BuildError> {
-    let rules = Arc::new(ArcSwap::new(settings.rules.clone()));
-    let deciders = Deciders {
-        limiter: stores.limiter.clone(),
-        fallback: stores.fallback.clone(),
-        key: stores.digest_key.clone(),
-        metrics: metrics.clone(),
-    };
-    let service = RlsService::new(rules.clone(), deciders);
-    let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service)
-        .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
-    server.add_service(background_service("rate limit service", listener));
-    Ok(rules)
 }
 
 /// Pingora counts these in whole seconds: round up.
@@ -192,20 +169,8 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
 
-    if let Some(settings) = &config.crowdsec {
-        let shared = (stores.redis.clone()).map(|redis| SharedDecisions::new(redis, id));
-        let bouncer = Bouncer::new(
-            settings.clone(),
-            stores.control.clone(),
-            shared,
-            metrics.crowdsec.clone(),
-        )?;
-        server.add_service(background_service("crowdsec", bouncer));
-    }
-    let rls_rules = match &config.rls {
-        Some(settings) => Some(rls_service(&mut server, settings, &stores, &metrics)?),
-        None => None,
-    };
+    optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;
+    let rls_rules = optional::rls(&mut server, config, &stores, &metrics)?;
     if let Some(settings) = &config.check {
         server.add_service(check_service(config, settings, snapshot.clone()));
     }

@@ -43,7 +43,10 @@ pub enum BuildError {
     Rls(String),
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
-    CrowdSec(#[from] crate::crowdsec::PullError),
+    CrowdSec(String),
+    /// The config asks for a part this build was made without.
+    #[error("this build has no `{0}` feature, which the config's [{0}] table needs: build with the default features (cargo build --release, scripts/build-release); scripts/run's quick build leaves it out")]
+    Feature(&'static str),
 }
 
 /// The parts that live as long as the process.

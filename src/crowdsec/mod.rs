@@ -6,13 +6,17 @@
 //! Requests never wait on LAPI: a pull runs beside them, and known decisions stay in force
 //! while LAPI is away.
 
+#[cfg(feature = "crowdsec")]
 mod bouncer;
 mod decision;
+#[cfg(feature = "crowdsec")]
 mod lapi;
 mod shared;
 
+#[cfg(feature = "crowdsec")]
 pub use bouncer::Bouncer;
 pub use decision::{go_duration_ms, Held, LapiDecision, Pulled};
+#[cfg(feature = "crowdsec")]
 pub use lapi::{Lapi, PullError};
 pub use shared::{Change, Lead, Shared, SharedDecisions, CROWDSEC_SCRIPT};
 

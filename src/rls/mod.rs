@@ -4,14 +4,18 @@
 //! (`rules.rs`, `lookup.rs`), each a token bucket in Floodgate's store, one all-or-nothing take
 //! per request, answered with the RateLimit headers Envoy passes to the client.
 
+#[cfg(feature = "rls")]
 mod decide;
 mod lookup;
 mod rules;
+#[cfg(feature = "rls")]
 mod server;
 
+#[cfg(feature = "rls")]
 pub use decide::{decide, Deciders};
 pub use lookup::find;
 pub use rules::{Action, Node, RlsRules, Rule, RulesError};
+#[cfg(feature = "rls")]
 pub use server::{RlsServer, RlsService};
 
 use std::net::SocketAddr;

@@ -1,0 +1,95 @@
+//! The services a build may leave out (cargo features `rls` and `crowdsec`, both on by
+//! default; `scripts/run`'s quick build has neither): Envoy's rate limit service and the
+//! CrowdSec bouncer. A config that asks for one the build lacks is refused when the server is
+//! built, naming the feature.
+
+use super::stores::{BuildError, Stores};
+use crate::config::Config;
+use crate::rls::RlsRules;
+use crate::telemetry::Metrics;
+use arc_swap::ArcSwap;
+use pingora::server::Server;
+use std::sync::Arc;
+
+/// Adds the CrowdSec bouncer when `[crowdsec]` asks for it; `id` is this instance's.
+#[cfg(feature = "crowdsec")]
+pub(super) fn crowdsec(
+    server: &mut Server,
+    config: &Config,
+    stores: &Stores,
+    metrics: &Arc<Metrics>,
+    id: &str,
+) -> Result<(), BuildError> {
+    use crate::crowdsec::{Bouncer, SharedDecisions};
+    use pingora::services::background::background_service;
+    let Some(settings) = &config.crowdsec else {
+        return Ok(());
+    };
+    let shared = (stores.redis.clone()).map(|redis| SharedDecisions::new(redis, id.to_owned()));
+    let bouncer = Bouncer::new(
+        settings.clone(),
+        stores.control.clone(),
+        shared,
+        metrics.crowdsec.clone(),
+    )
+    .map_err(|e| BuildError::CrowdSec(e.to_string()))?;
+    server.add_service(background_service("crowdsec", bouncer));
+    Ok(())
+}
+
+/// Refuses `[crowdsec]`: this build has no bouncer.
+#[cfg(not(feature = "crowdsec"))]
+pub(super) fn crowdsec(
+    _: &mut Server,
+    config: &Config,
+    _: &Stores,
+    _: &Arc<Metrics>,
+    _: &str,
+) -> Result<(), BuildError> {
+    match config.crowdsec {
+        Some(_) => Err(BuildError::Feature("crowdsec")),
+        None => Ok(()),
+    }
+}
+
+/// Adds Envoy's rate limit service when `[rls]` asks for it, deciding with `stores`; the
+/// rules it reads (a reload swaps them).
+#[cfg(feature = "rls")]
+pub(super) fn rls(
+    server: &mut Server,
+    config: &Config,
+    stores: &Stores,
+    metrics: &Arc<Metrics>,
+) -> Result<Option<Arc<ArcSwap<RlsRules>>>, BuildError> {
+    use crate::rls::{Deciders, RlsServer, RlsService};
+    use pingora::services::background::background_service;
+    let Some(settings) = &config.rls else {
+        return Ok(None);
+    };
+    let rules = Arc::new(ArcSwap::new(settings.rules.clone()));
+    let deciders = Deciders {
+        limiter: stores.limiter.clone(),
+        fallback: stores.fallback.clone(),
+        key: stores.digest_key.clone(),
+        metrics: metrics.clone(),
+    };
+    let service = RlsService::new(rules.clone(), deciders);
+    let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service)
+        .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
+    server.add_service(background_service("rate limit service", listener));
+    Ok(Some(rules))
+}
+
+/// Refuses `[rls]`: this build has no rate limit service.
+#[cfg(not(feature = "rls"))]
+pub(super) fn rls(
+    _: &mut Server,
+    config: &Config,
+    _: &Stores,
+    _: &Arc<Metrics>,
+) -> Result<Option<Arc<ArcSwap<RlsRules>>>, BuildError> {
+    match config.rls {
+        Some(_) => Err(BuildError::Feature("rls")),
+        None => Ok(None),
+    }
+}
