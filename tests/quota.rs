@@ -174,6 +174,33 @@ fn exactly_the_quota(proxies: &[Proxy], path: &str, key: &str, policy: &str, zon
     );
     assert_eq!(quota["timezone"], zone);
     assert_eq!(quota["resets_at"], midnight.as_str());
+
+    // An operator's reset through one instance gives the caller its quota back on the others
+    // within a second, though they refused it until midnight a moment ago.
+    for other in &proxies[1..] {
+        let status = client_from("127.0.0.1")
+            .get(other.url(path))
+            .header("x-api-key", key)
+            .send()
+            .unwrap()
+            .status();
+        assert_eq!(status, 429, "refused until midnight, and remembered");
+    }
+    let reset = json!({ "source": "header:x-api-key", "value": key, "policy": policy });
+    assert_eq!(
+        control(&proxies[0], "POST", "/v1/callers/reset", Some(reset)).0,
+        200
+    );
+    std::thread::sleep(Duration::from_millis(1_100));
+    for other in &proxies[1..] {
+        let status = client_from("127.0.0.1")
+            .get(other.url(path))
+            .header("x-api-key", key)
+            .send()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "reset applies on every instance");
+    }
 }
 
 fn fleet_of_three(upstream: &Upstream, store: &str, dir: &Path) -> Vec<Proxy> {
