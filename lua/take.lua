@@ -97,11 +97,14 @@ local margin_ms = tonumber(ARGV[1])
 -- (Periods::settles_at).
 local wire = ARGV[2]
 local caps, rates, overdrafts, blocks = {}, {}, {}, {}
-local starts, ends, settles = {}, {}, {}
+local starts, ends, settles -- made only when a quota is among the shapes
 local shapes, at = struct.unpack('<I', wire)
 for s = 1, shapes do
   caps[s], rates[s], overdrafts[s], blocks[s], at = struct.unpack('<dddd', wire, at)
   if rates[s] == 0 then
+    if not starts then
+      starts, ends, settles = {}, {}, {}
+    end
     local before, start, stop, after
     before, start, stop, after, at = struct.unpack('<dddd', wire, at)
     if now < start then
@@ -115,12 +118,12 @@ for s = 1, shapes do
   end
 end
 
--- BucketSpec::micros_to_gain: by the rate, or for a quota until its period ends (at least 1).
-local function micros_to_gain(tokens, shape)
+-- BucketSpec::micros_to_gain: by the rate, or for a quota (rate 0) until its period ends (at
+-- least 1).
+local function micros_to_gain(tokens, rate, shape)
   if tokens <= 0 then
     return 0
   end
-  local rate = rates[shape]
   if rate == 0 then
     return math.max(ends[shape] - now, 1)
   end
@@ -158,8 +161,7 @@ local function rolled(lw, lc, lp, w)
 end
 
 -- BucketSpec::refill_leased: tokens, time, block end and lent sums at now.
-local function level(state, shape)
-  local capacity, rate = caps[shape], rates[shape]
+local function level(state, capacity, rate, shape)
   if not state then
     return capacity, now, 0, now_window, 0, 0
   end
@@ -191,11 +193,10 @@ local function level(state, shape)
 end
 
 -- BucketSpec::assess: allowed, remaining, retry_after_us, penalty.
-local function assess(tokens, blocked, shape, cost)
-  local overdraft, block = overdrafts[shape], blocks[shape]
+local function assess(tokens, blocked, rate, cost, overdraft, block, shape)
   local token_wait = 0
   if not (tokens + overdraft + EPSILON >= cost) then
-    token_wait = micros_to_gain(cost - overdraft - tokens, shape)
+    token_wait = micros_to_gain(cost - overdraft - tokens, rate, shape)
   end
   if now < blocked then
     return false, tokens, math.max(blocked - now, token_wait), 2
@@ -209,7 +210,7 @@ local function assess(tokens, blocked, shape, cost)
   if tokens + EPSILON >= cost then
     return true, math.max(tokens - cost, 0), 0, 0
   end
-  return true, tokens - cost, micros_to_gain(cost - tokens, shape), 0
+  return true, tokens - cost, micros_to_gain(cost - tokens, rate, shape), 0
 end
 
 -- Stores a bucket's new state and marks it to be written with its shape.
@@ -246,11 +247,13 @@ for _ = 1, groups do
     if mode == 4 then
       b_leased[j], b_window[j], at = struct.unpack('<dd', wire, at)
     end
-    local tokens, ts, blocked, lw, lc, lp = level(stored[key], shape)
+    local capacity, rate = caps[shape], rates[shape]
+    local tokens, ts, blocked, lw, lc, lp = level(stored[key], capacity, rate, shape)
     b_key[j], b_shape[j], b_cost[j], b_mode[j] = key, shape, cost, mode
     b_tokens[j], b_ts[j], b_blocked[j], b_lw[j], b_lc[j], b_lp[j] = tokens, ts, blocked, lw, lc, lp
     if mode ~= 2 and mode ~= 4 then
-      local allowed, remaining, retry, penalty = assess(tokens, blocked, shape, cost)
+      local allowed, remaining, retry, penalty =
+        assess(tokens, blocked, rate, cost, overdrafts[shape], blocks[shape], shape)
       b_allowed[j], b_remaining[j], b_retry[j], b_penalty[j] = allowed, remaining, retry, penalty
       if mode == 0 and not allowed then
         enforced = false
@@ -310,7 +313,8 @@ for i = 1, #KEYS do
   if shape then
     written[key] = nil
     local state = stored[key]
-    local keep_us = micros_to_gain(caps[shape] - state[1], shape)
+    local rate = rates[shape]
+    local keep_us = micros_to_gain(caps[shape] - state[1], rate, shape)
     local block_left = state[3] - now
     if block_left > keep_us then
       keep_us = block_left
@@ -319,7 +323,7 @@ for i = 1, #KEYS do
     if out > 0 then
       keep_us = keep_us + math.max((state[4] + 2) * WINDOW - now, 0)
     end
-    if keep_us > 0 and rates[shape] == 0 then
+    if keep_us > 0 and rate == 0 then
       -- SET then PEXPIREAT, not SET ... PXAT: the same absolute expiry on Redis before 6.2.
       redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]))
       redis.call('PEXPIREAT', key, math.ceil((now + keep_us) / 1000) + margin_ms)
