@@ -82,6 +82,15 @@ fn control(proxy: &Proxy, method: &str, path: &str, body: Option<Value>) -> (u16
     (status, response.json().unwrap_or(Value::Null))
 }
 
+/// A GET of `path` through `proxy` by the caller with API key `key`.
+fn get(proxy: &Proxy, path: &str, key: &str) -> reqwest::blocking::Response {
+    client_from("127.0.0.1")
+        .get(proxy.url(path))
+        .header("x-api-key", key)
+        .send()
+        .unwrap()
+}
+
 /// How caller `key` stands under `policy`, by inspect.
 fn standing(proxy: &Proxy, key: &str, policy: &str) -> Value {
     let path = format!("/v1/callers?source=header:x-api-key&value={key}");
@@ -115,11 +124,7 @@ fn exactly_the_quota(proxies: &[Proxy], path: &str, key: &str, policy: &str, zon
     );
     assert_eq!(report.count(200) + report.count(429), report.total());
 
-    let refused = client_from("127.0.0.1")
-        .get(proxies[1].url(path))
-        .header("x-api-key", key)
-        .send()
-        .unwrap();
+    let refused = get(&proxies[1], path, key);
     let (to_midnight, midnight) = next_midnight(zone);
     assert_eq!(refused.status(), 429);
     let header = |name: &str| refused.headers()[name].to_str().unwrap().to_owned();
@@ -149,12 +154,7 @@ fn exactly_the_quota(proxies: &[Proxy], path: &str, key: &str, policy: &str, zon
     // Once the burst bucket is full again, 25 refusals by the quota take none of its tokens.
     std::thread::sleep(Duration::from_millis(2_100));
     for _ in 0..25 {
-        let status = client_from("127.0.0.1")
-            .get(proxies[0].url(path))
-            .header("x-api-key", key)
-            .send()
-            .unwrap()
-            .status();
+        let status = get(&proxies[0], path, key).status();
         assert_eq!(status, 429);
     }
     let burst = standing(&proxies[2], key, "burst");
@@ -178,12 +178,7 @@ fn exactly_the_quota(proxies: &[Proxy], path: &str, key: &str, policy: &str, zon
     // An operator's reset through one instance gives the caller its quota back on the others
     // within a second, though they refused it until midnight a moment ago.
     for other in &proxies[1..] {
-        let status = client_from("127.0.0.1")
-            .get(other.url(path))
-            .header("x-api-key", key)
-            .send()
-            .unwrap()
-            .status();
+        let status = get(other, path, key).status();
         assert_eq!(status, 429, "refused until midnight, and remembered");
     }
     let reset = json!({ "source": "header:x-api-key", "value": key, "policy": policy });
@@ -193,12 +188,7 @@ fn exactly_the_quota(proxies: &[Proxy], path: &str, key: &str, policy: &str, zon
     );
     std::thread::sleep(Duration::from_millis(1_100));
     for other in &proxies[1..] {
-        let status = client_from("127.0.0.1")
-            .get(other.url(path))
-            .header("x-api-key", key)
-            .send()
-            .unwrap()
-            .status();
+        let status = get(other, path, key).status();
         assert_eq!(status, 200, "reset applies on every instance");
     }
 }
@@ -210,11 +200,7 @@ fn fleet_of_three(upstream: &Upstream, store: &str, dir: &Path) -> Vec<Proxy> {
         .map(|_| Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config))
         .collect();
     for p in &proxies {
-        let warm = client_from("127.0.0.1")
-            .get(p.url("/"))
-            .header("x-api-key", "warm-up")
-            .send()
-            .unwrap();
+        let warm = get(p, "/", "warm-up");
         assert_eq!(warm.status(), 200);
     }
     proxies
@@ -270,16 +256,11 @@ fn on_the_memory_store_an_override_raises_one_callers_quota_and_a_bad_one_says_w
     let config = "[identity]\nsources = [\"header:x-api-key\"]\n\n\
                   [[policy]]\nname = \"monthly\"\nquota = 5\nperiod = \"month\"\n";
     let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin(dir.path()), config);
-    let get = |key: &str| {
-        client_from("127.0.0.1")
-            .get(proxy.url("/"))
-            .header("x-api-key", key)
-            .send()
-            .unwrap()
-    };
-    let admitted = (0..8).filter(|_| get("small").status() == 200).count();
+    let admitted = (0..8)
+        .filter(|_| get(&proxy, "/", "small").status() == 200)
+        .count();
     assert_eq!(admitted, 5);
-    let refused = get("small");
+    let refused = get(&proxy, "/", "small");
     assert_eq!(refused.status(), 429);
     assert_eq!(refused.headers()["ratelimit-policy"], "\"monthly\";q=5");
 
@@ -316,11 +297,13 @@ fn on_the_memory_store_an_override_raises_one_callers_quota_and_a_bad_one_says_w
         "ttl": "1h"})),
     );
     assert_eq!(status, 201, "{body}");
-    let admitted = (0..15).filter(|_| get("big").status() == 200).count();
+    let admitted = (0..15)
+        .filter(|_| get(&proxy, "/", "big").status() == 200)
+        .count();
     assert_eq!(admitted, 12, "the override's quota");
     let (_, listed) = control(&proxy, "GET", "/v1/overrides", None);
     assert_eq!(listed["overrides"][0]["quota"], 12, "{listed}");
-    let allowed = get("other");
+    let allowed = get(&proxy, "/", "other");
     assert_eq!(allowed.headers()["ratelimit-policy"], "\"monthly\";q=5");
     let t: u64 = allowed.headers()["ratelimit"]
         .to_str()

@@ -172,7 +172,7 @@ impl ControlApi {
                 "period": calendar.period().word(),
                 "timezone": calendar.calendar().zone_name(),
                 "used": (limits.capacity() as f64 - peek.remaining).max(0.0).ceil() as u64,
-                "resets_at": calendar.resets_at(wall_now_us()),
+                "resets_at": &*calendar.resets_at(wall_now_us()),
             }),
             (None, None) => json!({ "quota": limits.capacity() }),
         };

@@ -15,7 +15,7 @@ pub use calendar::{Calendar, CalendarError, Period};
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
-pub use quota::{periods_around, QuotaCalendar};
+pub use quota::QuotaCalendar;
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
 pub use rules::{Rules, Settle, Shaping};

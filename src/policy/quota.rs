@@ -1,5 +1,6 @@
 //! A quota policy's calendar at run time: the periods around now as [`Periods`] for the
-//! stores, computed once per period and shared by every request until it ends.
+//! stores, and when the current one ends as a refusal says it, computed once per period and
+//! shared by every request until it ends.
 
 use super::{Calendar, Period};
 use crate::limiter::Periods;
@@ -11,7 +12,13 @@ use std::sync::Arc;
 /// A policy's calendar and the periods around the last instant asked about.
 pub struct QuotaCalendar {
     calendar: Calendar,
-    around: ArcSwapOption<Periods>,
+    around: ArcSwapOption<Around>,
+}
+
+/// The periods around an instant, and the middle one's end written in the policy's zone.
+struct Around {
+    periods: Periods,
+    resets_at: Arc<str>,
 }
 
 impl QuotaCalendar {
@@ -36,20 +43,29 @@ impl QuotaCalendar {
     /// The periods around `now_us` (Unix microseconds): the one holding it in the middle.
     /// Computed when the last one asked for has ended, else taken as it was.
     pub fn periods(&self, now_us: u64) -> Periods {
-        if let Some(periods) = self.around.load().as_deref() {
-            if periods.settles_at(now_us) {
-                return *periods;
-            }
-        }
-        let periods = periods_around(&self.calendar, now_us);
-        self.around.store(Some(Arc::new(periods)));
-        periods
+        self.around(now_us).periods
     }
 
     /// When the period holding `now_us` ends, written in the policy's zone (RFC 3339).
-    pub fn resets_at(&self, now_us: u64) -> String {
-        let (_, end) = self.calendar.bounds(timestamp(now_us));
-        self.calendar.local_text(end)
+    pub fn resets_at(&self, now_us: u64) -> Arc<str> {
+        self.around(now_us).resets_at.clone()
+    }
+
+    /// What is known around `now_us`: as it was while the period lasts, else computed anew.
+    fn around(&self, now_us: u64) -> Arc<Around> {
+        if let Some(known) = self.around.load_full() {
+            if known.periods.settles_at(now_us) {
+                return known;
+            }
+        }
+        let periods = periods_around(&self.calendar, now_us);
+        let end = timestamp(periods.boundaries()[2]);
+        let around = Arc::new(Around {
+            periods,
+            resets_at: self.calendar.local_text(end).into(),
+        });
+        self.around.store(Some(around.clone()));
+        around
     }
 }
 
@@ -66,7 +82,7 @@ impl PartialEq for QuotaCalendar {
 }
 
 /// The periods before, holding and after `now_us` in `calendar`.
-pub fn periods_around(calendar: &Calendar, now_us: u64) -> Periods {
+fn periods_around(calendar: &Calendar, now_us: u64) -> Periods {
     let (start, end) = calendar.bounds(timestamp(now_us));
     let before = start
         .checked_sub(SignedDuration::from_micros(1))
@@ -119,7 +135,7 @@ mod tests {
             "recomputed"
         );
         assert_eq!(
-            days.resets_at(us("2027-03-28T12:00:00Z")),
+            &*days.resets_at(us("2027-03-28T12:00:00Z")),
             "2027-03-29T00:00:00+02:00"
         );
     }
