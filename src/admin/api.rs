@@ -2,6 +2,7 @@
 //! overrides and the callers (`lists.rs`, `callers.rs`). Every change is logged once and
 //! counted; a change that cannot be made changes nothing and says why.
 
+use super::attempt::{IdempotencyKey, Outcome};
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
 use crate::control::{Control, ControlError};
@@ -42,6 +43,8 @@ pub struct Call<'a> {
     pub query: Option<&'a str>,
     /// Its `Authorization` header.
     pub authorization: Option<&'a [u8]>,
+    /// Its `Idempotency-Key` header.
+    pub idempotency_key: Option<&'a [u8]>,
     /// Its body, or `None` when it was larger than [`MAX_BODY`].
     pub body: Option<&'a [u8]>,
 }
@@ -69,17 +72,25 @@ impl ControlApi {
             );
         };
         let (method, query) = (call.method, call.query.unwrap_or(""));
+        let key = match IdempotencyKey::of(call.idempotency_key) {
+            Ok(key) => key,
+            Err(reply) => return reply,
+        };
         let segments: Vec<&str> = call.path.trim_end_matches('/').split('/').skip(2).collect();
         use crate::control::Kind::{Ban, Override};
         match (segments.as_slice(), method) {
             (["bans"], &Method::GET) => self.list(Ban, query),
-            (["bans"], &Method::POST) => self.ban(&operator, body).await,
+            (["bans"], &Method::POST) => key.on(self.ban(&operator, &key, body).await),
             (["bans"], _) => not_allowed("GET, POST"),
-            (["bans", id], &Method::DELETE) => self.delete(&operator, Ban, id).await,
+            (["bans", id], &Method::DELETE) => key.on(self.delete(&operator, &key, Ban, id).await),
             (["overrides"], &Method::GET) => self.list(Override, query),
-            (["overrides"], &Method::POST) => self.override_limits(&operator, body).await,
+            (["overrides"], &Method::POST) => {
+                key.on(self.override_limits(&operator, &key, body).await)
+            }
             (["overrides"], _) => not_allowed("GET, POST"),
-            (["overrides", id], &Method::DELETE) => self.delete(&operator, Override, id).await,
+            (["overrides", id], &Method::DELETE) => {
+                key.on(self.delete(&operator, &key, Override, id).await)
+            }
             (["bans" | "overrides", _], _) => not_allowed("DELETE"),
             (["callers"], &Method::GET) => self.inspect(query).await,
             (["callers"], _) => not_allowed("GET"),
@@ -98,19 +109,31 @@ impl ControlApi {
         self.snapshot.load()
     }
 
-    /// Logs and counts a change once.
-    pub(super) fn record(&self, operator: &Operator, action: &str, target: &str, reason: &str) {
+    /// Logs and counts a change asked for, with its outcome.
+    pub(super) fn record(
+        &self,
+        operator: &Operator,
+        (action, target, reason): (&str, &str, &str),
+        outcome: Outcome,
+    ) {
         self.metrics
-            .admin_changes
-            .with_label_values(&[action])
+            .admin_attempts
+            .with_label_values(&[action, outcome.word()])
             .inc();
+        if outcome.changed() {
+            self.metrics
+                .admin_changes
+                .with_label_values(&[action])
+                .inc();
+        }
         log::info!(
-            "control API: {} {action} {target}{}",
+            "control API: {} {action} {target}{}: {}",
             operator.0,
             match reason {
                 "" => String::new(),
                 r => format!(" ({r})"),
-            }
+            },
+            outcome.word()
         );
     }
 }
@@ -120,13 +143,19 @@ pub(super) fn gate_of(snapshot: &Snapshot) -> &Gate {
     &snapshot.gate
 }
 
-/// The answer to a change the control state could not take.
-pub(super) fn refused(e: &ControlError) -> Reply {
-    let status = match e {
-        ControlError::Full { .. } => StatusCode::INSUFFICIENT_STORAGE,
-        ControlError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+/// The answer to a change the control state did not confirm: 507 and 503 changed nothing;
+/// 504 says the outcome is unknown (retry under the same key, or read the list).
+pub(super) fn refused(e: &ControlError, key: Option<&IdempotencyKey>) -> Reply {
+    let (status, outcome) = match e {
+        ControlError::Full { .. } => (StatusCode::INSUFFICIENT_STORAGE, "not made"),
+        ControlError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "not made"),
+        ControlError::Unknown(_) => (StatusCode::GATEWAY_TIMEOUT, "unknown"),
     };
-    Reply::problem(status, &e.to_string(), serde_json::json!({}))
+    let mut extra = serde_json::json!({ "outcome": outcome });
+    if let Some(key) = key {
+        extra["idempotency_key"] = key.as_str().into();
+    }
+    Reply::problem(status, &e.to_string(), extra)
 }
 
 fn off() -> Reply {

@@ -4,6 +4,7 @@
 //! every instance's cached refusals forgotten).
 
 use super::api::{gate_of, refused, ControlApi, Operator};
+use super::attempt::Outcome;
 use super::input::{self, ResetBody, Value as Named};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_us;
@@ -218,17 +219,18 @@ impl ControlApi {
                 return Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}));
             }
             if let Err(e) = self.control.announce_reset(caller).await {
-                return refused(&e);
+                self.record(
+                    operator,
+                    ("reset", &shown_of(&spec, caller), ""),
+                    Outcome::of(&e),
+                );
+                return refused(&e, None);
             }
-            shown = format!("caller {spec} {}", short(&caller));
+            shown = shown_of(&spec, caller);
             reset.push(policy.name().to_string());
         }
-        self.record(
-            operator,
-            "reset",
-            &format!("{shown} under {}", reset.join(", ")),
-            "",
-        );
+        let target = format!("{shown} under {}", reset.join(", "));
+        self.record(operator, ("reset", &target, ""), Outcome::Reset);
         Reply::json(StatusCode::OK, &json!({ "reset": reset }))
     }
 
@@ -255,6 +257,11 @@ impl ControlApi {
             .filter(|p| chain_with(gate, source, Some(p)).is_ok())
             .collect())
     }
+}
+
+/// How the log names a caller (never by its raw value).
+fn shown_of(spec: &SourceSpec, caller: Identity) -> String {
+    format!("caller {spec} {}", short(&caller))
 }
 
 /// The ban refusing the named caller, if any: as a caller of `spec`, or for an `ip` source by

@@ -1,10 +1,13 @@
 //! `/v1/bans` and `/v1/overrides`: add, list (paged by id) and delete.
 
 use super::api::{gate_of, refused, ControlApi, Operator};
+use super::attempt::{IdempotencyKey, Outcome};
 use super::callers::{caller_of, chain_with, short};
 use super::input::{self, BanBody, OverrideBody};
 use super::reply::{expires_in, Reply};
-use crate::control::{now_ms, override_key, Ban, BanTarget, Entry, Kind, Override};
+use crate::control::{
+    now_ms, override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override,
+};
 use crate::identity::parse_network;
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
@@ -16,7 +19,12 @@ const MAX_PAGE: usize = 1000;
 
 impl ControlApi {
     /// `POST /v1/bans`.
-    pub(super) async fn ban(&self, operator: &Operator, body: &[u8]) -> Reply {
+    pub(super) async fn ban(
+        &self,
+        operator: &Operator,
+        key: &IdempotencyKey,
+        body: &[u8],
+    ) -> Reply {
         let body: BanBody = match input::parse(body) {
             Ok(body) => body,
             Err(reply) => return reply,
@@ -38,13 +46,8 @@ impl ControlApi {
             created_at_ms: 0,
             expires_at_ms: None,
         };
-        match self.control.add(Entry::Ban(ban), ttl).await {
-            Ok(kept) => {
-                self.record(operator, "ban", &shown, &reason);
-                created(&kept)
-            }
-            Err(e) => refused(&e),
-        }
+        let added = self.control.add(Entry::Ban(ban), ttl, key.as_str()).await;
+        self.answer_add(operator, key, ("ban", &shown, &reason), added)
     }
 
     /// What a ban body refuses, and how the log names it (never a raw caller value).
@@ -98,7 +101,12 @@ impl ControlApi {
     }
 
     /// `POST /v1/overrides`.
-    pub(super) async fn override_limits(&self, operator: &Operator, body: &[u8]) -> Reply {
+    pub(super) async fn override_limits(
+        &self,
+        operator: &Operator,
+        key: &IdempotencyKey,
+        body: &[u8],
+    ) -> Reply {
         let body: OverrideBody = match input::parse(body) {
             Ok(body) => body,
             Err(reply) => return reply,
@@ -124,11 +132,11 @@ impl ControlApi {
         };
         // The override's bucket starts full at its own size.
         let bucket = override_key(policy.name());
-        let key = BucketKey {
+        let bucket_key = BucketKey {
             policy: &bucket,
             identity: caller,
         };
-        if let Err(e) = self.limiter.reset(&[key]).await {
+        if let Err(e) = self.limiter.reset(&[bucket_key]).await {
             let detail = format!("the store cannot be reached: {e}");
             return Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}));
         }
@@ -145,14 +153,34 @@ impl ControlApi {
             created_at_ms: 0,
             expires_at_ms: None,
         };
-        match self.control.add(Entry::Override(entry), ttl).await {
-            Ok(kept) => {
-                let target = format!("{} for caller {spec} {}", policy.name(), short(&caller));
-                self.record(operator, "override", &target, &reason);
-                created(&kept)
+        let added = self
+            .control
+            .add(Entry::Override(entry), ttl, key.as_str())
+            .await;
+        let target = format!("{} for caller {spec} {}", policy.name(), short(&caller));
+        self.answer_add(operator, key, ("override", &target, &reason), added)
+    }
+
+    /// Logs, counts and answers what an add did: 201 for a new entry, 200 with the entry that
+    /// stands already, else the problem (504 when the outcome is unknown).
+    fn answer_add(
+        &self,
+        operator: &Operator,
+        key: &IdempotencyKey,
+        said: (&str, &str, &str),
+        added: Result<Added, ControlError>,
+    ) -> Reply {
+        let (outcome, reply) = match &added {
+            Ok(Added::Created(kept)) => (Outcome::Created, entry_reply(StatusCode::CREATED, kept)),
+            Ok(Added::Existing(held)) => (Outcome::Existing, entry_reply(StatusCode::OK, held)),
+            Ok(Added::Replayed(id)) => {
+                let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
+                (Outcome::Existing, Reply::json(StatusCode::OK, &body))
             }
-            Err(e) => refused(&e),
-        }
+            Err(e) => (Outcome::of(e), refused(e, Some(key))),
+        };
+        self.record(operator, said, outcome);
+        reply
     }
 
     /// `GET /v1/bans` and `GET /v1/overrides`: `?after=ID&limit=N`, by id.
@@ -170,18 +198,23 @@ impl ControlApi {
         }
         let now = now_ms();
         let view = self.control.view();
-        let contents = view.contents();
-        let mut entries: Vec<Entry> = match kind {
-            Kind::Ban => contents.bans.iter().cloned().map(Entry::Ban).collect(),
-            Kind::Override => contents
-                .overrides
-                .iter()
-                .cloned()
-                .map(Entry::Override)
-                .collect(),
+        let from = after.saturating_add(1);
+        let listed: Box<dyn Iterator<Item = Entry> + '_> = match kind {
+            Kind::Ban => Box::new(
+                view.bans()
+                    .range(from..)
+                    .map(|(_, b)| Entry::Ban(b.clone())),
+            ),
+            Kind::Override => Box::new(
+                view.overrides()
+                    .range(from..)
+                    .map(|(_, o)| Entry::Override(o.clone())),
+            ),
         };
-        entries.retain(|e| e.id() > after && crate::control::in_force(e.expires_at_ms(), now));
-        entries.sort_by_key(Entry::id);
+        let entries: Vec<Entry> = listed
+            .filter(|e| crate::control::in_force(e.expires_at_ms(), now))
+            .take(limit + 1)
+            .collect();
         let next = (entries.len() > limit).then(|| entries[limit - 1].id());
         let page: Vec<Value> = entries.iter().take(limit).map(|e| shown(e, now)).collect();
         let name = match kind {
@@ -192,22 +225,34 @@ impl ControlApi {
     }
 
     /// `DELETE /v1/bans/{id}` and `DELETE /v1/overrides/{id}`.
-    pub(super) async fn delete(&self, operator: &Operator, kind: Kind, id: &str) -> Reply {
+    pub(super) async fn delete(
+        &self,
+        operator: &Operator,
+        key: &IdempotencyKey,
+        kind: Kind,
+        id: &str,
+    ) -> Reply {
         let Ok(id) = id.parse::<u64>() else {
             return Reply::bad_field("id", "the id in the path must be a number");
         };
-        match self.control.remove(kind, id).await {
-            Ok(true) => {
-                let action = match kind {
-                    Kind::Ban => "unban",
-                    Kind::Override => "unoverride",
-                };
-                self.record(operator, action, &format!("{} {id}", kind.word()), "");
-                Reply::empty(StatusCode::NO_CONTENT)
+        let (outcome, reply) = match self.control.remove(kind, id, key.as_str()).await {
+            Ok(true) => (Outcome::Removed, Reply::empty(StatusCode::NO_CONTENT)),
+            Ok(false) => {
+                let detail = format!("there is no {} {id}", kind.word());
+                (Outcome::Absent, Reply::unknown("id", &detail))
             }
-            Ok(false) => Reply::unknown("id", &format!("there is no {} {id}", kind.word())),
-            Err(e) => refused(&e),
-        }
+            Err(e) => (Outcome::of(&e), refused(&e, Some(key))),
+        };
+        let action = match kind {
+            Kind::Ban => "unban",
+            Kind::Override => "unoverride",
+        };
+        self.record(
+            operator,
+            (action, &format!("{} {id}", kind.word()), ""),
+            outcome,
+        );
+        reply
     }
 }
 
@@ -255,13 +300,9 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
     })
 }
 
-/// `201` with the entry's id and seconds left.
-fn created(entry: &Entry) -> Reply {
-    let now = now_ms();
-    Reply::json(
-        StatusCode::CREATED,
-        &json!({ "id": entry.id(), "expires_in": expires_in(entry.expires_at_ms(), now) }),
-    )
+/// The entry's id, the seconds it has left and what it holds (the network as stored).
+fn entry_reply(status: StatusCode, entry: &Entry) -> Reply {
+    Reply::json(status, &shown(entry, now_ms()))
 }
 
 /// An entry as listed: as stored, with the seconds it has left.

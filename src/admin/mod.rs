@@ -4,6 +4,7 @@
 //! which needs a token of `admin.token_file`.
 
 mod api;
+mod attempt;
 mod callers;
 mod input;
 mod lists;
@@ -187,12 +188,17 @@ impl ServeHttp for AdminApp {
                     .headers
                     .get(header::AUTHORIZATION)
                     .map(|v| v.as_bytes().to_vec());
+                let idempotency_key = req
+                    .headers
+                    .get("idempotency-key")
+                    .map(|v| v.as_bytes().to_vec());
                 let body = read_body(session).await;
                 let call = Call {
                     method: &method,
                     path: &path,
                     query: query.as_deref(),
                     authorization: authorization.as_deref(),
+                    idempotency_key: idempotency_key.as_deref(),
                     body: body.as_deref(),
                 };
                 control.answer(&call).await

@@ -98,6 +98,17 @@ pub struct Override {
     pub expires_at_ms: Option<u64>,
 }
 
+impl Ban {
+    /// What makes two bans the same: a ban on a target that one refuses already changes
+    /// nothing (`lua/control.lua` keys its ban index the same way).
+    pub fn target_key(&self) -> String {
+        match &self.target {
+            BanTarget::Cidr { value } => format!("cidr {value}"),
+            BanTarget::Caller { source, caller } => format!("caller {source} {caller}"),
+        }
+    }
+}
+
 impl Override {
     /// What makes two overrides the same: a new one replaces the old on this key.
     pub fn slot(&self) -> String {
@@ -166,6 +177,27 @@ pub struct Contents {
     pub bans: Vec<Ban>,
     /// Every override, the same.
     pub overrides: Vec<Override>,
+}
+
+impl Contents {
+    /// Every entry, bans first.
+    pub fn entries(contents: Self) -> Vec<Entry> {
+        let bans = contents.bans.into_iter().map(Entry::Ban);
+        bans.chain(contents.overrides.into_iter().map(Entry::Override))
+            .collect()
+    }
+
+    /// The contents holding `entries`.
+    pub fn of(entries: impl IntoIterator<Item = Entry>) -> Self {
+        let mut contents = Self::default();
+        for entry in entries {
+            match entry {
+                Entry::Ban(b) => contents.bans.push(b),
+                Entry::Override(o) => contents.overrides.push(o),
+            }
+        }
+        contents
+    }
 }
 
 /// Whether an entry ending at `expires_at_ms` still stands at `now_ms`.

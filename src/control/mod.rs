@@ -1,12 +1,14 @@
 //! The fleet's control state: bans and per-caller overrides made at run time through the admin
 //! API, kept in a [`Ledger`] (Redis for the fleet, or this process and its state file) and
 //! read by the gate from a [`ControlView`] each instance refreshes (`refresh`, at least every
-//! second), so a change reaches every instance within a second and bans already known keep
-//! applying while Redis is away. Resets of callers' buckets are announced through the ledger
-//! too, so every instance forgets its cached refusals of the caller. Addresses refused on
-//! another system's word (CrowdSec) are published here as a [`Blocklist`].
+//! second) by applying the changes made since the version it knows, so a change reaches every
+//! instance within a second, costs what it changes, and bans already known keep applying while
+//! Redis is away. Resets of callers' buckets are announced through the ledger too, so every
+//! instance forgets its cached refusals of the caller. Addresses refused on another system's
+//! word (CrowdSec) are published here as a [`Blocklist`].
 
 mod blocklist;
+mod change;
 mod entry;
 mod ledger;
 mod memory;
@@ -14,8 +16,9 @@ mod redis;
 mod view;
 
 pub use blocklist::{Block, Blocklist, Remedy};
+pub use change::Change;
 pub use entry::{in_force, Ban, BanTarget, Contents, Entry, Kind, Override};
-pub use ledger::{ControlError, Ledger, Read};
+pub use ledger::{Added, ControlError, Ledger, Read};
 pub use memory::{MemoryLedger, StateFileError};
 pub use redis::{RedisLedger, CONTROL_SCRIPT};
 pub use view::{Applied, BanHit, ControlView};
@@ -53,9 +56,15 @@ pub struct Control {
     view: ArcSwap<ControlView>,
     blocklist: ArcSwap<Blocklist>,
     version: Mutex<Option<u64>>,
+    /// One refresh at a time: two would each apply changes to the view they loaded.
+    refreshing: tokio::sync::Mutex<()>,
     limiter: Arc<dyn Limiter>,
     bounds: Bounds,
 }
+
+/// The most pages of changes one refresh applies (a reader further behind reads on at the
+/// next refresh).
+const MAX_PAGES: usize = 200;
 
 impl Control {
     /// Control kept in `ledger`, bounded by `bounds`; resets announced elsewhere make
@@ -66,6 +75,7 @@ impl Control {
             view: ArcSwap::from_pointee(ControlView::default()),
             blocklist: ArcSwap::from_pointee(Blocklist::default()),
             version: Mutex::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
             limiter,
             bounds,
         }
@@ -92,40 +102,75 @@ impl Control {
         self.blocklist.store(list);
     }
 
-    /// Reads the ledger and, when it changed, rebuilds the view and forgets the refusals of
-    /// callers reset elsewhere.
+    /// Reads what changed in the ledger and applies it to the view, forgetting the refusals
+    /// of callers reset elsewhere.
     pub async fn refresh(&self) -> Result<(), ControlError> {
-        let known = *self.version.lock();
-        let Read::Changed {
-            version,
-            contents,
-            resets,
-        } = self.ledger.read(known).await?
-        else {
-            return Ok(());
-        };
-        for caller in &resets {
-            self.limiter.forget(caller);
+        let _one = self.refreshing.lock().await;
+        for _ in 0..MAX_PAGES {
+            let known = *self.version.lock();
+            let (version, more) = match self.ledger.read(known).await? {
+                Read::Unchanged => return Ok(()),
+                Read::Whole { version, contents } => {
+                    self.view.store(Arc::new(ControlView::new(contents)));
+                    (version, false)
+                }
+                Read::Changes {
+                    version,
+                    changes,
+                    more,
+                } => {
+                    let mut view = ControlView::clone(&self.view.load());
+                    for change in &changes {
+                        change.resets.iter().for_each(|c| self.limiter.forget(c));
+                        view.apply(change);
+                    }
+                    self.view.store(Arc::new(view));
+                    (version, more)
+                }
+            };
+            *self.version.lock() = Some(version);
+            if !more {
+                break;
+            }
         }
-        self.view.store(Arc::new(ControlView::new(contents)));
-        *self.version.lock() = Some(version);
         Ok(())
     }
 
-    /// Adds `entry`, ending after `ttl_ms` (never for `None`); the entry as kept.
-    pub async fn add(&self, entry: Entry, ttl_ms: Option<u64>) -> Result<Entry, ControlError> {
+    /// Adds `entry`, ending after `ttl_ms` (never for `None`), under idempotency `key`. When
+    /// the store does not confirm the change, the key tells whether it was made.
+    pub async fn add(
+        &self,
+        entry: Entry,
+        ttl_ms: Option<u64>,
+        key: &str,
+    ) -> Result<Added, ControlError> {
         let max = match entry.kind() {
             Kind::Ban => self.bounds.max_bans,
             Kind::Override => self.bounds.max_overrides,
         };
-        let kept = self.ledger.add(entry, ttl_ms, max).await?;
+        let added = match self.ledger.add(entry, ttl_ms, max, Some(key)).await {
+            Err(ControlError::Unknown(why)) => self.settle(key, why).await?,
+            other => other?,
+        };
         self.refresh_after_change().await;
-        Ok(kept)
+        Ok(added)
     }
 
-    /// Removes entry `id` of list `kind`; whether it was there.
-    pub async fn remove(&self, kind: Kind, id: u64) -> Result<bool, ControlError> {
-        let removed = self.ledger.remove(kind, id).await?;
+    /// The add made under `key`, when asking again finds it made; else still unknown.
+    async fn settle(&self, key: &str, why: String) -> Result<Added, ControlError> {
+        let Ok(Some(id)) = self.ledger.made_under(key).await else {
+            return Err(ControlError::Unknown(why));
+        };
+        self.refresh_after_change().await;
+        let view = self.view();
+        let ban = view.bans().get(&id).cloned().map(Entry::Ban);
+        let made = ban.or_else(|| view.overrides().get(&id).cloned().map(Entry::Override));
+        made.map(Added::Created).ok_or(ControlError::Unknown(why))
+    }
+
+    /// Removes entry `id` of list `kind` under idempotency `key`; whether it was there.
+    pub async fn remove(&self, kind: Kind, id: u64, key: &str) -> Result<bool, ControlError> {
+        let removed = self.ledger.remove(kind, id, Some(key)).await?;
         self.refresh_after_change().await;
         Ok(removed)
     }

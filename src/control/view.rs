@@ -2,12 +2,12 @@
 //! networks, or as a caller of a source some ban names), and does this caller have an override
 //! under this policy. Built once per change, read by every request without a lock.
 
-use super::entry::{in_force, BanTarget, Contents};
+use super::change::Change;
+use super::entry::{in_force, Ban, BanTarget, Contents, Entry, Override};
 use crate::identity::{Identity, IdentityKey, IpFolding, Request, SourceSpec};
 use crate::limiter::PolicyKey;
 use crate::policy::{Limits, Rate};
 use ipnet::IpNet;
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -42,71 +42,82 @@ pub struct Applied {
     pub expires_at_ms: Option<u64>,
 }
 
-/// The bans and overrides in force, indexed.
-#[derive(Debug, Default)]
+/// The bans and overrides in force, indexed. Its maps are persistent (`imbl`): a view with
+/// one change more shares everything else with the view before it, so applying a change costs
+/// what it changes however many entries are held.
+#[derive(Debug, Default, Clone)]
 pub struct ControlView {
     /// Banned networks by (network address, prefix length).
-    nets: HashMap<(IpAddr, u8), BanHit>,
-    /// The prefix lengths `nets` holds, per family.
-    v4_lengths: Vec<u8>,
-    v6_lengths: Vec<u8>,
-    /// Banned callers by digest, and the sources that name them.
-    callers: HashMap<Identity, BanHit>,
-    sources: Vec<SourceSpec>,
+    nets: imbl::HashMap<(IpAddr, u8), BanHit>,
+    /// How many banned networks have each prefix length, per family, and the lengths in use.
+    v4: Lengths,
+    v6: Lengths,
+    /// Banned callers by digest, and the sources that name them (with how many bans each).
+    callers: imbl::HashMap<Identity, BanHit>,
+    sources: Vec<(SourceSpec, usize)>,
     /// Overrides by (policy number, caller).
-    overrides: HashMap<(u64, Identity), Arc<Applied>>,
-    /// What the view was built from, for listing.
-    contents: Contents,
+    overrides: imbl::HashMap<(u64, Identity), Arc<Applied>>,
+    /// The entries, by id, for listing and for removing by id.
+    bans: imbl::OrdMap<u64, Ban>,
+    listed_overrides: imbl::OrdMap<u64, Override>,
+}
+
+/// The prefix lengths of one family's banned networks.
+#[derive(Debug, Default, Clone)]
+struct Lengths {
+    /// Networks held per prefix length (index: the length).
+    counts: Vec<u32>,
+    /// The lengths whose count is not 0.
+    used: Vec<u8>,
+}
+
+impl Lengths {
+    fn count(&mut self, len: u8, delta: i32) {
+        let at = usize::from(len);
+        if self.counts.len() <= at {
+            self.counts.resize(at + 1, 0);
+        }
+        self.counts[at] = self.counts[at].saturating_add_signed(delta);
+        self.used = (0..self.counts.len())
+            .filter(|&l| self.counts[l] > 0)
+            .map(|l| l as u8)
+            .collect();
+    }
 }
 
 impl ControlView {
     /// The view of `contents`; entries that cannot be read are skipped and logged.
     pub fn new(contents: Contents) -> Self {
         let mut view = Self::default();
-        for ban in &contents.bans {
-            let hit = BanHit {
-                id: ban.id,
-                expires_at_ms: ban.expires_at_ms,
-            };
-            match &ban.target {
-                BanTarget::Cidr { value } => view.ban_net(value, hit),
-                BanTarget::Caller { source, caller } => view.ban_caller(source, caller, hit),
-            }
-        }
-        for o in &contents.overrides {
-            let limits = match o.quota {
-                Some(quota) => Limits::quota(quota).ok(),
-                None => o
-                    .rate
-                    .parse::<Rate>()
-                    .ok()
-                    .and_then(|rate| Limits::new(o.capacity, rate).ok()),
-            };
-            let (Some(limits), Some(caller)) = (limits, Identity::from_hex(&o.caller)) else {
-                log::warn!("override {} cannot be read; it is not applied", o.id);
-                continue;
-            };
-            let applied = Arc::new(Applied {
-                id: o.id,
-                limits,
-                expires_at_ms: o.expires_at_ms,
-            });
-            let slot = (PolicyKey::new(&o.policy).id(), caller);
-            match view.overrides.get(&slot) {
-                Some(kept) if kept.id > o.id => {}
-                _ => {
-                    view.overrides.insert(slot, applied);
-                }
-            }
-        }
-        view.contents = contents;
+        view.apply(&Change {
+            added: Contents::entries(contents),
+            ..Change::default()
+        });
         view
     }
 
-    /// Every entry the view was built from (expired ones included until the ledger drops
-    /// them).
-    pub fn contents(&self) -> &Contents {
-        &self.contents
+    /// Applies `change`: entries gone first, then those added.
+    pub fn apply(&mut self, change: &Change) {
+        for id in &change.gone {
+            self.remove(*id);
+        }
+        for entry in &change.added {
+            self.remove(entry.id());
+            match entry {
+                Entry::Ban(ban) => self.add_ban(ban),
+                Entry::Override(o) => self.add_override(o),
+            }
+        }
+    }
+
+    /// Every ban, by id (expired ones included until the ledger drops them).
+    pub fn bans(&self) -> &imbl::OrdMap<u64, Ban> {
+        &self.bans
+    }
+
+    /// Every override, by id (the same).
+    pub fn overrides(&self) -> &imbl::OrdMap<u64, Override> {
+        &self.listed_overrides
     }
 
     /// Whether nothing is banned or overridden (the request path then skips the view).
@@ -119,32 +130,128 @@ impl ControlView {
         !self.nets.is_empty() || !self.callers.is_empty()
     }
 
-    fn ban_net(&mut self, text: &str, hit: BanHit) {
-        let Ok(net) = text.parse::<IpNet>() else {
-            log::warn!("ban {} names no network; it is not applied", hit.id);
-            return;
+    fn add_ban(&mut self, ban: &Ban) {
+        let hit = BanHit {
+            id: ban.id,
+            expires_at_ms: ban.expires_at_ms,
         };
-        let net = net.trunc();
-        let lengths = match net {
-            IpNet::V4(_) => &mut self.v4_lengths,
-            IpNet::V6(_) => &mut self.v6_lengths,
+        let indexed = match &ban.target {
+            BanTarget::Cidr { value } => self.ban_net(value, hit),
+            BanTarget::Caller { source, caller } => self.ban_caller(source, caller, hit),
         };
-        if !lengths.contains(&net.prefix_len()) {
-            lengths.push(net.prefix_len());
+        if indexed {
+            self.bans.insert(ban.id, ban.clone());
         }
-        keep_longest(&mut self.nets, (net.addr(), net.prefix_len()), hit);
     }
 
-    fn ban_caller(&mut self, source: &str, caller: &str, hit: BanHit) {
+    fn add_override(&mut self, o: &Override) {
+        let limits = match o.quota {
+            Some(quota) => Limits::quota(quota).ok(),
+            None => o
+                .rate
+                .parse::<Rate>()
+                .ok()
+                .and_then(|rate| Limits::new(o.capacity, rate).ok()),
+        };
+        let (Some(limits), Some(caller)) = (limits, Identity::from_hex(&o.caller)) else {
+            log::warn!("override {} cannot be read; it is not applied", o.id);
+            return;
+        };
+        let applied = Arc::new(Applied {
+            id: o.id,
+            limits,
+            expires_at_ms: o.expires_at_ms,
+        });
+        let slot = (PolicyKey::new(&o.policy).id(), caller);
+        if self.overrides.get(&slot).is_some_and(|kept| kept.id > o.id) {
+            return;
+        }
+        if let Some(replaced) = self.overrides.insert(slot, applied) {
+            self.listed_overrides.remove(&replaced.id);
+        }
+        self.listed_overrides.insert(o.id, o.clone());
+    }
+
+    /// Removes entry `id`, if held.
+    fn remove(&mut self, id: u64) {
+        if let Some(ban) = self.bans.remove(&id) {
+            match &ban.target {
+                BanTarget::Cidr { value } => self.unban_net(value, id),
+                BanTarget::Caller { source, caller } => self.unban_caller(source, caller, id),
+            }
+        }
+        if let Some(o) = self.listed_overrides.remove(&id) {
+            if let Some(caller) = Identity::from_hex(&o.caller) {
+                let slot = (PolicyKey::new(&o.policy).id(), caller);
+                if self.overrides.get(&slot).is_some_and(|kept| kept.id == id) {
+                    self.overrides.remove(&slot);
+                }
+            }
+        }
+    }
+
+    /// Indexes a network ban; whether `text` named a network.
+    fn ban_net(&mut self, text: &str, hit: BanHit) -> bool {
+        let Ok(net) = text.parse::<IpNet>() else {
+            log::warn!("ban {} names no network; it is not applied", hit.id);
+            return false;
+        };
+        let net = net.trunc();
+        let key = (net.addr(), net.prefix_len());
+        if !self.nets.contains_key(&key) {
+            self.lengths(&net).count(net.prefix_len(), 1);
+        }
+        keep_longest(&mut self.nets, key, hit);
+        true
+    }
+
+    fn unban_net(&mut self, text: &str, id: u64) {
+        let Ok(net) = text.parse::<IpNet>().map(|n| n.trunc()) else {
+            return;
+        };
+        let key = (net.addr(), net.prefix_len());
+        if self.nets.get(&key).is_some_and(|hit| hit.id == id) {
+            self.nets.remove(&key);
+            self.lengths(&net).count(net.prefix_len(), -1);
+        }
+    }
+
+    fn lengths(&mut self, net: &IpNet) -> &mut Lengths {
+        match net {
+            IpNet::V4(_) => &mut self.v4,
+            IpNet::V6(_) => &mut self.v6,
+        }
+    }
+
+    /// Indexes a caller ban; whether it named a source and a caller.
+    fn ban_caller(&mut self, source: &str, caller: &str, hit: BanHit) -> bool {
         let (Ok(spec), Some(caller)) = (source.parse::<SourceSpec>(), Identity::from_hex(caller))
         else {
             log::warn!("ban {} names no caller; it is not applied", hit.id);
-            return;
+            return false;
         };
-        if !self.sources.contains(&spec) {
-            self.sources.push(spec);
+        match self.sources.iter_mut().find(|(held, _)| *held == spec) {
+            Some((_, bans)) => *bans += 1,
+            None => self.sources.push((spec, 1)),
         }
         keep_longest(&mut self.callers, caller, hit);
+        true
+    }
+
+    fn unban_caller(&mut self, source: &str, caller: &str, id: u64) {
+        let (Ok(spec), Some(caller)) = (source.parse::<SourceSpec>(), Identity::from_hex(caller))
+        else {
+            return;
+        };
+        if self.callers.get(&caller).is_some_and(|hit| hit.id == id) {
+            self.callers.remove(&caller);
+        }
+        if let Some(at) = self.sources.iter().position(|(held, _)| *held == spec) {
+            self.sources[at].1 -= 1;
+            if self.sources[at].1 == 0 {
+                self.sources.remove(at);
+            }
+        }
     }
 
     /// The ban refusing `req` at `now_ms`, if any: the one that lasts longest. Callers are
@@ -157,7 +264,7 @@ impl ControlView {
         now_ms: u64,
     ) -> Option<BanHit> {
         let by_net = req.client_ip.and_then(|ip| self.net_ban(ip, now_ms));
-        let by_caller = self.sources.iter().filter_map(|spec| {
+        let by_caller = self.sources.iter().filter_map(|(spec, _)| {
             let value = spec.value(req, folding).ok()??;
             let hit = self.callers.get(&Identity::of(key, spec.tag(), &value))?;
             in_force(hit.expires_at_ms, now_ms).then_some(*hit)
@@ -175,8 +282,8 @@ impl ControlView {
     pub fn net_ban(&self, ip: IpAddr, now_ms: u64) -> Option<BanHit> {
         let ip = ip.to_canonical();
         let lengths = match ip {
-            IpAddr::V4(_) => &self.v4_lengths,
-            IpAddr::V6(_) => &self.v6_lengths,
+            IpAddr::V4(_) => &self.v4.used,
+            IpAddr::V6(_) => &self.v6.used,
         };
         lengths
             .iter()
@@ -211,7 +318,11 @@ fn longest(a: BanHit, b: BanHit) -> BanHit {
 }
 
 /// Keeps under `key` whichever of the held ban and `hit` lasts longer.
-fn keep_longest<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BanHit>, key: K, hit: BanHit) {
+fn keep_longest<K: std::hash::Hash + Eq + Clone>(
+    map: &mut imbl::HashMap<K, BanHit>,
+    key: K,
+    hit: BanHit,
+) {
     let entry = map.entry(key).or_insert(hit);
     if hit.outlasts(entry) {
         *entry = hit;

@@ -43,6 +43,9 @@ pub enum LimiterError {
     /// The circuit breaker is open: the store was not asked.
     #[error("the store's circuit breaker is open")]
     BreakerOpen,
+    /// No connection to the store could be had: nothing was sent.
+    #[error("the store cannot be reached: {0}")]
+    Unreachable(String),
 }
 
 impl LimiterError {
@@ -50,7 +53,7 @@ impl LimiterError {
     pub fn kind(&self) -> StoreErrorKind {
         match self {
             LimiterError::Timeout => StoreErrorKind::Timeout,
-            LimiterError::Store(_) => StoreErrorKind::Unavailable,
+            LimiterError::Store(_) | LimiterError::Unreachable(_) => StoreErrorKind::Unavailable,
             LimiterError::BreakerOpen => StoreErrorKind::BreakerOpen,
         }
     }

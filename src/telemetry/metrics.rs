@@ -35,6 +35,8 @@ pub struct Metrics {
     /// Changes made through the control API, by action (`ban`, `unban`, `override`,
     /// `unoverride`, `reset`).
     pub admin_changes: IntCounterVec,
+    /// Every change asked of the control API, by action and outcome.
+    pub admin_attempts: IntCounterVec,
     /// Control API calls refused for a missing or wrong token.
     pub admin_unauthorized: IntCounter,
     /// Time the limiting step took (store call included).
@@ -128,6 +130,15 @@ impl Metrics {
                 &["action"],
             )
             .expect("static metric definition"),
+            admin_attempts: IntCounterVec::new(
+                Opts::new(
+                    "floodgate_admin_attempts_total",
+                    "Changes asked of the control API, by action and outcome (created, existing, \
+                     removed, absent, refused, unavailable, unknown).",
+                ),
+                &["action", "outcome"],
+            )
+            .expect("static metric definition"),
             admin_unauthorized: IntCounter::new(
                 "floodgate_admin_unauthorized_total",
                 "Control API calls refused with 401 for a missing or wrong token.",
@@ -170,6 +181,7 @@ impl Metrics {
             Box::new(metrics.banned.clone()),
             Box::new(metrics.blocked.clone()),
             Box::new(metrics.admin_changes.clone()),
+            Box::new(metrics.admin_attempts.clone()),
             Box::new(metrics.admin_unauthorized.clone()),
             Box::new(metrics.limiter_seconds.clone()),
             Box::new(metrics.upstream_seconds.clone()),

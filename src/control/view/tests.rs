@@ -96,3 +96,29 @@ fn a_caller_ban_meets_the_requests_its_source_identifies_and_overrides_apply_by_
         .override_for(PolicyKey::new("other").id(), alice, 0)
         .is_none());
 }
+
+#[test]
+fn a_view_changed_one_entry_at_a_time_answers_as_one_built_whole() {
+    let headers = HeaderMap::new();
+    let folding = IpFolding::default();
+    let mut view = ControlView::default();
+    for (id, net) in [
+        (1, "203.0.113.0/24"),
+        (2, "203.0.113.7/32"),
+        (3, "10.0.0.0/8"),
+    ] {
+        view.apply(&Change::added(Entry::Ban(ban(id, cidr(net), None)), None));
+    }
+    view.apply(&Change::gone(vec![2, 3]));
+    let whole = ControlView::new(Contents {
+        bans: vec![ban(1, cidr("203.0.113.0/24"), None)],
+        overrides: vec![],
+    });
+    for ip in ["203.0.113.7", "203.0.113.8", "10.1.1.1", "192.0.2.1"] {
+        let at = |v: &ControlView| v.ban_for(&request(&headers, ip), &folding, &key(), 0);
+        assert_eq!(at(&view), at(&whole), "{ip}");
+    }
+    assert_eq!(view.bans().keys().copied().collect::<Vec<_>>(), vec![1]);
+    view.apply(&Change::gone(vec![1]));
+    assert!(view.is_empty() && !view.has_bans());
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 impl RedisStore {
     /// Runs the Lua `code` on `keys` (one Cluster slot) with `args`, on the side connection;
-    /// its reply.
+    /// its reply. [`LimiterError::Unreachable`] and [`LimiterError::BreakerOpen`] say the
+    /// script never ran; after any other error it may have.
     pub async fn eval(
         &self,
         code: &'static str,
@@ -17,7 +18,7 @@ impl RedisStore {
     ) -> Result<Value, LimiterError> {
         let script = redis::Script::new(code);
         let call = async {
-            let mut conn = self.side.get().await?;
+            let mut conn = self.side.get().await.map_err(unreachable)?;
             let mut invocation = script.prepare_invoke();
             for key in keys {
                 invocation.key(key);
@@ -28,7 +29,10 @@ impl RedisStore {
             invocation
                 .invoke_async::<Value>(&mut conn)
                 .await
-                .map_err(|e| LimiterError::Store(e.to_string()))
+                .map_err(|e| match e.is_connection_refusal() {
+                    true => LimiterError::Unreachable(e.to_string()),
+                    false => LimiterError::Store(e.to_string()),
+                })
         };
         let budget = self.timeout.max(Duration::from_millis(500));
         tokio::time::timeout(budget, call)
@@ -69,5 +73,13 @@ impl RedisStore {
     /// The prefix of every key this store writes.
     pub fn prefix(&self) -> &str {
         &self.prefix
+    }
+}
+
+/// A failure to get a connection: the script was not sent.
+fn unreachable(e: LimiterError) -> LimiterError {
+    match e {
+        LimiterError::Store(why) => LimiterError::Unreachable(why),
+        other => other,
     }
 }
