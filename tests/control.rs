@@ -496,3 +496,6 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
     });
     assert!(took.is_some(), "changes are taken again once Redis is back");
 }
+
+#[path = "control/ledger.rs"]
+mod ledger;

@@ -40,6 +40,8 @@ pub(super) struct Book {
     version: u64,
     changes: VecDeque<(u64, Change)>,
     keys: HashMap<String, (Made, u64)>,
+    /// The keys in the order they were given, with when (to forget them in that order).
+    keys_given: VecDeque<(u64, String)>,
 }
 
 impl Book {
@@ -118,8 +120,7 @@ impl Book {
         let kept = entry.stamped(self.next_id, now_ms, ttl_ms);
         self.insert(kept.clone());
         if let Some(key) = key {
-            self.keys
-                .insert(key.to_owned(), (Made::Added(kept.id()), now_ms));
+            self.remember(key, Made::Added(kept.id()), now_ms);
         }
         let change = self.record(Change::added(kept.clone(), replaced));
         Ok((Added::Created(kept), Some(change)))
@@ -169,8 +170,7 @@ impl Book {
                 let start = (known + 1 - oldest) as usize;
                 let changes: Vec<Change> = self
                     .changes
-                    .iter()
-                    .skip(start)
+                    .range(start..)
                     .take(READ_CHANGES)
                     .map(|(_, c)| c.clone())
                     .collect();
@@ -196,6 +196,24 @@ impl Book {
             self.changes.pop_front();
         }
         change
+    }
+
+    fn remember(&mut self, key: &str, made: Made, now_ms: u64) {
+        self.keys.insert(key.to_owned(), (made, now_ms));
+        self.keys_given.push_back((now_ms, key.to_owned()));
+    }
+
+    /// Forgets the keys given a day or more before `now_ms`, oldest first.
+    fn forget_keys(&mut self, now_ms: u64) {
+        while let Some((at, key)) = self.keys_given.front() {
+            if now_ms < at.saturating_add(KEY_LIFETIME_MS) {
+                break;
+            }
+            if self.keys.get(key).is_some_and(|(_, given)| given == at) {
+                self.keys.remove(key);
+            }
+            self.keys_given.pop_front();
+        }
     }
 
     fn existing(&self, id: u64) -> Added {
