@@ -5,7 +5,7 @@ use super::callers::{caller_of, chain_with, short};
 use super::input::{self, BanBody, OverrideBody};
 use super::reply::{expires_in, Reply};
 use crate::control::{now_ms, override_key, Ban, BanTarget, Entry, Kind, Override};
-use crate::identity::parse_network;
+use crate::identity::Network;
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
 use http::StatusCode;
@@ -25,11 +25,10 @@ impl ControlApi {
             Ok(terms) => terms,
             Err(reply) => return reply,
         };
-        let (target, shown) =
-            match self.ban_target(&body.scope, body.source.as_deref(), &body.value) {
-                Ok(target) => target,
-                Err(reply) => return reply,
-            };
+        let (target, shown) = match self.ban_target(&body) {
+            Ok(target) => target,
+            Err(reply) => return reply,
+        };
         let ban = Ban {
             id: 0,
             target,
@@ -48,24 +47,11 @@ impl ControlApi {
     }
 
     /// What a ban body refuses, and how the log names it (never a raw caller value).
-    fn ban_target(
-        &self,
-        scope: &str,
-        source: Option<&str>,
-        value: &input::Value,
-    ) -> Result<(BanTarget, String), Reply> {
-        match (scope, source) {
+    fn ban_target(&self, body: &BanBody) -> Result<(BanTarget, String), Reply> {
+        let (value, force) = (&body.value, body.force.unwrap_or(false));
+        match (body.scope.as_str(), body.source.as_deref()) {
             ("cidr", None) => {
-                let input::Value::One(text) = value else {
-                    return Err(Reply::bad_field("value", "a cidr ban takes one network"));
-                };
-                let net = parse_network(text.trim()).ok_or_else(|| {
-                    Reply::bad_field(
-                        "value",
-                        "`value` must be an address or a network like 203.0.113.0/24",
-                    )
-                })?;
-                let value = net.trunc().to_string();
+                let value = cidr_ban(value, force)?.to_string();
                 Ok((
                     BanTarget::Cidr {
                         value: value.clone(),
@@ -211,6 +197,35 @@ impl ControlApi {
     }
 }
 
+/// The network a cidr ban's `value` names, or a 400: one that sets host bits names the
+/// network meant, and `/0` (everyone) needs `"force": true`.
+fn cidr_ban(value: &input::Value, force: bool) -> Result<ipnet::IpNet, Reply> {
+    let input::Value::One(text) = value else {
+        return Err(Reply::bad_field("value", "a cidr ban takes one network"));
+    };
+    let network = Network::read(text).ok_or_else(|| {
+        Reply::bad_field(
+            "value",
+            "`value` must be an address or a network like 203.0.113.0/24",
+        )
+    })?;
+    if network.host_bits {
+        let detail = format!(
+            "`value` sets host bits below its prefix: write {} if that network is meant",
+            network.net
+        );
+        return Err(Reply::bad_field("value", &detail));
+    }
+    if network.is_everyone() && !force {
+        let detail = format!(
+            "`value` {} bans every caller of its family: send \"force\": true if that is meant",
+            network.net
+        );
+        return Err(Reply::bad_field("value", &detail));
+    }
+    Ok(network.net)
+}
+
 /// An override's limits, checked as a policy's would be: `quota` for a quota policy,
 /// `capacity` and `rate` for a bucket policy.
 fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
@@ -255,13 +270,19 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
     })
 }
 
-/// `201` with the entry's id and seconds left.
+/// `201` with the entry's id and seconds left, and a network ban's network as stored.
 fn created(entry: &Entry) -> Reply {
     let now = now_ms();
-    Reply::json(
-        StatusCode::CREATED,
-        &json!({ "id": entry.id(), "expires_in": expires_in(entry.expires_at_ms(), now) }),
-    )
+    let mut answer =
+        json!({ "id": entry.id(), "expires_in": expires_in(entry.expires_at_ms(), now) });
+    if let Entry::Ban(Ban {
+        target: BanTarget::Cidr { value },
+        ..
+    }) = entry
+    {
+        answer["value"] = json!(value);
+    }
+    Reply::json(StatusCode::CREATED, &answer)
 }
 
 /// An entry as listed: as stored, with the seconds it has left.
