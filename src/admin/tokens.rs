@@ -3,9 +3,12 @@
 //! digests and compared digest to digest (BLAKE3's equality is constant-time), so neither a
 //! token nor its length shows in timing, logs or answers; a call is known by its token's name.
 
+use super::attempts::Attempts;
 use arc_swap::ArcSwap;
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The shortest token accepted: 16 characters.
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -19,6 +22,8 @@ pub enum Check {
     Refused,
     /// The token named so.
     Allowed(String),
+    /// Not tried: the peer failed too often lately and must wait this long.
+    Slowed(Duration),
 }
 
 /// Why the token file cannot be used.
@@ -36,6 +41,7 @@ pub enum TokenFileError {
 #[derive(Default)]
 pub struct Tokens {
     current: ArcSwap<Option<Vec<(String, blake3::Hash)>>>,
+    attempts: Attempts,
 }
 
 impl Tokens {
@@ -54,6 +60,19 @@ impl Tokens {
         };
         self.current.store(Arc::new(parsed));
         Ok(())
+    }
+
+    /// What the `Authorization` header `header` of a call from `peer` at `now` earns: a peer
+    /// that failed too often lately is slowed before its token is looked at (`attempts.rs`).
+    pub fn check_from(&self, header: Option<&[u8]>, peer: Option<IpAddr>, now: Instant) -> Check {
+        if let Err(wait) = self.attempts.admit(peer, now) {
+            return Check::Slowed(wait);
+        }
+        let check = self.check(header);
+        if check == Check::Refused {
+            self.attempts.failed(peer, now);
+        }
+        check
     }
 
     /// What the `Authorization` header `header` earns.
