@@ -153,6 +153,27 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_failing_too_often_is_slowed_before_its_token_is_looked_at() {
+        let t = tokens("ops:0123456789abcdef\n").unwrap();
+        let (peer, now) = (Some(IpAddr::from([192, 0, 2, 1])), Instant::now());
+        for _ in 0..super::super::attempts::FREE_FAILURES {
+            assert_eq!(
+                t.check_from(Some(b"Bearer wrong"), peer, now),
+                Check::Refused
+            );
+        }
+        let good = Some(b"Bearer 0123456789abcdef".as_slice());
+        assert!(matches!(t.check_from(good, peer, now), Check::Slowed(_)));
+        let other = Some(IpAddr::from([192, 0, 2, 2]));
+        assert_eq!(t.check_from(good, other, now), Check::Allowed("ops".into()));
+        let later = now + super::super::attempts::SPACING;
+        assert_eq!(
+            t.check_from(good, peer, later),
+            Check::Allowed("ops".into())
+        );
+    }
+
+    #[test]
     fn a_bad_line_is_named() {
         let Err(e) = tokens("ops:short\n") else {
             panic!("a short token is refused");

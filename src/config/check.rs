@@ -98,6 +98,19 @@ impl Checker<'_> {
         log::warn!("{}", self.error(value, message));
     }
 
+    /// Warns, located, when network `text` (in list `key`) is every address of its family
+    /// (`0.0.0.0/0`, `::/0`): on the deny-list every such caller gets 403, on the allow-list
+    /// none is limited.
+    pub(crate) fn everyone(&self, value: &Spanned<String>, text: &str, key: &str) {
+        if Network::read(text).is_some_and(|n| n.is_everyone()) {
+            let message = format!(
+                "`{key}`: `{}` lists every address of its family",
+                text.trim()
+            );
+            log::warn!("{}", self.error(value, message));
+        }
+    }
+
     /// A file path that can be read, relative to the working directory.
     pub(crate) fn readable(
         &self,

@@ -163,6 +163,7 @@ pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRul
                     .map_err(|e| check.error(r, format!("`{key}`: {e}")))?;
                 if let Some(net) = r.get_ref().strip_prefix("cidr:") {
                     check.host_bits(r, net, key);
+                    check.everyone(r, net, key);
                 }
                 if let Rule::Value {
                     source: Source::Jwt(_),

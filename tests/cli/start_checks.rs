@@ -120,7 +120,7 @@ fn an_admin_listener_beyond_loopback_without_tokens_is_warned_about() {
 #[test]
 fn a_network_with_host_bits_is_warned_about_naming_the_network_read() {
     let dir = tempfile::tempdir().unwrap();
-    let access = "[access]\ndeny = [\"cidr:10.0.0.1/8\"]\n\n[identity.ip]\ntrusted_proxies = [\"192.168.1.1/16\"]\n";
+    let access = "[access]\ndeny = [\"cidr:10.0.0.1/8\", \"cidr:::/0\"]\n\n[identity.ip]\ntrusted_proxies = [\"192.168.1.1/16\"]\n";
     let (ok, stderr) = test(dir.path(), "", access);
     assert!(ok, "{stderr}");
     assert!(
@@ -130,4 +130,8 @@ fn a_network_with_host_bits_is_warned_about_naming_the_network_read() {
         "{stderr}"
     );
     assert!(stderr.contains("is read as 192.168.0.0/16"), "{stderr}");
+    assert!(
+        stderr.contains("`access.deny`: `::/0` lists every address of its family"),
+        "{stderr}"
+    );
 }
