@@ -13,6 +13,7 @@ mod rlimit;
 mod steering;
 mod stores;
 mod sweeper;
+mod tls_files;
 
 pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;

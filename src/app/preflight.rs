@@ -1,7 +1,8 @@
 //! The start-time checks that read files, made before anything listens and by `--test` alike,
 //! so a config `--test` calls valid also starts: the control API's token file is read whole,
 //! and the memory store's `admin.state_file` must sit in a directory that exists, be readable
-//! by its owner only (it holds the identity digest key) and hold a state that loads. An admin
+//! by its owner only (it holds the identity digest key) and hold a state that loads; the TLS
+//! listener's certificate and key must parse, and the access log's directory exist. An admin
 //! listener open beyond this host without a token file is warned about.
 
 use super::BuildError;
@@ -36,8 +37,36 @@ pub fn preflight(config: &Config) -> Result<(), BuildError> {
         state_file(path)?;
         MemoryLedger::open(Some(path))?;
     }
+    if let Some(tls) = &config.server.tls {
+        super::tls_files::check(&tls.cert_file, &tls.key_file).map_err(BuildError::Tls)?;
+    }
+    if let Some(file) = config
+        .server
+        .access_log
+        .as_ref()
+        .and_then(|a| a.file.as_ref())
+    {
+        access_log_directory(file)?;
+    }
     warn_open_admin(config);
     Ok(())
+}
+
+/// The access log's directory, which must exist (the file is created at start).
+fn access_log_directory(file: &Path) -> Result<(), BuildError> {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(BuildError::AccessLog(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "{}: the directory {} does not exist",
+                    file.display(),
+                    dir.display()
+                ),
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A warning when the admin listener is reachable beyond this host while the control API is

@@ -135,3 +135,43 @@ fn a_network_with_host_bits_is_warned_about_naming_the_network_read() {
         "{stderr}"
     );
 }
+
+#[test]
+fn tls_files_and_an_access_log_the_start_cannot_use_fail_the_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, "not a certificate\n").unwrap();
+    std::fs::write(&key, "not a key\n").unwrap();
+    let path = config(dir.path(), "", "");
+    let text = std::fs::read_to_string(&path).unwrap().replacen(
+        "[admin]",
+        &format!(
+            "tls_listen = \"127.0.0.1:8443\"\ntls_cert_file = \"{}\"\ntls_key_file = \"{}\"\n\n[admin]",
+            cert.display(),
+            key.display()
+        ),
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = check(&path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no PEM certificate"),
+        "{stderr}"
+    );
+
+    let log = dir.path().join("nowhere/access.log");
+    let path = config(dir.path(), "", "");
+    let text = std::fs::read_to_string(&path).unwrap().replacen(
+        "[admin]",
+        &format!("access_log_file = \"{}\"\n\n[admin]", log.display()),
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = check(&path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+}
