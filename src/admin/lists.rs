@@ -2,10 +2,10 @@
 
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::callers::{caller_of, chain_with, short};
+use super::cidr::cidr_ban;
 use super::input::{self, BanBody, OverrideBody};
 use super::reply::{expires_in, Reply};
 use crate::control::{now_ms, override_key, Ban, BanTarget, Entry, Kind, Override};
-use crate::identity::Network;
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
 use http::StatusCode;
@@ -195,35 +195,6 @@ impl ControlApi {
             Err(e) => refused(&e),
         }
     }
-}
-
-/// The network a cidr ban's `value` names, or a 400: one that sets host bits names the
-/// network meant, and `/0` (everyone) needs `"force": true`.
-fn cidr_ban(value: &input::Value, force: bool) -> Result<ipnet::IpNet, Reply> {
-    let input::Value::One(text) = value else {
-        return Err(Reply::bad_field("value", "a cidr ban takes one network"));
-    };
-    let network = Network::read(text).ok_or_else(|| {
-        Reply::bad_field(
-            "value",
-            "`value` must be an address or a network like 203.0.113.0/24",
-        )
-    })?;
-    if network.host_bits {
-        let detail = format!(
-            "`value` sets host bits below its prefix: write {} if that network is meant",
-            network.net
-        );
-        return Err(Reply::bad_field("value", &detail));
-    }
-    if network.is_everyone() && !force {
-        let detail = format!(
-            "`value` {} bans every caller of its family: send \"force\": true if that is meant",
-            network.net
-        );
-        return Err(Reply::bad_field("value", &detail));
-    }
-    Ok(network.net)
 }
 
 /// An override's limits, checked as a policy's would be: `quota` for a quota policy,

@@ -7,6 +7,7 @@
 mod api;
 mod attempts;
 mod callers;
+mod cidr;
 mod escape;
 mod input;
 mod lists;
