@@ -1,9 +1,9 @@
 //! The start-time checks that read files, made before anything listens and by `--test` alike,
-//! so a config `--test` calls valid also starts: the control API's token file is read whole,
-//! and the memory store's `admin.state_file` must sit in a directory that exists, be readable
-//! by its owner only (it holds the identity digest key) and hold a state that loads; the TLS
-//! listener's certificate and key must parse, and the access log's directory exist. An admin
-//! listener open beyond this host without a token file is warned about.
+//! so a config `--test` calls valid also starts: the control API's token file is read whole;
+//! the memory store's `admin.state_file` must sit in a directory that exists, be readable and
+//! writable by its owner only (it holds the identity digest key) and hold a state that loads;
+//! the TLS listener's certificate and key must parse, and the access log's directory exist.
+//! An admin listener open beyond this host without a token file is warned about.
 
 use super::BuildError;
 use crate::admin::Tokens;
@@ -21,8 +21,8 @@ pub enum StateFileCheck {
     /// It is not a regular file.
     #[error("`admin.state_file` {0} is not a regular file")]
     NotAFile(String),
-    /// Others than its owner may read it.
-    #[error("`admin.state_file` {0} can be read by its group or by everyone (mode {1:03o}); it holds the identity digest key: run `chmod 600 {0}`")]
+    /// Others than its owner may read or write it.
+    #[error("`admin.state_file` {0} can be read or written by its group or by everyone (mode {1:03o}); it holds the identity digest key: run `chmod 600 {0}`")]
     Readable(String, u32),
     /// Its metadata cannot be read.
     #[error("`admin.state_file` {0}: {1}")]
@@ -85,7 +85,7 @@ fn warn_open_admin(config: &Config) {
 }
 
 /// The state file at `path`, checked: in a directory that exists, and when it exists a
-/// regular file only its owner may read.
+/// regular file only its owner may read or write.
 fn state_file(path: &Path) -> Result<(), StateFileCheck> {
     let shown = path.display().to_string();
     let directory = match path.parent() {
@@ -107,7 +107,7 @@ fn state_file(path: &Path) -> Result<(), StateFileCheck> {
         return Err(StateFileCheck::NotAFile(shown));
     }
     let mode = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o777;
-    match mode & 0o044 {
+    match mode & 0o066 {
         0 => Ok(()),
         _ => Err(StateFileCheck::Readable(shown, mode)),
     }
@@ -130,8 +130,10 @@ mod tests {
             e.contains("mode 644") && e.contains(&format!("chmod 600 {}", path.display())),
             "{e}"
         );
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-        assert!(state_file(&path).is_err());
+        for others in [0o640, 0o620, 0o602] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(others)).unwrap();
+            assert!(state_file(&path).is_err(), "{others:o}");
+        }
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(state_file(&path).is_ok());
         let missing = dir.path().join("nowhere/state.json");
