@@ -52,6 +52,11 @@ fn main() -> ExitCode {
         }
     };
     if cli.test {
+        // The start-time checks that read files: what would stop a start stops the test.
+        if let Err(e) = floodgate::app::preflight(&config) {
+            eprintln!("{}: {e}", config.path.display());
+            return ExitCode::from(2);
+        }
         print!("{config}");
         return ExitCode::SUCCESS;
     }

@@ -220,3 +220,51 @@ fn an_nginx_internal_redirect_asks_twice_and_is_counted_once() {
     );
     assert!(checks.served() == 0, "the decision endpoint is not proxied");
 }
+
+/// Issue #63, probe 9: the request id is the client's to set (here nothing overwrites it): a
+/// banned key asking with the id of an allowed answer gets its own answer, not the replay.
+#[test]
+fn a_repeated_request_id_with_another_key_is_decided_afresh() {
+    let checks = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "ops:0123456789abcdef\n").unwrap();
+    let admin = format!("token_file = \"{}\"", tokens.display());
+    let port = free_port();
+    let config = format!(
+        "{POLICY}\n[check]\nlisten = \"127.0.0.1:{port}\"\ndedupe_header = \"x-request-id\"\n"
+    );
+    let floodgate = Proxy::start_with_tables(&[&checks.addr], "", &admin, &config);
+    let ban = client("127.0.0.1")
+        .post(format!("http://127.0.0.1:{}/v1/bans", floodgate.admin_port))
+        .bearer_auth("0123456789abcdef")
+        .json(&serde_json::json!({"scope": "caller", "source": "header:x-api-key", "value": "leaked"}))
+        .send()
+        .unwrap();
+    assert_eq!(ban.status(), 201);
+    let ask = |id: &str, key: &str| {
+        client("127.0.0.1")
+            .get(format!("http://127.0.0.1:{port}/"))
+            .header("x-original-uri", "/x")
+            .header("x-request-id", id)
+            .header("x-api-key", key)
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut probe = 0;
+    while ask(&format!("probe-{probe}"), "leaked") != 403 {
+        assert!(std::time::Instant::now() < deadline, "the ban applies");
+        std::thread::sleep(Duration::from_millis(100));
+        probe += 1;
+    }
+    assert_eq!(ask("req-1", "good"), 200);
+    assert_eq!(
+        ask("req-1", "leaked"),
+        403,
+        "not the good key's replayed 200"
+    );
+    assert_eq!(ask("req-1", "good"), 200, "the good key's answer replayed");
+}

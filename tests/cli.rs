@@ -1,6 +1,9 @@
-//! The command line: `--test` on good and bad configs.
+//! The command line: `--test` on good and bad configs, and the start's file checks it runs
+//! (`cli/start_checks.rs`).
 
 mod common;
+#[path = "cli/start_checks.rs"]
+mod start_checks;
 
 use std::process::Command;
 

@@ -5,6 +5,8 @@
 //! logged or returned.
 
 mod common;
+#[path = "control/probes.rs"]
+mod probes;
 
 use common::redis::RedisServer;
 use common::{client_from, Proxy, Upstream};

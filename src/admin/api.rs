@@ -2,7 +2,8 @@
 //! overrides and the callers (`lists.rs`, `callers.rs`). Every change is logged once and
 //! counted; a change that cannot be made changes nothing and says why.
 
-use super::attempt::{IdempotencyKey, Outcome};
+use super::change::{IdempotencyKey, Outcome};
+use super::escape::escaped;
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
 use crate::control::{Control, ControlError};
@@ -12,7 +13,9 @@ use crate::proxy::Snapshot;
 use crate::telemetry::Metrics;
 use arc_swap::ArcSwap;
 use http::{header, HeaderValue, Method, StatusCode};
+use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The largest request body the control API reads.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -47,6 +50,8 @@ pub struct Call<'a> {
     pub idempotency_key: Option<&'a [u8]>,
     /// Its body, or `None` when it was larger than [`MAX_BODY`].
     pub body: Option<&'a [u8]>,
+    /// The address it came from (failed tokens are counted per address).
+    pub peer: Option<IpAddr>,
 }
 
 /// Who made a call: the name of its token.
@@ -55,14 +60,18 @@ pub(super) struct Operator(pub(super) String);
 impl ControlApi {
     /// The answer to `call` (a path under `/v1/`).
     pub async fn answer(&self, call: &Call<'_>) -> Reply {
-        let operator = match self.tokens.check(call.authorization) {
-            Check::Off => return off(),
-            Check::Refused => {
-                self.metrics.admin_unauthorized.inc();
-                log::debug!("control API: a call to {} without a valid token", call.path);
-                return unauthorized();
-            }
+        let check = self
+            .tokens
+            .check_from(call.authorization, call.peer, Instant::now());
+        let operator = match check {
             Check::Allowed(name) => Operator(name),
+            refused => {
+                log::debug!(
+                    "control API: a call to {} without a valid token",
+                    escaped(call.path)
+                );
+                return not_opened(&refused, &self.metrics);
+            }
         };
         let Some(body) = call.body else {
             return Reply::problem(
@@ -109,7 +118,8 @@ impl ControlApi {
         self.snapshot.load()
     }
 
-    /// Logs and counts a change asked for, with its outcome.
+    /// Logs and counts a change asked for, with its outcome, on one line: operator text is
+    /// escaped.
     pub(super) fn record(
         &self,
         operator: &Operator,
@@ -127,11 +137,12 @@ impl ControlApi {
                 .inc();
         }
         log::info!(
-            "control API: {} {action} {target}{}: {}",
-            operator.0,
+            "control API: {} {action} {}{}: {}",
+            escaped(&operator.0),
+            escaped(target),
             match reason {
                 "" => String::new(),
-                r => format!(" ({r})"),
+                r => format!(" ({})", escaped(r)),
             },
             outcome.word()
         );
@@ -156,6 +167,32 @@ pub(super) fn refused(e: &ControlError, key: Option<&IdempotencyKey>) -> Reply {
         extra["idempotency_key"] = key.as_str().into();
     }
     Reply::problem(status, &e.to_string(), extra)
+}
+
+/// The answer to a call its token did not open (`Off`, `Refused` or `Slowed`), counted.
+pub(super) fn not_opened(check: &Check, metrics: &Metrics) -> Reply {
+    match check {
+        Check::Off => off(),
+        Check::Slowed(wait) => {
+            metrics.admin_auth_slowed.inc();
+            slowed(*wait)
+        }
+        _ => {
+            metrics.admin_unauthorized.inc();
+            unauthorized()
+        }
+    }
+}
+
+/// `429`: too many failed tokens from this address lately.
+fn slowed(wait: Duration) -> Reply {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    Reply::problem(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too many calls without a valid token from this address: try again later",
+        serde_json::json!({}),
+    )
+    .with_header(header::RETRY_AFTER, HeaderValue::from(seconds))
 }
 
 fn off() -> Reply {

@@ -4,7 +4,7 @@
 //! every instance's cached refusals forgotten).
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::attempt::Outcome;
+use super::change::Outcome;
 use super::input::{self, ResetBody, Value as Named};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_us;

@@ -5,6 +5,8 @@ use super::reply::Reply;
 use serde::Deserialize;
 use std::time::Duration;
 
+/// The shortest ttl accepted: one second (the lists are read again about once a second).
+const MIN_TTL: Duration = Duration::from_secs(1);
 /// The longest ttl accepted: ten years.
 const MAX_TTL: Duration = Duration::from_secs(10 * 366 * 86_400);
 /// The longest reason kept.
@@ -39,6 +41,8 @@ pub(super) struct BanBody {
     pub(super) source: Option<String>,
     pub(super) ttl: Option<String>,
     pub(super) reason: Option<String>,
+    /// Set to ban every address of a family (`0.0.0.0/0`, `::/0`).
+    pub(super) force: Option<bool>,
 }
 
 /// `POST /v1/overrides`.
@@ -64,19 +68,45 @@ pub(super) struct ResetBody {
     pub(super) policy: Option<String>,
 }
 
-/// `body` read as `T`, or a 400 naming the field serde found at fault.
+/// `body` read as `T`, or a 400 naming the field at fault: the one serde names (unknown or
+/// missing), else the one whose value has the wrong type.
 pub(super) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {
     serde_json::from_slice(body).map_err(|e| {
         let message = e.to_string();
-        let field = message
+        let named = message
             .split('`')
             .nth(1)
-            .filter(|_| message.contains("field"))
-            .unwrap_or("body");
-        Reply::bad_field(
-            field,
-            &format!("the body is not what this call takes: {message}"),
-        )
+            .filter(|_| message.contains("field `"))
+            .map(str::to_owned);
+        match named.or_else(|| mistyped::<T>(body)) {
+            Some(field) => Reply::bad_field(
+                &field,
+                &format!("the body is not what this call takes: `{field}`: {message}"),
+            ),
+            None => Reply::bad_field(
+                "body",
+                &format!("the body is not what this call takes: {message}"),
+            ),
+        }
+    })
+}
+
+/// The field of a JSON object `body` whose value `T` refuses for its type: the first whose
+/// removal leaves no such refusal (the rest read, or only that field missing).
+fn mistyped<T: serde::de::DeserializeOwned>(body: &[u8]) -> Option<String> {
+    let serde_json::Value::Object(fields) = serde_json::from_slice(body).ok()? else {
+        return None;
+    };
+    fields.keys().find_map(|key| {
+        let mut rest = fields.clone();
+        rest.remove(key);
+        match serde_json::from_value::<T>(serde_json::Value::Object(rest)) {
+            Ok(_) => Some(key.clone()),
+            Err(e) if e.to_string().contains(&format!("missing field `{key}`")) => {
+                Some(key.clone())
+            }
+            Err(_) => None,
+        }
     })
 }
 
@@ -95,8 +125,8 @@ fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, Reply> {
     };
     let refuse = |why: &str| Reply::bad_field("ttl", &format!("`ttl` {why}, like 90s, 1h or 7d"));
     let ttl = humantime::parse_duration(text).map_err(|_| refuse("must be a duration"))?;
-    if ttl.is_zero() || ttl > MAX_TTL {
-        return Err(refuse("must be more than 0 and at most ten years"));
+    if ttl < MIN_TTL || ttl > MAX_TTL {
+        return Err(refuse("must be at least 1s and at most ten years"));
     }
     Ok(Some(ttl.as_millis().max(1) as u64))
 }
@@ -137,7 +167,26 @@ mod tests {
         assert!(String::from_utf8_lossy(&e.body).contains(r#""field":"tll""#));
         let e = parse::<OverrideBody>(br#"{"source":"ip"}"#).unwrap_err();
         assert_eq!(e.status, 400);
+        let field = |body: &[u8]| {
+            let e = parse::<BanBody>(body).unwrap_err();
+            let v: serde_json::Value = serde_json::from_slice(&e.body).unwrap();
+            v["field"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(
+            field(br#"{"scope":"cidr","value":"10.0.0.0/8","ttl":5}"#),
+            "ttl"
+        );
+        assert_eq!(field(br#"{"scope":7,"value":"10.0.0.0/8"}"#), "scope");
+        assert_eq!(field(br#"{"scope":"cidr","value":{"a":1}}"#), "value");
+        assert_eq!(
+            field(br#"{"scope":"cidr","value":"x","force":"yes"}"#),
+            "force"
+        );
+        assert_eq!(field(br#"[1]"#), "body");
         assert!(ttl_ms(Some("0s")).is_err());
+        assert!(ttl_ms(Some("1ns")).is_err());
+        assert!(ttl_ms(Some("999ms")).is_err());
+        assert_eq!(ttl_ms(Some("1s")).unwrap(), Some(1000));
         assert!(ttl_ms(Some("soon")).is_err());
         assert_eq!(ttl_ms(Some("1h")).unwrap(), Some(3_600_000));
         assert!(capacity(&serde_json::json!(-5)).is_err());

@@ -1,14 +1,14 @@
 //! `/v1/bans` and `/v1/overrides`: add, list (paged by id) and delete.
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::attempt::{IdempotencyKey, Outcome};
+use super::change::{IdempotencyKey, Outcome};
 use super::callers::{caller_of, chain_with, short};
+use super::cidr::cidr_ban;
 use super::input::{self, BanBody, OverrideBody};
 use super::reply::{expires_in, Reply};
 use crate::control::{
     now_ms, override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override,
 };
-use crate::identity::parse_network;
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
 use http::StatusCode;
@@ -33,11 +33,10 @@ impl ControlApi {
             Ok(terms) => terms,
             Err(reply) => return reply,
         };
-        let (target, shown) =
-            match self.ban_target(&body.scope, body.source.as_deref(), &body.value) {
-                Ok(target) => target,
-                Err(reply) => return reply,
-            };
+        let (target, shown) = match self.ban_target(&body) {
+            Ok(target) => target,
+            Err(reply) => return reply,
+        };
         let ban = Ban {
             id: 0,
             target,
@@ -51,24 +50,11 @@ impl ControlApi {
     }
 
     /// What a ban body refuses, and how the log names it (never a raw caller value).
-    fn ban_target(
-        &self,
-        scope: &str,
-        source: Option<&str>,
-        value: &input::Value,
-    ) -> Result<(BanTarget, String), Reply> {
-        match (scope, source) {
+    fn ban_target(&self, body: &BanBody) -> Result<(BanTarget, String), Reply> {
+        let (value, force) = (&body.value, body.force.unwrap_or(false));
+        match (body.scope.as_str(), body.source.as_deref()) {
             ("cidr", None) => {
-                let input::Value::One(text) = value else {
-                    return Err(Reply::bad_field("value", "a cidr ban takes one network"));
-                };
-                let net = parse_network(text.trim()).ok_or_else(|| {
-                    Reply::bad_field(
-                        "value",
-                        "`value` must be an address or a network like 203.0.113.0/24",
-                    )
-                })?;
-                let value = net.trunc().to_string();
+                let value = cidr_ban(value, force)?.to_string();
                 Ok((
                     BanTarget::Cidr {
                         value: value.clone(),

@@ -1,11 +1,15 @@
 //! The admin listener: `/metrics` (Prometheus text), `/healthz`, `/readyz` and `/offenders`
 //! (JSON, or plain text with `?format=text`), open to whoever reaches the listener (loopback
-//! by default); and under `/v1/` the control API (`api.rs`: bans, overrides, inspect and reset),
+//! by default) unless `admin.protect_metrics` puts `/metrics` and `/offenders` behind a control
+//! API token; and under `/v1/` the control API (`api.rs`: bans, overrides, inspect and reset),
 //! which needs a token of `admin.token_file`.
 
 mod api;
-mod attempt;
+mod attempts;
 mod callers;
+mod change;
+mod cidr;
+mod escape;
 mod input;
 mod lists;
 mod reply;
@@ -34,6 +38,7 @@ pub struct AdminApp {
     offenders: Option<(Arc<Offenders>, usize)>,
     pools_down: Option<PoolsDown>,
     control: Option<ControlApi>,
+    protect_views: bool,
 }
 
 impl AdminApp {
@@ -47,6 +52,33 @@ impl AdminApp {
             offenders: None,
             pools_down: None,
             control: None,
+            protect_views: false,
+        }
+    }
+
+    /// The same app, whose `/metrics` and `/offenders` need a control API token when
+    /// `protect` (`admin.protect_metrics`: identity digests on `/offenders` can be matched back
+    /// to callers by whoever knows the digest key).
+    pub fn with_protected_views(mut self, protect: bool) -> Self {
+        self.protect_views = protect;
+        self
+    }
+
+    /// The refusal of a call to a protected view (`/metrics`, `/offenders`) whose token does
+    /// not open it; `None` when it may be answered.
+    fn view_refused(&self, path: &str, call: &Call<'_>) -> Option<Reply> {
+        if !self.protect_views || !matches!(path, "/metrics" | "/offenders") {
+            return None;
+        }
+        let Some(control) = &self.control else {
+            return None;
+        };
+        match control
+            .tokens
+            .check_from(call.authorization, call.peer, std::time::Instant::now())
+        {
+            Check::Allowed(_) => None,
+            refused => Some(api::not_opened(&refused, &self.metrics)),
         }
     }
 
@@ -182,37 +214,46 @@ impl ServeHttp for AdminApp {
         let req = session.req_header();
         let (method, path) = (req.method.clone(), req.uri.path().to_owned());
         let query = req.uri.query().map(str::to_owned);
-        let reply = match (&self.control, path.starts_with("/v1/")) {
-            (Some(control), true) => {
-                let authorization = req
-                    .headers
-                    .get(header::AUTHORIZATION)
-                    .map(|v| v.as_bytes().to_vec());
-                let idempotency_key = req
-                    .headers
-                    .get("idempotency-key")
-                    .map(|v| v.as_bytes().to_vec());
-                let body = read_body(session).await;
-                let call = Call {
-                    method: &method,
-                    path: &path,
-                    query: query.as_deref(),
-                    authorization: authorization.as_deref(),
-                    idempotency_key: idempotency_key.as_deref(),
-                    body: body.as_deref(),
-                };
-                control.answer(&call).await
-            }
-            _ => {
-                let (status, content_type, body) =
-                    self.route(&method, &path, query.as_deref()).await;
-                Reply {
-                    status,
-                    content_type,
-                    body,
-                    headers: Vec::new(),
+        let authorization = req
+            .headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes().to_vec());
+        let idempotency_key = req
+            .headers
+            .get("idempotency-key")
+            .map(|v| v.as_bytes().to_vec());
+        let peer = session
+            .client_addr()
+            .and_then(|a| a.as_inet().map(|a| a.ip().to_canonical()));
+        let control_call = self.control.is_some() && path.starts_with("/v1/");
+        let body = match control_call {
+            true => read_body(session).await,
+            false => Some(Vec::new()),
+        };
+        let call = Call {
+            method: &method,
+            path: &path,
+            query: query.as_deref(),
+            authorization: authorization.as_deref(),
+            idempotency_key: idempotency_key.as_deref(),
+            body: body.as_deref(),
+            peer,
+        };
+        let reply = match (&self.control, control_call) {
+            (Some(control), true) => control.answer(&call).await,
+            _ => match self.view_refused(&path, &call) {
+                Some(refused) => refused,
+                None => {
+                    let (status, content_type, body) =
+                        self.route(&method, &path, query.as_deref()).await;
+                    Reply {
+                        status,
+                        content_type,
+                        body,
+                        headers: Vec::new(),
+                    }
                 }
-            }
+            },
         };
         let mut response = Response::builder()
             .status(reply.status)

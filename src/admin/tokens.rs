@@ -3,9 +3,12 @@
 //! digests and compared digest to digest (BLAKE3's equality is constant-time), so neither a
 //! token nor its length shows in timing, logs or answers; a call is known by its token's name.
 
+use super::attempts::Attempts;
 use arc_swap::ArcSwap;
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The shortest token accepted: 16 characters.
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -19,6 +22,8 @@ pub enum Check {
     Refused,
     /// The token named so.
     Allowed(String),
+    /// Not tried: the peer failed too often lately and must wait this long.
+    Slowed(Duration),
 }
 
 /// Why the token file cannot be used.
@@ -36,6 +41,7 @@ pub enum TokenFileError {
 #[derive(Default)]
 pub struct Tokens {
     current: ArcSwap<Option<Vec<(String, blake3::Hash)>>>,
+    attempts: Attempts,
 }
 
 impl Tokens {
@@ -54,6 +60,19 @@ impl Tokens {
         };
         self.current.store(Arc::new(parsed));
         Ok(())
+    }
+
+    /// What the `Authorization` header `header` of a call from `peer` at `now` earns: a peer
+    /// that failed too often lately is slowed before its token is looked at (`attempts.rs`).
+    pub fn check_from(&self, header: Option<&[u8]>, peer: Option<IpAddr>, now: Instant) -> Check {
+        if let Err(wait) = self.attempts.admit(peer, now) {
+            return Check::Slowed(wait);
+        }
+        let check = self.check(header);
+        if check == Check::Refused {
+            self.attempts.failed(peer, now);
+        }
+        check
     }
 
     /// What the `Authorization` header `header` earns.
@@ -131,6 +150,27 @@ mod tests {
         assert_eq!(t.check(Some(b"Basic b3BzOnNlY3JldA==")), Check::Refused);
         assert_eq!(t.check(None), Check::Refused);
         assert_eq!(Tokens::load(None).unwrap().check(None), Check::Off);
+    }
+
+    #[test]
+    fn a_peer_failing_too_often_is_slowed_before_its_token_is_looked_at() {
+        let t = tokens("ops:0123456789abcdef\n").unwrap();
+        let (peer, now) = (Some(IpAddr::from([192, 0, 2, 1])), Instant::now());
+        for _ in 0..super::super::attempts::FREE_FAILURES {
+            assert_eq!(
+                t.check_from(Some(b"Bearer wrong"), peer, now),
+                Check::Refused
+            );
+        }
+        let good = Some(b"Bearer 0123456789abcdef".as_slice());
+        assert!(matches!(t.check_from(good, peer, now), Check::Slowed(_)));
+        let other = Some(IpAddr::from([192, 0, 2, 2]));
+        assert_eq!(t.check_from(good, other, now), Check::Allowed("ops".into()));
+        let later = now + super::super::attempts::SPACING;
+        assert_eq!(
+            t.check_from(good, peer, later),
+            Check::Allowed("ops".into())
+        );
     }
 
     #[test]

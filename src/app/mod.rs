@@ -7,14 +7,17 @@ mod fleet;
 mod health;
 mod listener;
 mod optional;
+mod preflight;
 mod reload;
 mod rlimit;
 mod steering;
 mod stores;
 mod sweeper;
+mod tls_files;
 
 pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;
+pub use preflight::{preflight, StateFileCheck};
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
 
@@ -91,6 +94,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         upgrade: launch.upgrade,
         ..Opt::default()
     };
+    preflight(config)?;
     let mut server = Server::new_with_opt_and_conf(opt, server_conf(config));
     server.bootstrap();
 
@@ -157,6 +161,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
             .with_offenders(offenders, admin_settings.offenders_top)
             .with_pools(pools_down)
+            .with_protected_views(admin_settings.protect_metrics)
             .with_control(ControlApi {
                 tokens: tokens.clone(),
                 snapshot: snapshot.clone(),

@@ -155,6 +155,10 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             old.upstream.ca_file != new.upstream.ca_file,
         ),
         ("admin.listen", old.admin.listen != new.admin.listen),
+        (
+            "admin.protect_metrics",
+            old.admin.protect_metrics != new.admin.protect_metrics,
+        ),
         ("check", old.check != new.check),
         (
             "rls.listen",

@@ -35,6 +35,9 @@ pub enum BuildError {
     /// The control state file could not be loaded.
     #[error("{0}")]
     StateFile(#[from] StateFileError),
+    /// The control state file may not be used (its directory, its mode).
+    #[error("{0}")]
+    StateFileCheck(#[from] super::preflight::StateFileCheck),
     /// The access log's file cannot be opened.
     #[error("cannot open the access log: {0}")]
     AccessLog(std::io::Error),

@@ -5,6 +5,9 @@
 //! `Retry-After`, the RateLimit headers and the problem body to throttle, `403` for bans and
 //! the deny-list, `401` for a bad token; every answer `Cache-Control: no-store`.
 //!
+//! A repeated check (`check.dedupe_header`, `replays.rs`) is answered again only for the same
+//! request id, facts and callers' identity digests.
+//!
 //! Only peers in `check.trusted` may state a request's facts (`facts.rs`); the client address
 //! is read from the forwarding header `identity.ip` names, with those peers trusted. A
 //! decision never sees the response, so what a request owes afterwards (its `max_in_flight`
@@ -17,6 +20,7 @@ mod replays;
 pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
 pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WINDOW};
 
+use crate::gate::Gate;
 use crate::identity::{ClientIpResolver, Request, RequestFacts};
 use crate::policy::{normalize_path, request_host, RouteFacts};
 use crate::proxy::{Action, Snapshot};
@@ -87,10 +91,6 @@ impl CheckApp {
         };
         let snapshot = self.snapshot.load_full();
         let client_ip = self.resolver(&snapshot).1.resolve(peer, &req.headers);
-        let replay = self.replay_key(&req.headers, &asked, client_ip);
-        if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
-            return answer;
-        }
         let host = asked.host.as_deref().and_then(|h| {
             let value = HeaderValue::from_str(h).ok()?;
             request_host(&http::Uri::from_static("/"), Some(&value))
@@ -108,6 +108,12 @@ impl CheckApp {
         let jwt = snapshot.callers.jwt.as_deref();
         let request =
             Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt).with_facts(facts);
+        let replay = self.replay_key(&req.headers, &asked, client_ip, || {
+            callers(&snapshot.gate, &request)
+        });
+        if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
+            return answer;
+        }
         let mut outcome = snapshot.gate.decide(&request, &route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
         drop(outcome.take_aftercare());
@@ -132,21 +138,47 @@ impl CheckApp {
         made
     }
 
-    /// The replay key of this check, when `check.dedupe_header` is set and present.
+    /// The replay key of this check, when `check.dedupe_header` is set and present: its id,
+    /// the request's facts and the digests of its callers (made by `callers` only then).
     fn replay_key(
         &self,
         headers: &http::HeaderMap,
         asked: &Asked,
         client: Option<IpAddr>,
+        callers: impl FnOnce() -> String,
     ) -> Option<ReplayKey> {
         let name = self.settings.dedupe_header.as_ref()?;
         let id = headers.get(name)?.as_bytes();
         let client = client.map(|ip| ip.to_string()).unwrap_or_default();
         let query = asked.query.as_deref().unwrap_or("");
         let host = asked.host.as_deref().unwrap_or("");
-        let facts = [asked.method.as_str(), host, &asked.path, query, &client];
+        let callers = callers();
+        let facts = [
+            asked.method.as_str(),
+            host,
+            &asked.path,
+            query,
+            &client,
+            &callers,
+        ];
         Some(replay_key(id, &facts))
     }
+}
+
+/// The digests of the callers `gate` finds in `request`: by `[identity] sources`, then by
+/// each policy's own sources, so a request with another key (banned, say) never gets the
+/// answer given to the first.
+fn callers(gate: &Gate, request: &Request<'_>) -> String {
+    let key = gate.digest_key();
+    let own = gate.policies().filter_map(|p| p.sources.as_ref());
+    std::iter::once(gate.identity())
+        .chain(own)
+        .map(|chain| match chain.identify(request, key) {
+            Ok(identity) => identity.hex(),
+            Err(_) => "invalid".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The answer an action makes: allowed → exactly `200` with the RateLimit headers; an

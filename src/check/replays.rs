@@ -1,8 +1,9 @@
 //! `check.dedupe_header`: an internal redirect in nginx (`try_files`, `error_page`) runs
 //! `auth_request` again for the same client request. When the asking proxy sets a request id
 //! itself (overwriting whatever the client sent), a decision asked again within
-//! [`REPLAY_WINDOW`] for the same id, caller address, method, host and target gets the first
-//! answer and takes nothing. Bounded: past [`MAX_REPLAYS`] answers, old ones are dropped.
+//! [`REPLAY_WINDOW`] for the same id, caller address, method, host, target and callers (the
+//! digests of the identities the check resolved: a client-set id with another key never gets
+//! the first key's answer) gets the first answer and takes nothing. Bounded: past [`MAX_REPLAYS`] answers, old ones are dropped.
 
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
@@ -31,7 +32,7 @@ pub struct Answer {
 pub type ReplayKey = [u8; 32];
 
 /// The key of a check whose id header says `id`, about `facts` (method, host, target, caller
-/// address, each as text).
+/// address, identity digests, each as text).
 pub fn replay_key(id: &[u8], facts: &[&str]) -> ReplayKey {
     let mut hasher = blake3::Hasher::new();
     hasher.update(&(id.len() as u64).to_le_bytes());

@@ -1,7 +1,7 @@
 //! Checks of single values against the text they came from, so errors can say where.
 
 use super::error::ConfigError;
-use crate::identity::{Source, SourceSpec};
+use crate::identity::{Network, Source, SourceSpec};
 use std::net::SocketAddr;
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -82,6 +82,33 @@ impl Checker<'_> {
                 format!("`{key}` must be a duration like 500ms or 30s: {e}"),
             )
         })
+    }
+
+    /// Warns, located, when network `text` (the value of `key` at `value`) sets host bits
+    /// below its prefix: it is read as the network it stands for, which the warning names.
+    pub(crate) fn host_bits(&self, value: &Spanned<String>, text: &str, key: &str) {
+        let Some(network) = Network::read(text).filter(|n| n.host_bits) else {
+            return;
+        };
+        let message = format!(
+            "`{key}`: `{}` sets host bits below its prefix and is read as {}; write that",
+            text.trim(),
+            network.net
+        );
+        log::warn!("{}", self.error(value, message));
+    }
+
+    /// Warns, located, when network `text` (in list `key`) is every address of its family
+    /// (`0.0.0.0/0`, `::/0`): on the deny-list every such caller gets 403, on the allow-list
+    /// none is limited.
+    pub(crate) fn everyone(&self, value: &Spanned<String>, text: &str, key: &str) {
+        if Network::read(text).is_some_and(|n| n.is_everyone()) {
+            let message = format!(
+                "`{key}`: `{}` lists every address of its family",
+                text.trim()
+            );
+            log::warn!("{}", self.error(value, message));
+        }
     }
 
     /// A file path that can be read, relative to the working directory.

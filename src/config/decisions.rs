@@ -19,6 +19,7 @@ pub(crate) fn check(check: &Checker<'_>, file: &CheckFile) -> Result<CheckSettin
             .get_ref()
             .iter()
             .map(|net| {
+                check.host_bits(net, net.get_ref(), "check.trusted");
                 parse_network(net.get_ref()).ok_or_else(|| {
                     let message = format!(
                         "`check.trusted`: `{}` is not an address or a network like 10.0.0.0/8",

@@ -58,8 +58,14 @@ impl fmt::Display for Config {
         )?;
         writeln!(
             f,
-            "admin listener  {} (top {} offenders over {:?})",
-            self.admin.listen, self.admin.offenders_top, self.admin.offenders_window
+            "admin listener  {} (top {} offenders over {:?}){}",
+            self.admin.listen,
+            self.admin.offenders_top,
+            self.admin.offenders_window,
+            match self.admin.protect_metrics {
+                true => "; /metrics and /offenders need a token",
+                false => "",
+            }
         )?;
         let a = &self.admin;
         match &a.token_file {

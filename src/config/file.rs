@@ -107,6 +107,7 @@ pub(crate) struct AdminFile {
     pub(crate) offenders_top: Option<Spanned<i64>>,
     pub(crate) token_file: Option<Spanned<String>>,
     pub(crate) state_file: Option<Spanned<String>>,
+    pub(crate) protect_metrics: Option<Spanned<bool>>,
     pub(crate) max_bans: Option<Spanned<i64>>,
     pub(crate) max_overrides: Option<Spanned<i64>>,
 }

@@ -49,6 +49,7 @@ pub(crate) fn identity(
         .trusted_proxies
         .iter()
         .map(|t| {
+            check.host_bits(t, t.get_ref(), "identity.ip.trusted_proxies");
             parse_network(t.get_ref()).ok_or_else(|| {
                 check.error(
                     t,
@@ -160,6 +161,10 @@ pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRul
                     .get_ref()
                     .parse()
                     .map_err(|e| check.error(r, format!("`{key}`: {e}")))?;
+                if let Some(net) = r.get_ref().strip_prefix("cidr:") {
+                    check.host_bits(r, net, key);
+                    check.everyone(r, net, key);
+                }
                 if let Rule::Value {
                     source: Source::Jwt(_),
                     ..

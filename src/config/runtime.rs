@@ -107,6 +107,8 @@ pub struct AdminSettings {
     pub token_file: Option<PathBuf>,
     /// Where the memory store keeps bans and overrides across restarts.
     pub state_file: Option<PathBuf>,
+    /// Whether `/metrics` and `/offenders` need a control API token.
+    pub protect_metrics: bool,
     /// How many bans and overrides may be held.
     pub bounds: Bounds,
 }

@@ -2,7 +2,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::FileConfig;
+use super::file::{AdminFile, FileConfig};
 use super::identity::{self, IdentityParts};
 use super::policies;
 use super::runtime::{AdminSettings, Config, ResponseSettings};
@@ -26,6 +26,19 @@ fn bound(
     match value {
         Some(n) => Ok(check.integer(n, key, 1..=10_000_000)? as usize),
         None => Ok(Bounds::default().max_bans),
+    }
+}
+
+/// `admin.protect_metrics`, which needs the tokens of `admin.token_file`.
+fn protect_metrics(check: &Checker<'_>, admin: &AdminFile) -> Result<bool, ConfigError> {
+    match (&admin.protect_metrics, &admin.token_file) {
+        (Some(protect), None) if *protect.get_ref() => Err(check.error(
+            protect,
+            "`admin.protect_metrics` needs `admin.token_file`: its tokens open /metrics and /offenders"
+                .to_owned(),
+        )),
+        (Some(protect), _) => Ok(*protect.get_ref()),
+        (None, _) => Ok(false),
     }
 }
 
@@ -77,6 +90,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 None => None,
             },
             state_file: file.admin.state_file.as_ref().map(|p| p.get_ref().into()),
+            protect_metrics: protect_metrics(&check, &file.admin)?,
             bounds: Bounds {
                 max_bans: bound(&check, file.admin.max_bans.as_ref(), "admin.max_bans")?,
                 max_overrides: bound(

@@ -2,10 +2,9 @@
 //! by an identity value (`header:x-api-key=partner-key`, `jwt:sub=monitoring`). Denied
 //! requests get 403; allowed ones skip limiting. A request on both lists is denied.
 
-use super::{IpFolding, Request, Source};
+use super::{IpFolding, Network, Request, Source};
 use ipnet::IpNet;
 use std::fmt;
-use std::net::IpAddr;
 use std::str::FromStr;
 
 /// One entry of a list.
@@ -49,13 +48,10 @@ impl FromStr for Rule {
     }
 }
 
-/// A network (`10.0.0.0/8`) or a single address (`10.0.0.1`).
+/// A network (`10.0.0.0/8`) or a single address (`10.0.0.1`), IPv4-mapped ones as IPv4, host
+/// bits cleared (see [`Network`] to know whether there were any).
 pub fn parse_network(text: &str) -> Option<IpNet> {
-    let text = text.trim();
-    text.parse::<IpNet>()
-        .ok()
-        .or_else(|| text.parse::<IpAddr>().ok().map(IpNet::from))
-        .map(|net| net.trunc())
+    Network::read(text).map(|n| n.net)
 }
 
 impl fmt::Display for Rule {

@@ -13,6 +13,7 @@ mod facts;
 mod jwt;
 mod key;
 mod named;
+mod network;
 mod source;
 mod source_error;
 
@@ -22,6 +23,7 @@ pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use named::{NamedCaller, NamedCallerError};
+pub use network::Network;
 pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
 

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub admin_attempts: IntCounterVec,
     /// Control API calls refused for a missing or wrong token.
     pub admin_unauthorized: IntCounter,
+    /// Admin calls not tried: their address failed too many tokens lately.
+    pub admin_auth_slowed: IntCounter,
     /// Time the limiting step took (store call included).
     pub limiter_seconds: Histogram,
     /// Backend responses by status class, `1xx` … `5xx`.
@@ -144,6 +146,11 @@ impl Metrics {
                 "Control API calls refused with 401 for a missing or wrong token.",
             )
             .expect("static metric definition"),
+            admin_auth_slowed: IntCounter::new(
+                "floodgate_admin_auth_slowed_total",
+                "Admin calls answered 429 untried: their address failed too many tokens lately.",
+            )
+            .expect("static metric definition"),
             limiter_seconds: latency(
                 "floodgate_limiter_seconds",
                 "Time the limiting step took per request, store call included.",
@@ -183,6 +190,7 @@ impl Metrics {
             Box::new(metrics.admin_changes.clone()),
             Box::new(metrics.admin_attempts.clone()),
             Box::new(metrics.admin_unauthorized.clone()),
+            Box::new(metrics.admin_auth_slowed.clone()),
             Box::new(metrics.limiter_seconds.clone()),
             Box::new(metrics.upstream_seconds.clone()),
             Box::new(upstream_responses),

@@ -80,8 +80,7 @@ impl Book {
             .map(|&(_, id)| id)
             .collect();
         due.iter().for_each(|&id| drop(self.take(id)));
-        self.keys
-            .retain(|_, (_, at)| now_ms < at.saturating_add(KEY_LIFETIME_MS));
+        self.forget_keys(now_ms);
         (!due.is_empty()).then(|| self.record(Change::gone(due)))
     }
 
