@@ -133,3 +133,72 @@ fn a_hundred_thousand_bans_through_the_api_on_the_memory_store_with_a_state_file
     assert_eq!(page["bans"].as_array().map(Vec::len), Some(1000));
     assert!(page["next_after"].is_u64());
 }
+
+/// The 99th percentile of proxied requests from two clients over `secs` seconds.
+fn p99(proxy: &Proxy, secs: u64) -> Duration {
+    let report = hammer(
+        &[proxy.url("/x")],
+        2,
+        Duration::from_secs(secs),
+        Duration::from_millis(2),
+        &[("x-api-key", "load")],
+    );
+    report.quantile(0.99)
+}
+
+/// Whether a request from `address` is refused by a ban on each of `proxies`.
+fn banned_everywhere(proxies: &[&Proxy], address: &str) -> bool {
+    proxies.iter().all(|p| status_from(p, address, None) == 403)
+}
+
+#[test]
+fn a_hundred_thousand_bans_on_three_instances_sharing_redis_cost_what_each_change_changes() {
+    let upstream = Upstream::start();
+    let redis = RedisServer::start_with(&["--slowlog-log-slower-than", "10000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n[[policy]]\nname = \"per-user\"\ncapacity = 1000000\nrate = \"100000/s\"\n",
+        redis.url()
+    );
+    let start = || Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
+    let (a, b, c) = (start(), start(), start());
+    let before = p99(&a, 3);
+
+    let took = ban_many(&[&a, &b, &c], 100_000, 6);
+    eprintln!("100,000 bans through three instances on Redis took {took:?}");
+
+    // Each change made on one instance refuses on all three within a second, while changes
+    // keep coming and requests are measured.
+    let during = std::thread::scope(|scope| {
+        let measured = scope.spawn(|| p99(&a, 3));
+        for (round, maker) in [&a, &b, &c, &a, &b, &c].into_iter().enumerate() {
+            let address = format!("127.0.0.{}", round + 2);
+            let ban = json!({"scope": "cidr", "value": address});
+            let (status, made) = control(maker, "POST", "/v1/bans", Some(ban));
+            assert_eq!(status, 201, "{made}");
+            let seen = within(Duration::from_secs(1), || {
+                banned_everywhere(&[&a, &b, &c], &address)
+            });
+            assert!(seen.is_some(), "ban {round} not on every instance within 1 s");
+            let path = format!("/v1/bans/{}", made["id"]);
+            assert_eq!(control(maker, "DELETE", &path, None).0, 204);
+        }
+        measured.join().unwrap()
+    });
+    eprintln!("proxy p99 {before:?} with no ban, {during:?} at 100,000 while changes are made");
+    assert!(
+        during < before + Duration::from_micros(500),
+        "p99 {before:?} → {during:?}"
+    );
+
+    // A fourth instance reads the whole state a part at a time.
+    let (_, made) = control(&a, "POST", "/v1/bans", Some(json!({"scope": "cidr", "value": "127.0.1.9"})));
+    let d = start();
+    assert!(within(Duration::from_secs(5), || status_from(&d, "127.0.1.9", None) == 403).is_some());
+    assert!(made["id"].is_u64());
+
+    let mut conn = redis.conn();
+    let slow: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(16).query(&mut conn).unwrap();
+    assert!(slow.is_empty(), "Redis calls over 10 ms: {slow:?}");
+}
