@@ -205,6 +205,7 @@ pub(crate) struct StoreFile {
     pub(crate) breaker_window: Option<Spanned<String>>,
     pub(crate) breaker_min_calls: Option<Spanned<i64>>,
     pub(crate) breaker_failure_ratio: Option<Spanned<f64>>,
+    pub(crate) breaker_consecutive_failures: Option<Spanned<i64>>,
     pub(crate) breaker_probe_interval: Option<Spanned<String>>,
     pub(crate) fleet_size: Option<Spanned<i64>>,
     pub(crate) startup_wait: Option<Spanned<String>>,
