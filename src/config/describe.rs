@@ -94,10 +94,11 @@ impl fmt::Display for Config {
             let rules: usize = rls.rules.domains.len();
             writeln!(
                 f,
-                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}",
+                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
                 rls.listen,
                 if rls.tls.is_some() { " (TLS)" } else { "" },
-                rls.config_dir.display()
+                rls.config_dir.display(),
+                rls.timeout
             )?;
         }
         if let Some(cs) = &self.crowdsec {
