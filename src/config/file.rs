@@ -54,6 +54,7 @@ pub(crate) struct CrowdSecFile {
     #[serde(default)]
     pub(crate) scenarios_not_containing: Vec<String>,
     pub(crate) on_captcha: Option<Spanned<String>>,
+    pub(crate) max_answer_bytes: Option<Spanned<i64>>,
 }
 
 /// `[check]`: the decision endpoint.
