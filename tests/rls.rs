@@ -297,14 +297,16 @@ fn envoyproxy_ratelimits_readme_examples_load_unchanged_and_match_as_it_says() {
     let (_proxy, port) = start(&upstream, &examples, "");
     let mut c = Client::connect(port);
     use Code::{Ok as OK, OverLimit as OVER};
-    // Example 3: the deny-listed address is refused; another gets 10 a second.
+    // Example 3: the deny-listed address is refused; another gets 10 a second (20 asked in
+    // under a second meet a refusal however slowly a busy machine asks).
     assert_eq!(
         c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.5")], 1),
         [OVER]
     );
-    assert_eq!(
-        c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.1")], 11)[10],
-        OVER
+    let codes = c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.1")], 20);
+    assert!(
+        codes[..10].iter().all(|c| *c == OK) && codes.contains(&OVER),
+        "{codes:?}"
     );
     // Example 2: 5 marketing messages a day per number.
     let marketing: &[(&str, &str)] = &[("message_type", "marketing"), ("to_number", "2061111111")];
@@ -464,10 +466,13 @@ fn a_cost_no_limit_can_admit_is_refused_without_a_retry_after() {
 
 #[test]
 fn with_redis_paused_every_answer_comes_within_the_services_budget() {
-    const BUDGET: Duration = Duration::from_millis(10); // rls.timeout's default
-                                                        // A debug build on a shared 2-core machine (an idle one answers within 14 ms); before,
-                                                        // every answer took 252 ms.
-    const SLACK: Duration = Duration::from_millis(40);
+    // rls.timeout's default.
+    const BUDGET: Duration = Duration::from_millis(10);
+    // A debug build on a shared 2-core machine: idle, the slowest answer takes 15–22 ms; with
+    // the other tests of this file beside it and other builds running (load 7), one answer in
+    // a few runs takes 45–70 ms. The bound is still far from the 252 ms every answer took
+    // before, and within Envoy's usual 20–100 ms.
+    const SLACK: Duration = Duration::from_millis(90);
     let upstream = Upstream::start();
     let redis = RedisServer::start();
     let dir = rules_dir("domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute, requests_per_unit: 3 }\n");
