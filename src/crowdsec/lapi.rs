@@ -183,3 +183,23 @@ async fn read_capped(mut answer: reqwest::Response, limit: u64) -> Result<Chunks
 fn without_url(e: reqwest::Error) -> String {
     e.without_url().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_decoded_from_its_chunks_wherever_they_split_it() {
+        let text = br#"{"deleted":null,"new":[{"id":7,"duration":"3h59m","origin":"cscli","scenario":"manual","scope":"Ip","type":"ban","value":"192.0.2.1"}]}"#;
+        for size in [1, 3, 17, text.len()] {
+            let chunks = Chunks {
+                chunks: text.chunks(size).map(Bytes::copy_from_slice).collect(),
+                len: text.len(),
+            };
+            let pulled: Pulled = serde_json::from_reader(std::io::BufReader::new(chunks)).unwrap();
+            assert_eq!(pulled.new.len(), 1, "chunks of {size}");
+            assert_eq!(pulled.new[0].value, "192.0.2.1");
+            assert!(pulled.deleted.is_empty());
+        }
+    }
+}
