@@ -53,3 +53,13 @@ unsafe impl GlobalAlloc for MiMalloc {
         block.cast()
     }
 }
+
+/// Hands the pages mimalloc keeps for reuse back to the system: after a rare big allocation
+/// (a CrowdSec answer of megabytes), so the process does not stay at its peak.
+pub fn give_back() {
+    extern "C" {
+        fn mi_collect(force: bool);
+    }
+    // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time.
+    unsafe { mi_collect(true) }
+}

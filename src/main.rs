@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         eprintln!("cannot install the SIGHUP handler: {e}");
         return ExitCode::FAILURE;
     }
+    floodgate::crowdsec::set_give_back(allocator::give_back);
     env_logger::Builder::from_env(
         env_logger::Env::default().default_filter_or("floodgate=info,pingora=warn"),
     )

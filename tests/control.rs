@@ -1,8 +1,9 @@
 //! The control API end to end, with the real binary and real clients: bans (by network, from a
 //! second loopback address, and by caller), overrides, reset and inspect, on the memory store
 //! (kept across a restart by `admin.state_file`) and on three instances sharing one real Redis
-//! (a change made on one applies on all within a second). No raw caller value is ever stored,
-//! logged or returned.
+//! (a change made on one applies on all within a second); an override shrinking a bucket below
+//! the policy's cost answers without a Retry-After. No raw caller value is ever stored, logged
+//! or returned.
 
 mod common;
 #[path = "control/probes.rs"]
@@ -501,3 +502,46 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
 
 #[path = "control/ledger.rs"]
 mod ledger;
+
+#[test]
+fn an_override_below_the_policys_cost_is_refused_without_a_retry_after_at_every_front_door() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let check = common::free_port();
+    let config = format!(
+        "[identity]\nsources = [\"header:x-api-key\"]\n\n\
+         [[policy]]\nname = \"per-user\"\ncapacity = 5\nrate = \"1/m\"\ncost = 3\n\n\
+         [check]\nlisten = \"127.0.0.1:{check}\"\n"
+    );
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
+    let (status, _) = control(
+        &proxy,
+        "POST",
+        "/v1/overrides",
+        Some(json!({
+        "policy": "per-user", "source": "header:x-api-key", "value": KEY,
+        "capacity": 2, "rate": "1/m", "reason": "shrunk below the cost"})),
+    );
+    assert_eq!(status, 201);
+    let through_check = client_from("127.0.0.1")
+        .get(format!("http://127.0.0.1:{check}/check/x"))
+        .header("x-api-key", KEY)
+        .send()
+        .unwrap();
+    for response in [proxy.get("/x", &[("x-api-key", KEY)]), through_check] {
+        assert_eq!(response.status(), 429);
+        let headers = response.headers();
+        assert!(headers.get("retry-after").is_none(), "{headers:?}");
+        assert_eq!(headers["ratelimit"], "\"per-user\";r=0");
+        assert_eq!(headers["ratelimit-policy"], "\"per-user\";q=2;w=120");
+        let problem: Value = response.json().unwrap();
+        assert_eq!(
+            (problem["cost"].as_u64(), problem["capacity"].as_u64()),
+            (Some(3), Some(2))
+        );
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains("can never pass"), "{detail}");
+    }
+    assert_eq!(status_from(&proxy, "127.0.0.1", Some("bob-key")), 200);
+}

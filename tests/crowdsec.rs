@@ -2,7 +2,8 @@
 //! the real `cscli`), with the real binary and clients bound to other loopback addresses: three
 //! instances sharing one Redis and one bouncer key apply an address and a range within the
 //! poll interval + 1 s, and stop applying a deleted or ended decision as fast; LAPI killed for
-//! 30 s changes nothing for requests; the pulling instance killed, another takes over.
+//! 30 s changes nothing for requests; the pulling instance killed, another takes over; an
+//! answer over `max_answer_bytes` is refused and logged.
 
 mod common;
 
@@ -332,4 +333,43 @@ fn crowdsecs_nginx_parser_finds_in_floodgates_log_what_it_finds_in_nginxs() {
     );
     assert!(opted_in.contains(&retrier), "{opted_in:?}");
     assert_eq!(opted_in.len(), from_nginx.len() + 1, "{opted_in:?}");
+}
+
+#[test]
+fn an_answer_over_max_answer_bytes_is_refused_and_logged_while_the_default_cap_applies_it() {
+    let lapi = Lapi::start();
+    let mut csv = String::from("duration,scope,value\n24h,ip,127.0.0.2\n");
+    for i in 0..200 {
+        csv.push_str(&format!("24h,ip,10.9.{}.{}\n", i / 250, i % 250 + 1));
+    }
+    let list = lapi.dir.path().join("list.csv");
+    std::fs::write(&list, csv).unwrap();
+    lapi.cscli(&["decisions", "import", "-i", list.to_str().unwrap()]);
+    let upstream = Upstream::start();
+    let started = Instant::now();
+    let small = lapi.bouncer_key("floodgate-small", "small-key-0123456789abcdef");
+    let capped = Proxy::start(
+        &[&upstream.addr],
+        &crowdsec_table(&lapi, &small, "max_answer_bytes = 4096"),
+    );
+    let whole = lapi.bouncer_key("floodgate-whole", "whole-key-0123456789abcdef");
+    let default = Proxy::start(&[&upstream.addr], &crowdsec_table(&lapi, &whole, ""));
+    until_all(&[&default], "127.0.0.2", 403, started, INTERVAL);
+    let refusal = "over crowdsec.max_answer_bytes (4096 bytes)";
+    while !capped.log().contains(refusal) {
+        assert!(
+            started.elapsed() < INTERVAL,
+            "no refusal logged:\n{}",
+            capped.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        status_from(&capped, "127.0.0.2"),
+        200,
+        "nothing was applied"
+    );
+    assert!(capped.metric("floodgate_crowdsec_pulls_total{result=\"error\"}") >= 1.0);
+    assert_eq!(capped.metric("floodgate_crowdsec_decisions"), 0.0);
+    assert_eq!(default.metric("floodgate_crowdsec_decisions"), 201.0);
 }

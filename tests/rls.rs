@@ -1,8 +1,9 @@
 //! Envoy's rate limit service end to end: the real binary serving `ShouldRateLimit`, asked by
 //! a gRPC client built from the same protocol types Envoy's are generated from (envoy-types):
 //! bursts, nested descriptors, `hits_addend`, `shadow_mode`, `unlimited`, `replaces`, a
-//! deny-listed value, the RateLimit headers; three instances on one Redis share one exact
-//! limit; envoyproxy/ratelimit's README examples load unchanged.
+//! deny-listed value, the RateLimit headers, a cost no limit can admit; three instances on one
+//! Redis share one exact limit; envoyproxy/ratelimit's README examples load unchanged; with
+//! Redis paused every answer comes within the service's budget.
 
 mod common;
 
@@ -15,6 +16,7 @@ use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::Code;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_client::RateLimitServiceClient;
 use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 const RULES: &str = r#"
 domain: edge
@@ -295,14 +297,16 @@ fn envoyproxy_ratelimits_readme_examples_load_unchanged_and_match_as_it_says() {
     let (_proxy, port) = start(&upstream, &examples, "");
     let mut c = Client::connect(port);
     use Code::{Ok as OK, OverLimit as OVER};
-    // Example 3: the deny-listed address is refused; another gets 10 a second.
+    // Example 3: the deny-listed address is refused; another gets 10 a second (20 asked in
+    // under a second meet a refusal however slowly a busy machine asks).
     assert_eq!(
         c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.5")], 1),
         [OVER]
     );
-    assert_eq!(
-        c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.1")], 11)[10],
-        OVER
+    let codes = c.codes("edge_proxy_per_ip", &[("remote_address", "50.0.0.1")], 20);
+    assert!(
+        codes[..10].iter().all(|c| *c == OK) && codes.contains(&OVER),
+        "{codes:?}"
     );
     // Example 2: 5 marketing messages a day per number.
     let marketing: &[(&str, &str)] = &[("message_type", "marketing"), ("to_number", "2061111111")];
@@ -428,4 +432,90 @@ fn with_redis_gone_envoy_still_gets_an_answer_at_once() {
             "on_error decides (the default: local shares)"
         );
     }
+}
+
+#[test]
+fn a_cost_no_limit_can_admit_is_refused_without_a_retry_after() {
+    let upstream = Upstream::start();
+    let dir = rules_dir("domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: second, requests_per_unit: 10 }\n");
+    let (_proxy, port) = start(&upstream, dir.path(), "");
+    let mut c = Client::connect(port);
+    let refused = c.ask("d", &[&[("k", "v")]], u32::MAX);
+    assert_eq!(overall(&refused), Code::OverLimit);
+    assert_eq!(
+        header(&refused, "Retry-After"),
+        None,
+        "no wait lets it pass"
+    );
+    assert_eq!(header(&refused, "RateLimit"), Some("\"d.k\";r=0"));
+    assert_eq!(
+        header(&refused, "RateLimit-Policy"),
+        Some("\"d.k\";q=10;w=1")
+    );
+    let why = String::from_utf8(refused.raw_body.clone()).unwrap();
+    assert!(
+        why.contains("costs 4294967295 tokens") && why.contains("at most 10"),
+        "{why}"
+    );
+    assert_eq!(
+        overall(&c.ask("d", &[&[("k", "v")]], 10)),
+        Code::Ok,
+        "nothing was taken: the whole bucket is left"
+    );
+}
+
+#[test]
+fn with_redis_paused_every_answer_comes_within_the_services_budget() {
+    // rls.timeout's default.
+    const BUDGET: Duration = Duration::from_millis(10);
+    // A debug build on a shared 2-core machine: idle, the slowest answer takes 15–22 ms; with
+    // the other tests of this file beside it and other builds running (load 7), one answer in
+    // a few runs takes 45–70 ms. The bound is still far from the 252 ms every answer took
+    // before, and within Envoy's usual 20–100 ms.
+    const SLACK: Duration = Duration::from_millis(90);
+    let upstream = Upstream::start();
+    let redis = RedisServer::start();
+    let dir = rules_dir("domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute, requests_per_unit: 3 }\n");
+    let store = format!("[store]\nkind = \"redis\"\nurl = \"{}\"\n", redis.url());
+    let (proxy, port) = start(&upstream, dir.path(), &store);
+    let mut c = Client::connect(port);
+    assert_eq!(c.codes("d", &[("k", "warm")], 1), [Code::Ok]);
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(10_000)
+        .arg("ALL")
+        .query(&mut redis.conn())
+        .unwrap();
+    let mut codes = Vec::new();
+    let mut times = Vec::new();
+    let paused = Instant::now();
+    // Through the first store calls' own budget (250 ms), the breaker opening, a probe.
+    while paused.elapsed() < Duration::from_millis(800) {
+        let asked = Instant::now();
+        let answer = c.ask("d", &[&[("k", "paused")]], 0);
+        times.push(asked.elapsed());
+        codes.push(overall(&answer));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let in_order: Vec<u128> = times.iter().map(|t| t.as_millis()).collect();
+    times.sort();
+    let slowest = times[times.len() - 1];
+    eprintln!(
+        "{} answers with Redis paused: median {:?}, slowest {slowest:?}",
+        times.len(),
+        times[times.len() / 2]
+    );
+    assert!(
+        slowest <= BUDGET + SLACK,
+        "the slowest of {} answers took {slowest:?} (ms: {in_order:?})",
+        codes.len()
+    );
+    let skipped = proxy.metric("floodgate_store_errors_total{kind=\"breaker_open\"}");
+    assert!(skipped > 0.0, "the breaker opened and calls skipped Redis");
+    // on_error = "local" (the default): this instance's share of 3 a minute.
+    assert_eq!(codes[..3], [Code::Ok; 3]);
+    assert!(
+        codes[3..].iter().all(|c| *c == Code::OverLimit),
+        "{codes:?}"
+    );
 }

@@ -72,6 +72,7 @@ pub(super) fn rls(
         fallback: stores.fallback.clone(),
         key: stores.digest_key.clone(),
         metrics: metrics.clone(),
+        timeout: settings.timeout,
     };
     let service = RlsService::new(rules.clone(), deciders);
     let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service)

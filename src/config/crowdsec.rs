@@ -72,6 +72,10 @@ pub(crate) fn crowdsec(
         scenarios_containing: file.scenarios_containing.clone(),
         scenarios_not_containing: file.scenarios_not_containing.clone(),
         on_captcha,
+        max_answer_bytes: match &file.max_answer_bytes {
+            Some(n) => check.integer(n, "crowdsec.max_answer_bytes", 1024..=(1 << 32))? as u64,
+            None => CrowdSecSettings::MAX_ANSWER_BYTES,
+        },
     })
 }
 
@@ -96,6 +100,7 @@ mod tests {
         assert_eq!(settings.poll_interval, Duration::from_secs(10));
         assert_eq!(settings.scopes, ["ip", "range"]);
         assert_eq!(settings.on_captcha, Remedy::Ban);
+        assert_eq!(settings.max_answer_bytes, 16 << 20);
         for (extra, message) in [
             ("poll_interval = \"10ms\"\n", "at least 1s"),
             (
@@ -103,6 +108,7 @@ mod tests {
                 "`country` cannot be applied",
             ),
             ("on_captcha = \"captcha\"\n", "`crowdsec.on_captcha`"),
+            ("max_answer_bytes = 10\n", "`crowdsec.max_answer_bytes`"),
             ("colour = \"red\"\n", "unknown field"),
         ] {
             let e = parse(&format!("{BASE}{table}{extra}"), Path::new("t.toml"))

@@ -100,10 +100,11 @@ impl fmt::Display for Config {
             let rules: usize = rls.rules.domains.len();
             writeln!(
                 f,
-                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}",
+                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
                 rls.listen,
                 if rls.tls.is_some() { " (TLS)" } else { "" },
-                rls.config_dir.display()
+                rls.config_dir.display(),
+                rls.timeout
             )?;
         }
         if let Some(cs) = &self.crowdsec {
@@ -169,9 +170,10 @@ impl fmt::Display for Config {
                 )?;
                 writeln!(
                     f,
-                    "                budget {:?}, on error {}, breaker at {:.0} % failed of at least {} calls in {:?} (probes after {:?})",
+                    "                budget {:?}, on error {}, breaker at {:.0} % failed of at least {} calls in {:?}, else {} in a row (probes after {:?})",
                     r.timeout, r.on_error.as_str(), r.breaker.failure_ratio * 100.0,
-                    r.breaker.min_calls, r.breaker.window, r.breaker.cooldown
+                    r.breaker.min_calls, r.breaker.window, r.breaker.consecutive_failures,
+                    r.breaker.cooldown
                 )?;
                 writeln!(
                     f,

@@ -36,6 +36,7 @@ pub(crate) struct RlsFile {
     pub(crate) listen: Option<Spanned<String>>,
     pub(crate) config_dir: Spanned<String>,
     pub(crate) tls: Option<Spanned<bool>>,
+    pub(crate) timeout: Option<Spanned<String>>,
 }
 
 /// `[crowdsec]`: the CrowdSec bouncer.
@@ -53,6 +54,7 @@ pub(crate) struct CrowdSecFile {
     #[serde(default)]
     pub(crate) scenarios_not_containing: Vec<String>,
     pub(crate) on_captcha: Option<Spanned<String>>,
+    pub(crate) max_answer_bytes: Option<Spanned<i64>>,
 }
 
 /// `[check]`: the decision endpoint.
@@ -206,6 +208,7 @@ pub(crate) struct StoreFile {
     pub(crate) breaker_window: Option<Spanned<String>>,
     pub(crate) breaker_min_calls: Option<Spanned<i64>>,
     pub(crate) breaker_failure_ratio: Option<Spanned<f64>>,
+    pub(crate) breaker_consecutive_failures: Option<Spanned<i64>>,
     pub(crate) breaker_probe_interval: Option<Spanned<String>>,
     pub(crate) fleet_size: Option<Spanned<i64>>,
     pub(crate) startup_wait: Option<Spanned<String>>,

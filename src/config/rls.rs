@@ -6,9 +6,10 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::file::RlsFile;
 use super::runtime::TlsListener;
-use crate::rls::{RlsRules, RlsSettings, RlsTls};
+use crate::rls::{RlsRules, RlsSettings, RlsTls, TIMEOUT};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where the service listens when `rls.listen` is not given.
 const LISTEN: &str = "127.0.0.1:8081";
@@ -59,7 +60,21 @@ pub(crate) fn rls(
         config_dir: dir,
         rules: Arc::new(rules),
         tls,
+        timeout: timeout(check, file)?,
     })
+}
+
+/// `rls.timeout`: from 1 ms to 10 s.
+fn timeout(check: &Checker<'_>, file: &RlsFile) -> Result<Duration, ConfigError> {
+    let timeout = check.duration(file.timeout.as_ref(), "rls.timeout", TIMEOUT)?;
+    let range = Duration::from_millis(1)..=Duration::from_secs(10);
+    match (range.contains(&timeout), &file.timeout) {
+        (true, _) | (false, None) => Ok(timeout),
+        (false, Some(at)) => Err(check.error(
+            at,
+            format!("`rls.timeout` must be from 1ms to 10s, not {timeout:?}"),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -80,6 +95,14 @@ mod tests {
         let rls = config.rls.unwrap();
         assert_eq!(rls.listen.to_string(), "127.0.0.1:8081");
         assert!(rls.rules.domains.contains_key("d") && rls.tls.is_none());
+        assert_eq!(rls.timeout, std::time::Duration::from_millis(10));
+        let e = parse(
+            &format!("{BASE}{table}timeout = \"0s\"\n"),
+            Path::new("t.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`rls.timeout` must be from 1ms"), "{e}");
 
         let e = parse(&format!("{BASE}{table}tls = true\n"), Path::new("t.toml")).unwrap_err();
         assert!(e.to_string().contains("`rls.tls`"), "{e}");

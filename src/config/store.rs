@@ -178,6 +178,12 @@ fn breaker(check: &Checker<'_>, file: &StoreFile) -> Result<BreakerSettings, Con
             None => defaults.min_calls,
         },
         failure_ratio,
+        consecutive_failures: match &file.breaker_consecutive_failures {
+            Some(n) => {
+                check.integer(n, "store.breaker_consecutive_failures", 1..=1_000_000)? as u32
+            }
+            None => defaults.consecutive_failures,
+        },
         cooldown: check.duration(
             file.breaker_probe_interval.as_ref(),
             "store.breaker_probe_interval",
@@ -218,6 +224,7 @@ mod tests {
         };
         assert_eq!(redis.timeout, Duration::from_millis(250));
         assert_eq!(redis.breaker.min_calls, 20);
+        assert_eq!(redis.breaker.consecutive_failures, 5);
         assert_eq!(redis.fleet_size, None);
         assert_eq!(redis.lease_for, Duration::from_secs(1));
         let bad = format!(

@@ -1,8 +1,11 @@
 //! The bouncer's loop: every quarter second it reads the fleet's decisions (Redis store), and
 //! every `poll_interval` it pulls LAPI when this instance is the one that pulls; failures back
-//! off (one more interval per failure, up to three) and are logged at most once a minute.
+//! off (one more interval per failure, up to three) and are logged at most once a minute, across
+//! outages (`complaints`). After a big answer the memory it took is handed back.
 
+use super::complaints::{Complaints, Say};
 use super::decision::Held;
+use super::give_back_memory;
 use super::lapi::{Lapi, PullError};
 use super::shared::{Lead, Shared, SharedDecisions};
 use super::CrowdSecSettings;
@@ -18,8 +21,6 @@ use std::time::{Duration, Instant};
 
 /// How often the fleet's decisions are read from Redis (and ended ones dropped).
 const TICK: Duration = Duration::from_millis(250);
-/// How often a failure is logged, at most.
-const LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// The CrowdSec bouncer of this instance.
 pub struct Bouncer {
@@ -44,7 +45,7 @@ struct State {
     whole: bool,
     next_pull: Instant,
     failures: u32,
-    last_log: Option<Instant>,
+    complaints: Complaints,
     /// When decisions were last pulled, Unix ms (0: never).
     pulled_ms: u64,
     started_ms: u64,
@@ -72,7 +73,7 @@ impl Bouncer {
                 whole: true,
                 next_pull: Instant::now(),
                 failures: 0,
-                last_log: None,
+                complaints: Complaints::default(),
                 pulled_ms: 0,
                 started_ms: now_ms(),
             }),
@@ -101,17 +102,20 @@ impl Bouncer {
         let interval = self.settings.poll_interval;
         let Some(shared) = &self.shared else {
             let whole = self.state.lock().whole;
-            let pulled = self.lapi.pull(whole, interval).await.map_err(text)?;
+            let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
             let now = now_ms();
             let on_captcha = self.settings.on_captcha;
             let mut state = self.state.lock();
             if whole {
                 state.list = Blocklist::default();
             }
-            let new = held(&pulled.new, now);
-            let changed = apply(&mut state.list, &ids(&pulled.deleted), &new, on_captcha);
+            let new = held(&answer.pulled.new, now);
+            let deleted = ids(&answer.pulled.deleted);
+            let changed = apply(&mut state.list, &deleted, &new, on_captcha);
             state.changed |= whole || changed;
             (state.whole, state.pulled_ms) = (false, now);
+            drop(state);
+            after_answer(answer.big, (answer, new, deleted));
             return Ok(Some(()));
         };
         let lead = shared.lead(interval * 2).await.map_err(store_text)?;
@@ -120,13 +124,16 @@ impl Bouncer {
             return Ok(None);
         }
         let whole = lead == Lead::Taken || self.state.lock().whole;
-        let pulled = self.lapi.pull(whole, interval).await.map_err(text)?;
-        let now = now_ms();
-        let new = held(&pulled.new, now);
+        let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
+        let big = answer.big;
+        let new = held(&answer.pulled.new, now_ms());
+        let deleted = ids(&answer.pulled.deleted);
+        drop(answer);
         let kept = match whole {
             true => shared.replace(&new).await,
-            false => shared.apply(&ids(&pulled.deleted), &new).await,
+            false => shared.apply(&deleted, &new).await,
         };
+        after_answer(big, (new, deleted));
         match kept.map_err(store_text)? {
             true => self.state.lock().whole = false,
             false => self.state.lock().whole = true,
@@ -143,10 +150,10 @@ impl Bouncer {
                     self.metrics.pulls.inc(PullResult::Ok);
                 }
                 let mut state = self.state.lock();
-                if state.failures > 0 && done.is_some() {
+                if state.failures > 0 && done.is_some() && state.complaints.recovery() {
                     log::info!("CrowdSec's decisions are pulled again");
                 }
-                (state.failures, state.last_log) = (0, None);
+                state.failures = 0;
                 state.next_pull = Instant::now() + interval;
             }
             Err(e) => {
@@ -217,12 +224,15 @@ impl Bouncer {
         self.metrics.last_pull_age.set(age);
     }
 
-    /// Logs `message` unless something was logged within the last minute.
+    /// Logs `message` unless a failure was logged within the last minute.
     fn failed(&self, message: &str) {
-        let mut state = self.state.lock();
-        if state.last_log.is_none_or(|at| at.elapsed() >= LOG_EVERY) {
-            log::warn!("{message}");
-            state.last_log = Some(Instant::now());
+        let said = self.state.lock().complaints.failure(Instant::now());
+        match said {
+            Say::Log { held_back: 0 } => log::warn!("{message}"),
+            Say::Log { held_back } => {
+                log::warn!("{message} ({held_back} more failures since the last logged)")
+            }
+            Say::Quiet => {}
         }
     }
 }
@@ -257,6 +267,14 @@ fn apply(list: &mut Blocklist, deleted: &[u64], new: &[Held], on_captcha: Remedy
         changed = true;
     }
     changed
+}
+
+/// Drops what a pull's answer left (`left`), then, after a big answer, hands the memory back.
+fn after_answer<T>(big: bool, left: T) {
+    drop(left);
+    if big {
+        give_back_memory();
+    }
 }
 
 fn held(new: &[super::LapiDecision], now: u64) -> Vec<Held> {

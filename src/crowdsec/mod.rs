@@ -8,6 +8,8 @@
 
 #[cfg(feature = "crowdsec")]
 mod bouncer;
+#[cfg(feature = "crowdsec")]
+mod complaints;
 mod decision;
 #[cfg(feature = "crowdsec")]
 mod lapi;
@@ -17,12 +19,31 @@ mod shared;
 pub use bouncer::Bouncer;
 pub use decision::{go_duration_ms, Held, LapiDecision, Pulled};
 #[cfg(feature = "crowdsec")]
-pub use lapi::{Lapi, PullError};
+pub use lapi::{Answer, Lapi, PullError};
 pub use shared::{Change, Lead, Shared, SharedDecisions, CROWDSEC_SCRIPT};
 
 use crate::control::Remedy;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
+
+/// How the process hands freed memory back to the system: the binary's allocator says (this
+/// library forbids the unsafe call it takes); nothing until it does.
+static GIVE_BACK: OnceLock<fn()> = OnceLock::new();
+
+/// Sets how freed memory is handed back to the system after a big LAPI answer (the binary
+/// passes its allocator's way, once at start).
+pub fn set_give_back(give_back: fn()) {
+    let _ = GIVE_BACK.set(give_back);
+}
+
+/// Hands freed memory back to the system, if the binary said how: an allocator otherwise keeps
+/// the pages a big answer took, and the process would stay at its peak.
+pub fn give_back_memory() {
+    if let Some(give_back) = GIVE_BACK.get() {
+        give_back();
+    }
+}
 
 /// `[crowdsec]`: where LAPI is, with which key, how often to pull, and which decisions.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +64,8 @@ pub struct CrowdSecSettings {
     pub scenarios_not_containing: Vec<String>,
     /// What a `captcha` decision does: ban (403), or throttle (429).
     pub on_captcha: Remedy,
+    /// The largest answer LAPI may send (bytes): a bigger one is refused as it streams in.
+    pub max_answer_bytes: u64,
 }
 
 impl CrowdSecSettings {
@@ -50,4 +73,7 @@ impl CrowdSecSettings {
     pub const POLL_INTERVAL: Duration = Duration::from_secs(10);
     /// The scopes Floodgate can apply (and pulls when `scopes` is not given).
     pub const SCOPES: [&'static str; 2] = ["ip", "range"];
+    /// The default cap on an answer: 16 MiB, about 100 000 decisions (the biggest community
+    /// blocklists hold 20–50 000, a few MB).
+    pub const MAX_ANSWER_BYTES: u64 = 16 * 1024 * 1024;
 }

@@ -3,7 +3,7 @@
 //! what cost).
 
 use super::cost::{header_cost, BadCost, HeaderCost};
-use super::{LevelId, Quota, Standing};
+use super::{LevelId, Quota, Standing, Unpayable};
 use crate::clock::wall_now_us;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identity, Request};
@@ -158,6 +158,24 @@ impl<'g> Planned<'g> {
         }
     }
 
+    /// Whether this share can never be paid: an enforcing policy whose bucket holds fewer
+    /// tokens than the request costs (a shadow policy never refuses).
+    pub(crate) fn unpayable(&self) -> bool {
+        !self.is_shadow() && self.cost > self.limits().capacity()
+    }
+
+    /// The refusal of this share when it can never be paid, about `caller`.
+    pub(crate) fn unpayable_refusal(&self, caller: Identity) -> Unpayable<'g> {
+        Unpayable {
+            policy: self.bound.policy.name(),
+            level: self.level_id(),
+            quota: Quota::of(self.limits()),
+            cost: self.cost,
+            identity: self.identity,
+            caller,
+        }
+    }
+
     /// The policy's rules.
     pub(crate) fn rules(&self) -> &'g Rules {
         &self.bound.policy.rules
@@ -179,14 +197,18 @@ impl<'g> Planned<'g> {
     pub(crate) fn standing(&self, assessment: Assessment) -> Standing<'g> {
         Standing {
             policy: self.bound.policy.name(),
-            level: LevelId {
-                policy: self.bound.index,
-                level: self.level,
-            },
+            level: self.level_id(),
             quota: Quota::of(self.limits()),
             calendar: self.bound.policy.calendar.as_deref(),
             cost: self.cost,
             assessment,
+        }
+    }
+
+    fn level_id(&self) -> LevelId {
+        LevelId {
+            policy: self.bound.index,
+            level: self.level,
         }
     }
 

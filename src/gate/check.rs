@@ -9,7 +9,7 @@
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
-use super::verdict::{busy, verdict, Verdict};
+use super::verdict::{busy, unpayable, verdict, Verdict};
 use super::{Few, Gate, Outcome, Planned};
 use crate::limiter::{Assessment, Assessments, LimiterError, Take, Undecided};
 use crate::telemetry::{Decision, HeldResult};
@@ -21,6 +21,10 @@ impl Gate {
     pub(super) async fn check<'g>(&self, planned: &[Planned<'g>]) -> Outcome<'g> {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
+        }
+        // A request that can never pass takes no slot and no token, and is not told to wait.
+        if let Some(i) = planned.iter().position(Planned::unpayable) {
+            return unpayable(planned, i);
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,

@@ -22,7 +22,7 @@ mod verdict;
 pub use aftercare::Aftercare;
 pub use bound::Planned;
 pub use cost::BadCost;
-pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket};
+pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
 use crate::control::{now_ms, BanHit, Block, Control, ControlView};

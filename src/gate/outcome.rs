@@ -1,7 +1,7 @@
 //! What the gate decided about a request: a typed outcome with no HTTP in it. The proxy
 //! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
-use super::{Aftercare, BadCost, Standing};
+use super::{Aftercare, BadCost, LevelId, Quota, Standing};
 use crate::control::{BanHit, Block, Remedy};
 use crate::identity::Identity;
 use crate::limiter::Undecided;
@@ -32,6 +32,9 @@ pub enum Outcome<'g> {
     Throttled(Decided<'g>),
     /// The caller already has `max_in_flight` requests under way: refuse.
     Busy(Busy<'g>),
+    /// The request costs more than a policy's bucket can ever hold: refuse, with no time to
+    /// retry after (no store was asked, no token taken).
+    Unpayable(Unpayable<'g>),
     /// The store could not decide and `on_error` says what happens.
     Undecided(Undecided),
 }
@@ -44,6 +47,25 @@ pub struct Busy<'g> {
     /// Its `max_in_flight`.
     pub limit: u32,
     /// The caller whose slots they are.
+    pub identity: Identity,
+    /// The caller as every request of theirs is known, whichever policy refused
+    /// ([`stable_caller`](super::standing::stable_caller)).
+    pub caller: Identity,
+}
+
+/// A refusal of a request that can never pass: its cost is above the capacity of the caller's
+/// bucket (an operator's override made it smaller than the policy's cost, say).
+#[derive(Debug, Clone, Copy)]
+pub struct Unpayable<'g> {
+    /// The policy whose bucket is too small.
+    pub policy: &'g Arc<str>,
+    /// Which of its limits applied.
+    pub level: LevelId,
+    /// The bucket's quota: its capacity is below `cost`.
+    pub quota: Quota,
+    /// Tokens the request would take.
+    pub cost: u64,
+    /// The caller whose bucket it is.
     pub identity: Identity,
     /// The caller as every request of theirs is known, whichever policy refused
     /// ([`stable_caller`](super::standing::stable_caller)).
@@ -158,7 +180,9 @@ impl Outcome<'_> {
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
             Outcome::BadCost(_) => OutcomeKind::BadCost,
             Outcome::Allowed(..) => OutcomeKind::Allowed,
-            Outcome::Throttled(_) | Outcome::Busy(_) => OutcomeKind::Throttled,
+            Outcome::Throttled(_) | Outcome::Busy(_) | Outcome::Unpayable(_) => {
+                OutcomeKind::Throttled
+            }
             Outcome::Undecided(Undecided::Pass) => OutcomeKind::StoreError,
             Outcome::Undecided(Undecided::Refuse) => OutcomeKind::StoreUnavailable,
         }
@@ -179,6 +203,11 @@ impl Outcome<'_> {
                 policy: b.policy.clone(),
                 identity: b.identity,
                 caller: b.caller,
+            }),
+            Outcome::Unpayable(u) => Some(Ticket {
+                policy: u.policy.clone(),
+                identity: u.identity,
+                caller: u.caller,
             }),
             _ => self.decided().map(Decided::ticket),
         }

@@ -111,6 +111,7 @@ impl Floodgate {
         match outcome {
             Outcome::Throttled(d) => self.offenders.record(d.identity, d.standing.policy),
             Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
+            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.policy),
             Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
             _ => {}
         }

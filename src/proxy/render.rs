@@ -4,7 +4,7 @@
 
 use crate::clock::wall_now_us;
 use crate::control::{now_ms, BanHit, Block, Remedy};
-use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing};
+use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing, Unpayable};
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
 use bytes::Bytes;
@@ -60,10 +60,15 @@ impl PolicyHeaders {
     }
 
     fn of(&self, standing: &Standing<'_>) -> HeaderValue {
-        let LevelId { policy, level } = standing.level;
+        self.of_level(standing.level, standing.policy, standing.quota)
+    }
+
+    /// The value of `level`, else (an override's) made from `name` and `quota`.
+    fn of_level(&self, level: LevelId, name: &str, quota: Quota) -> HeaderValue {
+        let LevelId { policy, level } = level;
         match self.0.get(policy).and_then(|levels| levels.get(level)) {
             Some(value) => value.clone(),
-            None => header_value(policy_text(standing.policy, standing.quota)),
+            None => header_value(policy_text(name, quota)),
         }
     }
 }
@@ -88,6 +93,7 @@ pub(crate) fn render(
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
         Outcome::Busy(busy) => concurrency_refusal(throttle_status, busy),
+        Outcome::Unpayable(unpayable) => unpayable_refusal(throttle_status, unpayable, policies),
         Outcome::BadCost(bad) => bad_cost(bad),
         Outcome::Undecided(Undecided::Refuse) => store_unavailable(),
     }
@@ -171,6 +177,30 @@ fn concurrency_refusal(status: u16, busy: &Busy<'_>) -> Action {
         (
             HeaderName::from_static("ratelimit-policy"),
             header_value(concurrency_text(name, limit)),
+        ),
+        (
+            HeaderName::from_static("ratelimit"),
+            header_value(format!("\"{name}\";r=0")),
+        ),
+    ];
+    problem(status, problem_body(status, &detail, extra), &headers)
+}
+
+/// The refusal of a request that can never pass (its cost is above the bucket's capacity):
+/// `status`, the policy's `RateLimit-Policy`, `RateLimit` with nothing left for it and no reset
+/// (none would let it pass), no `Retry-After`, and a problem body saying why.
+fn unpayable_refusal(status: u16, unpayable: &Unpayable<'_>, policies: &PolicyHeaders) -> Action {
+    let name: &str = unpayable.policy;
+    let (cost, capacity) = (unpayable.cost, unpayable.quota.capacity);
+    let detail = format!(
+        "This request costs {cost} tokens but policy \"{name}\" admits at most {capacity}: \
+         it can never pass, so there is no time to retry after."
+    );
+    let extra = serde_json::json!({ "policy": name, "cost": cost, "capacity": capacity });
+    let headers = [
+        (
+            HeaderName::from_static("ratelimit-policy"),
+            policies.of_level(unpayable.level, name, unpayable.quota),
         ),
         (
             HeaderName::from_static("ratelimit"),

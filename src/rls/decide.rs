@@ -3,22 +3,22 @@
 //! all-or-nothing call to the store (`hits_addend` is the cost), and the answer says, per
 //! descriptor and overall, OK or OVER_LIMIT, with the draft-10 RateLimit headers (and
 //! `Retry-After`) of the most restrictive limit for Envoy to pass to the client. When the store
-//! cannot decide, `on_error` does, as for the proxy: Envoy gets an answer, not an error.
+//! cannot decide within the service's budget, `on_error` does, as for the proxy: Envoy gets an
+//! answer in time, not an error. A cost no limit could ever admit is refused without asking.
 
+use super::answer::{answer, headers, limit_status, status, unpayable};
+use super::budget::Budget;
 use super::lookup::find;
 use super::rules::{Action, RlsRules, Rule};
-use crate::gate::{most_restrictive, LevelId, Quota, Standing};
+use crate::gate::{LevelId, Quota, Standing};
 use crate::identity::{Identity, IdentityKey};
-use crate::limiter::{Assessment, Assessments, Fallback, Limiter, Mode, Take, Terms, Undecided};
-use crate::proxy::{policy_text, ratelimit_text, retry_after};
+use crate::limiter::{Assessment, Fallback, Limiter, Undecided};
 use crate::telemetry::{Decision, Metrics};
-use envoy_types::pb::envoy::config::core::v3::HeaderValue;
-use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{
-    Code, DescriptorStatus, RateLimit,
-};
+use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{Code, DescriptorStatus};
 use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What answering needs besides the rules.
 pub struct Deciders {
@@ -30,15 +30,28 @@ pub struct Deciders {
     pub key: IdentityKey,
     /// Every series.
     pub metrics: Arc<Metrics>,
+    /// How long the store may take before `fallback` decides (`rls.timeout`).
+    pub timeout: Duration,
 }
 
 /// A limited descriptor of the request.
-struct Limited {
+pub(super) struct Limited {
     /// Its position among the request's descriptors.
-    index: usize,
-    rule: Arc<Rule>,
-    identity: Identity,
-    cost: u64,
+    pub index: usize,
+    /// Its limit.
+    pub rule: Arc<Rule>,
+    /// Whose bucket: the digest of the domain and the descriptor's entries.
+    pub identity: Identity,
+    /// Tokens it takes.
+    pub cost: u64,
+}
+
+impl Limited {
+    /// Whether its limit can never admit it: an enforcing limit whose capacity is below the
+    /// cost (a shadow limit never refuses).
+    fn unpayable(&self) -> bool {
+        !self.rule.shadow && self.cost > self.rule.limits.capacity()
+    }
 }
 
 /// The answer to `request` under `rules`.
@@ -62,9 +75,9 @@ pub async fn decide(
     }
     let refused_by_rule = limited.iter().any(|l| l.rule.refuses_all && !l.rule.shadow);
     for l in limited.iter().filter(|l| l.rule.refuses_all) {
-        statuses[l.index] = status(l, l.rule.shadow, 0.0, 0);
+        statuses[l.index] = status(&l.rule, l.rule.shadow, 0.0, 0);
     }
-    let limited: Vec<Limited> = limited
+    let limited: Arc<[Limited]> = limited
         .into_iter()
         .filter(|l| !l.rule.refuses_all)
         .collect();
@@ -76,48 +89,58 @@ pub async fn decide(
         };
         return answer(code, statuses, Vec::new());
     }
-    let takes: Vec<Take<'_>> = limited
-        .iter()
-        .map(|l| Take {
-            key: crate::limiter::BucketKey {
-                policy: &l.rule.key,
-                identity: l.identity,
-            },
-            spec: l.rule.limits.spec(None, 0),
-            cost: l.cost as f64,
-            mode: if l.rule.shadow {
-                Mode::Shadow
-            } else {
-                Mode::Enforce
-            },
-            terms: Terms::default(),
-        })
-        .collect();
-    let assessments = match assess(deciders, &takes).await {
-        Ok(assessments) => assessments,
-        Err(Undecided::Pass) => return answer(Code::Ok, statuses, Vec::new()),
+    if let Some(i) = limited.iter().position(Limited::unpayable) {
+        return refuse_unpayable(deciders, &limited, i, statuses);
+    }
+    let budget = Budget {
+        limiter: &deciders.limiter,
+        fallback: &deciders.fallback,
+        timeout: deciders.timeout,
+        metrics: &deciders.metrics,
+    };
+    match budget.assess(&limited).await {
+        Ok(assessments) => judge(deciders, &limited, &assessments, refused_by_rule, statuses),
+        Err(Undecided::Pass) => answer(Code::Ok, statuses, Vec::new()),
         Err(Undecided::Refuse) => {
             for s in &mut statuses {
                 s.code = Code::OverLimit as i32;
             }
-            return answer(Code::OverLimit, statuses, Vec::new());
+            answer(Code::OverLimit, statuses, Vec::new())
         }
-    };
+    }
+}
+
+/// The answer from the store's `assessments` of `limited`: counted per rule, OK only if every
+/// enforcing limit paid and no rule refused outright.
+fn judge(
+    deciders: &Deciders,
+    limited: &[Limited],
+    assessments: &[Assessment],
+    refused_by_rule: bool,
+    mut statuses: Vec<DescriptorStatus>,
+) -> RateLimitResponse {
     let enforced_ok = !refused_by_rule
         && limited
             .iter()
-            .zip(&assessments)
+            .zip(assessments)
             .all(|(l, a)| l.rule.shadow || a.allowed);
     let mut standings = Vec::with_capacity(limited.len());
-    for (l, a) in limited.iter().zip(&assessments) {
+    for (l, a) in limited.iter().zip(assessments) {
         let allowed = l.rule.shadow || a.allowed;
-        count(deciders, l, a, enforced_ok);
+        let decision = match (l.rule.shadow, a.allowed, enforced_ok) {
+            (true, true, _) => Decision::Allowed,
+            (true, false, _) => Decision::ShadowThrottled,
+            (false, false, _) => Decision::Throttled,
+            (false, true, true) => Decision::Allowed,
+            (false, true, false) => Decision::ThrottledByOther,
+        };
+        count(deciders, &l.rule, decision);
         let reset_us = if allowed {
             a.full_in_us
         } else {
             a.retry_after_us
         };
-        statuses[l.index] = status(l, allowed, a.remaining, reset_us);
+        statuses[l.index] = status(&l.rule, allowed, a.remaining, reset_us);
         if !l.rule.shadow {
             standings.push(Standing {
                 policy: &l.rule.arc_name,
@@ -140,20 +163,29 @@ pub async fn decide(
     answer(code, statuses, headers(&standings))
 }
 
-/// A limited descriptor's status: OK when `allowed`, with `remaining` tokens and the time
-/// until the bucket is full (OK) or the request would pass (OVER_LIMIT).
-fn status(l: &Limited, allowed: bool, remaining: f64, reset_us: u64) -> DescriptorStatus {
-    DescriptorStatus {
-        code: if allowed { Code::Ok } else { Code::OverLimit } as i32,
-        current_limit: Some(RateLimit {
-            name: l.rule.name.clone(),
-            requests_per_unit: l.rule.requests_per_unit,
-            unit: l.rule.unit,
-        }),
-        limit_remaining: remaining.max(0.0).floor() as u32,
-        duration_until_reset: Some(duration(reset_us)),
-        ..DescriptorStatus::default()
+/// The refusal of a request whose descriptor at `unpayable` costs more than its limit can
+/// ever hold: no bucket is taken (all or nothing), that limit counts it throttled and the other
+/// enforcing ones throttled by another.
+fn refuse_unpayable(
+    deciders: &Deciders,
+    limited: &[Limited],
+    unpayable_at: usize,
+    mut statuses: Vec<DescriptorStatus>,
+) -> RateLimitResponse {
+    for (i, l) in limited.iter().enumerate().filter(|(_, l)| !l.rule.shadow) {
+        let refused = i == unpayable_at;
+        count(
+            deciders,
+            &l.rule,
+            match refused {
+                true => Decision::Throttled,
+                false => Decision::ThrottledByOther,
+            },
+        );
+        statuses[l.index] = limit_status(&l.rule, !refused, 0.0);
     }
+    let l = &limited[unpayable_at];
+    unpayable(&l.rule, l.cost, statuses)
 }
 
 /// The request's limited descriptors, after `replaces`, and the positions of its unlimited
@@ -213,71 +245,9 @@ fn identity(key: &IdentityKey, domain: &str, entries: &[(&str, &str)]) -> Identi
     Identity::of(key, "rls", &text)
 }
 
-async fn assess(deciders: &Deciders, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
-    match deciders.limiter.acquire(takes).await {
-        Ok(answers) if answers.len() == takes.len() => Ok(answers),
-        Ok(_) | Err(_) => {
-            let decided = deciders.fallback.decide(takes)?;
-            deciders.metrics.store.fallbacks.inc();
-            Ok(decided)
-        }
-    }
-}
-
-fn count(deciders: &Deciders, l: &Limited, a: &Assessment, enforced_ok: bool) {
-    let decision = match (l.rule.shadow, a.allowed, enforced_ok) {
-        (true, true, _) => Decision::Allowed,
-        (true, false, _) => Decision::ShadowThrottled,
-        (false, false, _) => Decision::Throttled,
-        (false, true, true) => Decision::Allowed,
-        (false, true, false) => Decision::ThrottledByOther,
-    };
-    let rule = &l.rule;
+/// Counts `decision` under `rule`.
+fn count(deciders: &Deciders, rule: &Rule, decision: Decision) {
     rule.counters
         .of(&deciders.metrics, &rule.name)
         .count(decision);
-}
-
-/// `RateLimit-Policy`, `RateLimit` and, when refused, `Retry-After` of the most restrictive.
-fn headers(standings: &[Standing<'_>]) -> Vec<HeaderValue> {
-    let Some(i) = most_restrictive(standings) else {
-        return Vec::new();
-    };
-    let s = &standings[i];
-    let mut headers = vec![
-        header("RateLimit-Policy", policy_text(s.policy, s.quota)),
-        header("RateLimit", ratelimit_text(s)),
-    ];
-    if !s.assessment.allowed {
-        headers.push(header("Retry-After", retry_after(s).to_string()));
-    }
-    headers
-}
-
-fn header(key: &str, value: String) -> HeaderValue {
-    HeaderValue {
-        key: key.to_owned(),
-        value,
-        ..HeaderValue::default()
-    }
-}
-
-fn answer(
-    code: Code,
-    statuses: Vec<DescriptorStatus>,
-    headers: Vec<HeaderValue>,
-) -> RateLimitResponse {
-    RateLimitResponse {
-        overall_code: code as i32,
-        statuses,
-        response_headers_to_add: headers,
-        ..RateLimitResponse::default()
-    }
-}
-
-fn duration(micros: u64) -> envoy_types::pb::google::protobuf::Duration {
-    envoy_types::pb::google::protobuf::Duration {
-        seconds: (micros / 1_000_000) as i64,
-        nanos: ((micros % 1_000_000) * 1_000) as i32,
-    }
 }

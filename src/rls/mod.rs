@@ -5,6 +5,10 @@
 //! per request, answered with the RateLimit headers Envoy passes to the client.
 
 #[cfg(feature = "rls")]
+mod answer;
+#[cfg(feature = "rls")]
+mod budget;
+#[cfg(feature = "rls")]
 mod decide;
 mod lookup;
 mod rules;
@@ -21,6 +25,11 @@ pub use server::{RlsServer, RlsService};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a store call may take when `rls.timeout` is not given: half of Envoy's default
+/// timeout of the rate limit filter (20 ms), the rest left for the gRPC round trip.
+pub const TIMEOUT: Duration = Duration::from_millis(10);
 
 /// `[rls]`: the listener and the rules (read from `config_dir` with the config, again on every
 /// reload).
@@ -32,6 +41,9 @@ pub struct RlsSettings {
     pub config_dir: PathBuf,
     /// The rules read from it.
     pub rules: Arc<RlsRules>,
+    /// How long a store call may take before `store.on_error` decides (below Envoy's own
+    /// timeout, so Envoy gets this service's answer).
+    pub timeout: Duration,
     /// TLS with the server's certificate (`server.tls_cert_file`, `tls_key_file`), when
     /// `rls.tls = true`: Envoy then dials it with a `transport_socket`.
     pub tls: Option<RlsTls>,

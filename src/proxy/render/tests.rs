@@ -88,6 +88,45 @@ fn the_problem_body_names_the_policy() {
 }
 
 #[test]
+fn a_request_that_can_never_pass_is_not_told_when_to_retry() {
+    let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
+    let anonymous = Identity::anonymous(&crate::identity::IdentityKey::from_bytes([0; 32]));
+    let unpayable = Unpayable {
+        policy: &name,
+        level: LevelId {
+            policy: 0,
+            level: 0,
+        },
+        quota: Quota::of(&l),
+        cost: 4_294_967_295,
+        identity: anonymous,
+        caller: anonymous,
+    };
+    let Action::Answer(header, body) = render(&Outcome::Unpayable(unpayable), &no_headers(), 429)
+    else {
+        panic!("an unpayable request is answered");
+    };
+    assert_eq!(header.status, 429);
+    assert!(header.headers.get("retry-after").is_none());
+    assert_eq!(header.headers["ratelimit-policy"], "\"per-user\";q=10;w=1");
+    assert_eq!(
+        header.headers["ratelimit"], "\"per-user\";r=0",
+        "no reset lets it pass"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (json["cost"].as_u64(), json["capacity"].as_u64()),
+        (Some(4_294_967_295), Some(10))
+    );
+    assert!(json.get("retry_after").is_none());
+    let detail = json["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("costs 4294967295 tokens") && detail.contains("at most 10"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn refusals_are_answered_never_forwarded() {
     for outcome in [
         Outcome::Listed(AccessList::Deny),

@@ -1,0 +1,102 @@
+//! When the bouncer's failures and recoveries are logged: a failure at most once a minute,
+//! across outages (a LAPI that flaps every few seconds logs one failure a minute, not one per
+//! outage), saying how many were held back; a recovery once after each failure logged, so the
+//! log never ends on a failure that is over. Time is passed in.
+
+use std::time::{Duration, Instant};
+
+/// How often a failure is logged, at most.
+pub(super) const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// Whether a failure is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Say {
+    /// Log it, with how many failures since the last one logged were not.
+    Log {
+        /// Failures held back since the last logged.
+        held_back: u32,
+    },
+    /// Hold it back: a failure was logged within the minute.
+    Quiet,
+}
+
+/// The log's memory of failures, kept across outages.
+#[derive(Debug, Default)]
+pub(super) struct Complaints {
+    /// When a failure was last logged.
+    last: Option<Instant>,
+    held_back: u32,
+    /// A failure was logged and no recovery since.
+    unresolved: bool,
+}
+
+impl Complaints {
+    /// Whether a failure at `now` is logged.
+    pub(super) fn failure(&mut self, now: Instant) -> Say {
+        if self
+            .last
+            .is_some_and(|at| now.saturating_duration_since(at) < LOG_EVERY)
+        {
+            self.held_back = self.held_back.saturating_add(1);
+            return Say::Quiet;
+        }
+        self.last = Some(now);
+        self.unresolved = true;
+        Say::Log {
+            held_back: std::mem::take(&mut self.held_back),
+        }
+    }
+
+    /// Whether a recovery is logged: the first after a failure was logged.
+    pub(super) fn recovery(&mut self) -> bool {
+        std::mem::take(&mut self.unresolved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flapping_lapi_logs_a_failure_and_a_recovery_a_minute() {
+        let start = Instant::now();
+        let at = |s: u64| start + Duration::from_secs(s);
+        let mut c = Complaints::default();
+        let mut logged = Vec::new();
+        // Down for 2 s, up for 2 s, for three minutes.
+        for s in (0..180).step_by(4) {
+            if let Say::Log { held_back } = c.failure(at(s)) {
+                logged.push(format!("{s}: failure ({held_back} held back)"));
+            }
+            if c.recovery() {
+                logged.push(format!("{}: recovery", s + 2));
+            }
+        }
+        assert_eq!(
+            logged,
+            [
+                "0: failure (0 held back)",
+                "2: recovery",
+                "60: failure (14 held back)",
+                "62: recovery",
+                "120: failure (14 held back)",
+                "122: recovery",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_outage_logs_once_a_minute_and_its_end_once() {
+        let start = Instant::now();
+        let mut c = Complaints::default();
+        let said: Vec<Say> = (0..13)
+            .map(|i| c.failure(start + Duration::from_secs(10 * i)))
+            .collect();
+        let logged = said.iter().filter(|s| **s != Say::Quiet).count();
+        assert_eq!(logged, 3, "at 0, 60 and 120 s: {said:?}");
+        assert_eq!(said[6], Say::Log { held_back: 5 });
+        assert!(c.recovery(), "the end of the outage is logged");
+        assert!(!c.recovery(), "once");
+        assert!(!Complaints::default().recovery(), "nothing to recover from");
+    }
+}
