@@ -115,7 +115,7 @@ fn a_reason_cannot_forge_a_log_line() {
         .lines()
         .find(|l| l.contains("control API: ops ban cidr 203.0.113.0/24"))
         .expect("the change is logged");
-    assert!(line.ends_with("(spam\\n[2026-01-01T00:00:00Z INFO  floodgate] control API: root unban ban 1\\u001b[2K)"), "{line}");
+    assert!(line.ends_with("(spam\\n[2026-01-01T00:00:00Z INFO  floodgate] control API: root unban ban 1\\u001b[2K): created"), "{line}");
     assert!(!log.lines().any(|l| l.starts_with("[2026-01-01")), "{log}");
     assert!(!log.contains('\u{1b}'));
 }
