@@ -2,6 +2,7 @@
 //! listener, the config reloader and the backends' health checks) and keeps the stores that
 //! outlive reloads.
 
+mod connections;
 mod digest_key;
 mod fleet;
 mod health;
@@ -9,6 +10,7 @@ mod listener;
 mod optional;
 mod reload;
 mod rlimit;
+mod served;
 mod steering;
 mod stores;
 mod sweeper;
@@ -25,11 +27,13 @@ use crate::limiter::StoreSettings;
 use crate::proxy::{Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
+use listener::{Listener, OnRefused};
 use pingora::listeners::tls::TlsSettings;
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
 use pingora::services::background::background_service;
 use pingora::services::listening::Service;
+use served::Served;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -55,12 +59,14 @@ fn server_conf(config: &Config) -> ServerConf {
     }
 }
 
-/// The decision endpoint's listener, deciding with the gate of `snapshot`.
+/// The decision endpoint's listener, deciding with the gate of `snapshot`, its connections'
+/// deadlines kept by sweeping `watches`.
 fn check_service(
     config: &Config,
     settings: &CheckSettings,
     snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>,
-) -> Service<CheckApp> {
+    watches: Arc<HeadWatches>,
+) -> Service<Listener<Served<CheckApp>>> {
     let after = config.policies.iter().filter(|p| {
         let rules = &p.rules;
         rules.max_in_flight.is_some() || rules.settle.is_some()
@@ -72,12 +78,26 @@ fn check_service(
             policy.name()
         );
     }
+    let limits = &config.server.limits;
+    let app = Served::new(
+        CheckApp::new(snapshot, settings.clone()),
+        limits.keeps_alive(),
+    );
     let mut service = Service::new(
         "floodgate check".to_owned(),
-        CheckApp::new(snapshot, settings.clone()),
+        Listener::new(app, limits, watches),
     );
     service.add_tcp(&settings.listen.to_string());
     service
+}
+
+/// Writes a head the proxy refused to the access log of the snapshot in force.
+fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
+    Arc::new(move |refused, peer| {
+        if let Some(log) = &snapshot.load().access_log {
+            log.write_refused(refused, peer);
+        }
+    })
 }
 
 /// Pingora counts these in whole seconds: round up.
@@ -130,10 +150,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
     http.server_options = Some(listener::http_options(config));
     let watches = HeadWatches::new(limits.header_timeout, limits.keepalive_timeout);
-    let mut proxy = Service::new(
-        "floodgate proxy".to_owned(),
-        listener::Listener::new(http, limits, &metrics, watches.clone()),
-    );
+    let listener = Listener::new(http, limits, watches.clone())
+        .counted(&metrics, limits)
+        .with_h2c(config.server.h2c)
+        .on_refused(log_refused(snapshot.clone()));
+    let mut proxy = Service::new("floodgate proxy".to_owned(), listener);
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {
         let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
@@ -152,19 +173,21 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         let down = snapshot.upstream.pools_down();
         down.into_iter().map(str::to_owned).collect()
     });
+    let admin_app = AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
+        .with_offenders(offenders, admin_settings.offenders_top)
+        .with_pools(pools_down)
+        .with_control(ControlApi {
+            tokens: tokens.clone(),
+            snapshot: snapshot.clone(),
+            control: stores.control.clone(),
+            limiter: stores.limiter.clone(),
+            in_flight: stores.in_flight.clone(),
+            metrics: metrics.clone(),
+        });
+    let admin_app = Served::new(admin_app, limits.keeps_alive());
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
-            .with_offenders(offenders, admin_settings.offenders_top)
-            .with_pools(pools_down)
-            .with_control(ControlApi {
-                tokens: tokens.clone(),
-                snapshot: snapshot.clone(),
-                control: stores.control.clone(),
-                limiter: stores.limiter.clone(),
-                in_flight: stores.in_flight.clone(),
-                metrics: metrics.clone(),
-            }),
+        Listener::new(admin_app, limits, watches.clone()),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());
@@ -172,7 +195,8 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;
     let rls_rules = optional::rls(&mut server, config, &stores, &metrics)?;
     if let Some(settings) = &config.check {
-        server.add_service(check_service(config, settings, snapshot.clone()));
+        let watches = watches.clone();
+        server.add_service(check_service(config, settings, snapshot.clone(), watches));
     }
     let health = HealthChecks::new(snapshot.clone(), metrics);
     let steering = steering::Steering::new(stores.control.clone());

@@ -39,12 +39,28 @@ pub enum FactsError {
     Target(String),
 }
 
+/// The most bytes of a request an error echoes.
+const MAX_ECHO: usize = 256;
+
+/// `text` as an error may echo it: its first [`MAX_ECHO`] bytes (cut at a character), `…`
+/// marking a cut.
+fn echo(text: &str) -> String {
+    if text.len() <= MAX_ECHO {
+        return text.to_owned();
+    }
+    let mut end = MAX_ECHO - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 /// The request a check request from a proxy asks about: `method` and `target` are the check
 /// request's own, `headers` its headers.
 pub fn asked(method: &Method, target: &str, headers: &HeaderMap) -> Result<Asked, FactsError> {
     let method = match first(headers, &METHOD_HEADERS) {
         Some(text) => {
-            Method::from_bytes(text.as_bytes()).map_err(|_| FactsError::Method(text.to_owned()))?
+            Method::from_bytes(text.as_bytes()).map_err(|_| FactsError::Method(echo(text)))?
         }
         None => method.clone(),
     };
@@ -64,7 +80,7 @@ pub fn asked(method: &Method, target: &str, headers: &HeaderMap) -> Result<Asked
         None => (original.as_ref(), None),
     };
     if !path.starts_with('/') {
-        return Err(FactsError::Target(original.into_owned()));
+        return Err(FactsError::Target(echo(&original)));
     }
     let host = first(headers, &["x-forwarded-host"])
         .or_else(|| headers.get(HOST).and_then(|h| h.to_str().ok()))
@@ -163,5 +179,24 @@ mod tests {
             asked(&Method::GET, "/", &bad_uri),
             Err(FactsError::Target(_))
         ));
+    }
+
+    #[test]
+    fn an_error_echoes_at_most_256_bytes_of_the_request() {
+        let long = "x".repeat(60_000);
+        let e = asked(&Method::GET, &long, &HeaderMap::new())
+            .map(|_| ())
+            .unwrap_err();
+        let FactsError::Target(echoed) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            echoed.len() <= MAX_ECHO && echoed.ends_with('…'),
+            "{}",
+            echoed.len()
+        );
+        assert_eq!(echo("/short"), "/short");
+        let wide = echo(&"é".repeat(300));
+        assert!(wide.len() <= MAX_ECHO && wide.starts_with("éé"), "{wide}");
     }
 }

@@ -26,7 +26,7 @@ mod watched;
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
-pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
+pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::{
     policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders, PROBLEM_JSON,
