@@ -36,6 +36,7 @@ pub(crate) struct RlsFile {
     pub(crate) listen: Option<Spanned<String>>,
     pub(crate) config_dir: Spanned<String>,
     pub(crate) tls: Option<Spanned<bool>>,
+    pub(crate) max_concurrent_streams: Option<Spanned<i64>>,
 }
 
 /// `[crowdsec]`: the CrowdSec bouncer.
