@@ -3,6 +3,7 @@
 //! forwarding header `identity.ip` names, read as from a trusted proxy. Nothing in the check
 //! request's own query may steer the decision (Caddy appends the client's query to it).
 
+use crate::proxy::echo;
 use http::header::{HeaderMap, HeaderName, HOST};
 use http::Method;
 use std::borrow::Cow;
@@ -37,22 +38,6 @@ pub enum FactsError {
     /// A target that is not an origin-form path.
     #[error("the request target `{0}` is not a path")]
     Target(String),
-}
-
-/// The most bytes of a request an error echoes.
-const MAX_ECHO: usize = 256;
-
-/// `text` as an error may echo it: its first [`MAX_ECHO`] bytes (cut at a character), `…`
-/// marking a cut.
-fn echo(text: &str) -> String {
-    if text.len() <= MAX_ECHO {
-        return text.to_owned();
-    }
-    let mut end = MAX_ECHO - '…'.len_utf8();
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// The request a check request from a proxy asks about: `method` and `target` are the check
@@ -183,6 +168,7 @@ mod tests {
 
     #[test]
     fn an_error_echoes_at_most_256_bytes_of_the_request() {
+        use crate::proxy::MAX_ECHO;
         let long = "x".repeat(60_000);
         let e = asked(&Method::GET, &long, &HeaderMap::new())
             .map(|_| ())

@@ -29,7 +29,8 @@ pub use front::FrontSettings;
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::{
-    policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders, PROBLEM_JSON,
+    echo, policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders,
+    MAX_ECHO, PROBLEM_JSON,
 };
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{

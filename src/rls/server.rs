@@ -7,7 +7,8 @@
 //! (`admission`), `rls.max_concurrent_streams` streams per connection (a stream past them is
 //! refused, `REFUSED_STREAM`), header lists within `server.max_header_bytes`, each call (its
 //! message read, decided and answered) within `server.header_timeout`, messages of at most
-//! [`MAX_MESSAGE`] bytes, and HTTP/2 pings to find dead peers.
+//! [`MAX_MESSAGE`] bytes and at most four of them unread per connection (flow control), and
+//! HTTP/2 pings to find dead peers.
 
 use super::admission::{first_request, incoming};
 use super::decide::{decide, Deciders};
@@ -29,6 +30,11 @@ use tonic::transport::{Identity, ServerTlsConfig};
 
 /// The largest `RateLimitRequest` accepted, in bytes (Envoy's are a few hundred).
 pub const MAX_MESSAGE: usize = 64 * 1024;
+
+/// The HTTP/2 flow-control windows: what one stream, and one connection, may have sent
+/// unread (hyper would allow 1 MiB each; a message is at most [`MAX_MESSAGE`]).
+const STREAM_WINDOW: u32 = MAX_MESSAGE as u32;
+const CONNECTION_WINDOW: u32 = 4 * MAX_MESSAGE as u32;
 
 /// How often an idle connection is pinged, and how long the answer may take.
 const PING_EVERY: Duration = Duration::from_secs(60);
@@ -114,6 +120,8 @@ impl RlsServer {
         let builder = tonic::transport::Server::builder()
             .max_concurrent_streams(limits.max_concurrent_streams)
             .http2_max_header_list_size(limits.max_header_bytes)
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
             .timeout(limits.timeout)
             .http2_keepalive_interval(Some(PING_EVERY))
             .http2_keepalive_timeout(Some(PING_TIMEOUT));
