@@ -24,7 +24,7 @@ use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
 use crate::limiter::StoreSettings;
-use crate::proxy::{Floodgate, HeadWatches};
+use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use listener::{Listener, OnRefused};
@@ -185,9 +185,13 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
             metrics: metrics.clone(),
         });
     let admin_app = Served::new(admin_app, limits.keeps_alive());
+    let admin_limits = ConnectionLimits {
+        max_connections: admin_settings.max_connections,
+        ..limits.clone()
+    };
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        Listener::new(admin_app, limits, watches.clone()),
+        Listener::new(admin_app, &admin_limits, watches.clone()),
     );
     admin.threads = Some(1);
     admin.add_tcp(&config.admin.listen.to_string());

@@ -110,6 +110,7 @@ pub(crate) struct AdminFile {
     pub(crate) state_file: Option<Spanned<String>>,
     pub(crate) max_bans: Option<Spanned<i64>>,
     pub(crate) max_overrides: Option<Spanned<i64>>,
+    pub(crate) max_connections: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

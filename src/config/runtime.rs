@@ -109,6 +109,8 @@ pub struct AdminSettings {
     pub state_file: Option<PathBuf>,
     /// How many bans and overrides may be held.
     pub bounds: Bounds,
+    /// The most connections open at once on the admin listener.
+    pub max_connections: usize,
 }
 
 /// `[response]`.

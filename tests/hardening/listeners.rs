@@ -10,12 +10,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// A Floodgate with `[check]` on a free port (`server`: more `[server]` keys): it and that
-/// port, accepting.
-fn with_check(upstream: &Upstream, server: &str) -> (Proxy, u16) {
+/// A Floodgate with `[check]` on a free port (`server`, `admin`: more `[server]` and
+/// `[admin]` keys): it and that port, accepting.
+fn with_check(upstream: &Upstream, server: &str, admin: &str) -> (Proxy, u16) {
     let port = free_port();
     let check = format!("[check]\nlisten = \"127.0.0.1:{port}\"\n");
-    let proxy = Proxy::start_with_server(&[&upstream.addr], server, &check);
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], server, admin, &check);
     wait_accepting(port);
     (proxy, port)
 }
@@ -67,7 +67,7 @@ fn still_open(conn: &mut TcpStream) -> bool {
 #[test]
 fn slowloris_heads_on_check_and_admin_are_closed_after_header_timeout() {
     let upstream = Upstream::start();
-    let (proxy, check) = with_check(&upstream, "header_timeout = \"1s\"");
+    let (proxy, check) = with_check(&upstream, "header_timeout = \"1s\"", "");
     for port in [check, proxy.admin_port] {
         trickle_until_closed(raw::connect(port));
         let (_, after) = until_closed(&mut raw::connect(port));
@@ -97,7 +97,7 @@ fn one_mb_head(port: u16) -> String {
 #[test]
 fn a_1_mb_head_on_check_and_admin_gets_431() {
     let upstream = Upstream::start();
-    let (proxy, check) = with_check(&upstream, "");
+    let (proxy, check) = with_check(&upstream, "", "");
     for port in [check, proxy.admin_port] {
         let answer = one_mb_head(port);
         assert_eq!(
@@ -120,7 +120,8 @@ fn past_max_connections_check_and_admin_close_new_connections() {
     let upstream = Upstream::start();
     // Responses close their connections, so the harness's client holds none.
     let server = "max_connections = 3\nkeepalive_timeout = \"0s\"";
-    let (proxy, check) = with_check(&upstream, server);
+    // `[check]` is capped by `server.max_connections`, the admin listener by its own.
+    let (proxy, check) = with_check(&upstream, server, "max_connections = 3");
     for port in [check, proxy.admin_port] {
         let mut held: Vec<TcpStream> = (0..3).map(|_| raw::connect(port)).collect();
         std::thread::sleep(Duration::from_millis(100));
@@ -139,7 +140,7 @@ fn past_max_connections_check_and_admin_close_new_connections() {
 #[test]
 fn a_400_from_check_echoes_at_most_256_bytes() {
     let upstream = Upstream::start();
-    let (_proxy, check) = with_check(&upstream, "");
+    let (_proxy, check) = with_check(&upstream, "", "");
     let long = "x".repeat(60 * 1024);
     let answer = raw::exchange(
         check,
