@@ -29,6 +29,7 @@ use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use listener::{Listener, OnRefused};
 use pingora::listeners::tls::TlsSettings;
+use pingora::listeners::{L4BufferSettings, ListenerConfig, DEFAULT_L4_WRITE_BUFFER_SIZE};
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
 use pingora::services::background::background_service;
@@ -87,8 +88,18 @@ fn check_service(
         "floodgate check".to_owned(),
         Listener::new(app, limits, watches),
     );
-    service.add_tcp(&settings.listen.to_string());
+    add_endpoint(&mut service, &settings.listen.to_string());
     service
+}
+
+/// The read buffer of an endpoint's connection: its requests are small, and pingora's 64 KiB
+/// default would be most of what an idle connection holds (a larger read bypasses it).
+const ENDPOINT_READ_BUFFER: usize = 4096;
+
+/// Adds the plain listener `addr` to an endpoint's `service`, with a small read buffer.
+fn add_endpoint<A>(service: &mut Service<A>, addr: &str) {
+    let buffers = L4BufferSettings::new(ENDPOINT_READ_BUFFER, DEFAULT_L4_WRITE_BUFFER_SIZE);
+    service.add_listener(ListenerConfig::tcp(addr).l4_buffer(buffers));
 }
 
 /// Writes a head the proxy refused to the access log of the snapshot in force.
@@ -194,7 +205,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         Listener::new(admin_app, &admin_limits, watches.clone()),
     );
     admin.threads = Some(1);
-    admin.add_tcp(&config.admin.listen.to_string());
+    add_endpoint(&mut admin, &config.admin.listen.to_string());
 
     optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;
     let rls_rules = optional::rls(&mut server, config, &stores, &metrics)?;
