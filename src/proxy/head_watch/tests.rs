@@ -98,3 +98,22 @@ fn an_unwatched_connection_never_expires() {
     watch.sweep(Instant::now() + Duration::from_secs(1), &deadlines);
     assert!(!expired(&watch));
 }
+
+#[test]
+fn an_answer_before_the_head_is_whole_is_a_refusal_kept_once() {
+    let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(60));
+    let watch = watches.accepted();
+    watch.complete();
+    watch.answering(200, b"GET / HTTP/1.1\r\n");
+    assert_eq!(watch.take_refused(), None, "a whole head's answer");
+
+    watch.request_done(Instant::now());
+    watch.read(3, Instant::now);
+    let long = [b'x'; 1000];
+    watch.answering(400, &long);
+    watch.answering(431, b"later");
+    let refused = watch.take_refused().expect("refused");
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.head.len(), REFUSED_HEAD_BYTES);
+    assert_eq!(watch.take_refused(), None);
+}
