@@ -2,7 +2,8 @@
 //! that leave out a configured `iss` / `aud`, cookie spellings that earned fresh buckets, Redis
 //! secrets printed by `--test`, eviction and identity digests here; path spellings, requests
 //! without `Host` and forwarding headers in `requests`; slow heads, idle connections and
-//! connection caps in `connections`.
+//! connection caps in `connections`; the same probes on the check, admin and rls listeners,
+//! and refused heads in the access log, in `listeners`.
 
 mod common;
 
@@ -214,5 +215,9 @@ fn without_redis_at_start_an_instance_warns_and_keys_digests_on_its_own() {
 
 #[path = "hardening/connections.rs"]
 mod connections;
+#[path = "hardening/frames.rs"]
+mod frames;
+#[path = "hardening/listeners.rs"]
+mod listeners;
 #[path = "hardening/requests.rs"]
 mod requests;

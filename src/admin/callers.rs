@@ -13,6 +13,7 @@ use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
 use crate::limiter::BucketKey;
 use crate::policy::Policy;
+use crate::proxy::echo;
 use http::StatusCode;
 use serde_json::{json, Value};
 use std::net::IpAddr;
@@ -23,9 +24,9 @@ pub(super) fn chain_with<'g>(
     source: &str,
     policy: Option<&'g Policy>,
 ) -> Result<&'g IdentityChain, Reply> {
-    let spec: SourceSpec = source
-        .parse()
-        .map_err(|e: crate::identity::SourceError| Reply::bad_field("source", &e.to_string()))?;
+    let spec: SourceSpec = source.parse().map_err(|e: crate::identity::SourceError| {
+        Reply::bad_field("source", &echo(&e.to_string()))
+    })?;
     let reads = |chain: &&IdentityChain| chain.sources.contains(&spec);
     let found = match policy {
         Some(policy) => Some(gate.chain_of(policy)).filter(reads),
@@ -39,7 +40,7 @@ pub(super) fn chain_with<'g>(
         });
         Reply::unknown(
             "source",
-            &format!("`{source}` identifies no caller of {whose}"),
+            &format!("`{}` identifies no caller of {whose}", echo(source)),
         )
     })
 }
@@ -51,9 +52,9 @@ pub(super) fn caller_of(
     source: &str,
     value: &Named,
 ) -> Result<(SourceSpec, Identity), Reply> {
-    let spec: SourceSpec = source
-        .parse()
-        .map_err(|e: crate::identity::SourceError| Reply::bad_field("source", &e.to_string()))?;
+    let spec: SourceSpec = source.parse().map_err(|e: crate::identity::SourceError| {
+        Reply::bad_field("source", &echo(&e.to_string()))
+    })?;
     let parts = value.parts();
     let named = NamedCaller {
         source: &spec,
@@ -246,7 +247,7 @@ impl ControlApi {
                 .policies()
                 .find(|p| &**p.name() == name)
                 .ok_or_else(|| {
-                    Reply::unknown("policy", &format!("no policy is called `{name}`"))
+                    Reply::unknown("policy", &format!("no policy is called `{}`", echo(name)))
                 })?;
             chain_with(gate, source, Some(policy))?;
             return Ok(vec![policy]);

@@ -1,107 +1,42 @@
-//! The proxy's listener: pingora's HTTP proxy wrapped in the connection limits pingora lacks.
+//! A listener: a pingora app (the proxy, or the admin or check endpoint) wrapped in the
+//! connection limits pingora lacks.
 //!
 //! - [`Listener`] (a `ServerApp`, one call per connection) admits a connection only while fewer
-//!   than `server.max_connections` are open (and `server.max_connections_per_ip` from its
-//!   address, an IPv6 /64 counting as one); a connection past either is closed at once and
-//!   counted in `floodgate_connections_refused_total`. `floodgate_connections_open` counts the
-//!   rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a head
-//!   past `server.max_header_bytes`, and is closed when a sweep ([`HeadWatches`], run by the
-//!   `sweeper` service) finds a request head not whole within `server.header_timeout` of its
-//!   first byte (of the accept, for the first request), however slowly it trickles in, or the
-//!   connection idle between requests for longer than `server.keepalive_timeout`. The proxy
-//!   marks where each request stands (`connection`); nothing is added per request here.
+//!   than `server.max_connections` are open on it (and, on the proxy's,
+//!   `server.max_connections_per_ip` from its address, see `connections`); a connection past
+//!   either is closed at once. For the proxy, `floodgate_connections_refused_total` counts
+//!   those and `floodgate_connections_open` the rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a
+//!   head past `server.max_header_bytes`, and is closed when a sweep ([`HeadWatches`], run by
+//!   the `sweeper` service) finds a request head not whole within `server.header_timeout` of
+//!   its first byte (of the accept, for the first request), however slowly it trickles in, or
+//!   the connection idle between requests for longer than `server.keepalive_timeout`. The app
+//!   marks where each request stands (the proxy itself, the endpoints through `served`).
+//! - A head the app answered before it was whole (refused by pingora's parser, or the 431) is
+//!   handed to the listener's `on_refused` (the proxy's access log).
 //!
 //! HTTP/2 connections idle out by pingora's `h2_idle_timeout` (`server.keepalive_timeout`).
 //! With `server.h2c`, the plain listener tells cleartext HTTP/2 (prior knowledge) from HTTP/1
 //! by the first bytes, within the head deadline (`preface`).
 //! The cap on open connections is what the open-file limit can hold (`rlimit`).
 
+use super::connections::Connections;
 use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
-    peer_ip, sniff, ConnectionLimits, Floodgate, HeadWatch, HeadWatches, Preface, WatchedStream,
+    peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead, WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
 use async_trait::async_trait;
-use parking_lot::Mutex;
 use pingora::apps::{HttpServerOptions, ServerApp};
 use pingora::protocols::{Stream, ALPN};
-use pingora::proxy::HttpProxy;
 use pingora::server::ShutdownWatch;
-use prometheus::IntGauge;
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The open downstream connections, overall and per client address.
-struct Connections {
-    max: usize,
-    max_per_ip: Option<usize>,
-    open: Mutex<Open>,
-    gauge: IntGauge,
-}
-
-#[derive(Default)]
-struct Open {
-    total: usize,
-    per_ip: HashMap<IpAddr, usize>,
-}
-
-/// One admitted connection; it counts as open until dropped.
-struct Admitted {
-    connections: Arc<Connections>,
-    ip: Option<IpAddr>,
-}
-
-impl Connections {
-    /// Counts a connection from `peer` open, or says why it may not be.
-    fn admit(self: &Arc<Self>, peer: Option<IpAddr>) -> Result<Admitted, ConnectionRefusal> {
-        let ip = self.max_per_ip.and(peer).map(one_client);
-        let mut open = self.open.lock();
-        if open.total >= self.max {
-            return Err(ConnectionRefusal::Total);
-        }
-        if let (Some(ip), Some(max)) = (ip, self.max_per_ip) {
-            let from_ip = open.per_ip.entry(ip).or_default();
-            if *from_ip >= max {
-                return Err(ConnectionRefusal::PerIp);
-            }
-            *from_ip += 1;
-        }
-        open.total += 1;
-        self.gauge.inc();
-        Ok(Admitted {
-            connections: self.clone(),
-            ip,
-        })
-    }
-}
-
-impl Drop for Admitted {
-    fn drop(&mut self) {
-        let mut open = self.connections.open.lock();
-        open.total = open.total.saturating_sub(1);
-        if let Some(ip) = self.ip {
-            if let Some(from_ip) = open.per_ip.get_mut(&ip) {
-                *from_ip -= 1;
-                if *from_ip == 0 {
-                    open.per_ip.remove(&ip);
-                }
-            }
-        }
-        self.connections.gauge.dec();
-    }
-}
-
-/// The address that stands for one client: IPv4 as is, IPv6 folded to its /64.
-fn one_client(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
-        v4 => v4,
-    }
-}
+/// What a listener does with a head its app refused, and the client's TCP address.
+pub(super) type OnRefused = Arc<dyn Fn(&RefusedHead, Option<IpAddr>) + Send + Sync>;
 
 /// Pingora's HTTP server options for `config`: h2c on the plain listener if configured, and
 /// HTTP/2 connections closed after idling `server.keepalive_timeout`.
@@ -113,47 +48,61 @@ pub(super) fn http_options(config: &Config) -> HttpServerOptions {
     options
 }
 
-/// Pingora's proxy behind the connection caps.
-pub(super) struct Listener {
-    http: Arc<HttpProxy<Floodgate>>,
+/// A pingora app behind the connection caps and deadlines.
+pub(super) struct Listener<A> {
+    app: Arc<A>,
     connections: Arc<Connections>,
     /// The watched HTTP/1 connections, whose deadlines the `sweeper` service enforces.
     watches: Arc<HeadWatches>,
-    refused: ByLabel<ConnectionRefusal>,
+    /// `floodgate_connections_refused_total`, for the proxy's listener.
+    refused: Option<ByLabel<ConnectionRefusal>>,
+    on_refused: Option<OnRefused>,
     max_header_bytes: usize,
     header_timeout: Duration,
     h2c: bool,
 }
 
-impl Listener {
-    /// `proxy` behind `limits`, counted in `metrics`, its connections' deadlines kept by
-    /// sweeping `watches`; the open-file limit is raised, and the connection cap lowered to what
-    /// it can hold.
-    pub(super) fn new(
-        proxy: HttpProxy<Floodgate>,
-        limits: &ConnectionLimits,
-        metrics: &Metrics,
-        watches: Arc<HeadWatches>,
-    ) -> Self {
-        let h2c = proxy.server_options.as_ref().is_some_and(|o| o.h2c);
+impl<A> Listener<A> {
+    /// `app` behind `limits` (but the cap per address, which [`Self::counted`] adds: the
+    /// peers of the endpoints are a few proxies and scrapers), its connections' deadlines kept
+    /// by sweeping `watches`.
+    pub(super) fn new(app: A, limits: &ConnectionLimits, watches: Arc<HeadWatches>) -> Self {
+        let max = limits.max_connections;
         Self {
-            h2c,
+            app: Arc::new(app),
+            connections: Arc::new(Connections::new(max, None, None)),
             watches,
-            header_timeout: limits.header_timeout,
-            http: Arc::new(proxy),
-            connections: Arc::new(Connections {
-                max: rlimit::admit_within_nofile(limits.max_connections),
-                max_per_ip: limits.max_connections_per_ip,
-                open: Mutex::new(Open::default()),
-                gauge: metrics.connections_open.clone(),
-            }),
-            refused: metrics.connections_refused.clone(),
+            refused: None,
+            on_refused: None,
             max_header_bytes: limits.max_header_bytes,
+            header_timeout: limits.header_timeout,
+            h2c: false,
         }
     }
-}
 
-impl Listener {
+    /// The same listener, its connections counted in `metrics` and capped per client address
+    /// too (the proxy's); the open-file limit is raised, and the connection cap lowered to
+    /// what it can hold.
+    pub(super) fn counted(mut self, metrics: &Metrics, limits: &ConnectionLimits) -> Self {
+        let max = rlimit::admit_within_nofile(limits.max_connections);
+        let gauge = Some(metrics.connections_open.clone());
+        self.connections = Arc::new(Connections::new(max, limits.max_connections_per_ip, gauge));
+        self.refused = Some(metrics.connections_refused.clone());
+        self
+    }
+
+    /// The same listener, telling cleartext HTTP/2 from HTTP/1 when `h2c`.
+    pub(super) fn with_h2c(mut self, h2c: bool) -> Self {
+        self.h2c = h2c;
+        self
+    }
+
+    /// The same listener, handing the heads its app refused to `on_refused`.
+    pub(super) fn on_refused(mut self, on_refused: OnRefused) -> Self {
+        self.on_refused = Some(on_refused);
+        self
+    }
+
     /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1, and
     /// its watch if HTTP/1; `None` if it closed or stayed silent past the head deadline.
     async fn sniffed(&self, mut stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
@@ -186,30 +135,41 @@ impl Listener {
             }
         }
     }
+
+    /// Hands the head `watch` saw refused, if any, to `on_refused`.
+    fn note_refused(&self, watch: &HeadWatch, peer: Option<IpAddr>) {
+        if let (Some(refused), Some(on_refused)) = (watch.take_refused(), &self.on_refused) {
+            on_refused(&refused, peer);
+        }
+    }
 }
 
 #[async_trait]
-impl ServerApp for Listener {
+impl<A: ServerApp + Send + Sync + 'static> ServerApp for Listener<A> {
     async fn process_new(
         self: &Arc<Self>,
         stream: Stream,
         shutdown: &ShutdownWatch,
     ) -> Option<Stream> {
-        let _admitted = match self.connections.admit(peer_ip(&stream)) {
+        let peer = peer_ip(&stream);
+        let _admitted = match self.connections.admit(peer) {
             Ok(admitted) => admitted,
             Err(reason) => {
-                self.refused.inc(reason);
+                if let Some(refused) = &self.refused {
+                    refused.inc(reason);
+                }
+                log::debug!("refusing a connection from {peer:?}: {}", reason.label());
                 // Dropping the stream closes the connection.
                 return None;
             }
         };
         let (stream, watch) = self.watched(stream).await?;
         let Some(watch) = watch else {
-            return ServerApp::process_new(&self.http, stream, shutdown).await;
+            return ServerApp::process_new(&self.app, stream, shutdown).await;
         };
-        tokio::select! {
+        let reused = tokio::select! {
             biased;
-            reused = ServerApp::process_new(&self.http, stream, shutdown) => reused,
+            reused = ServerApp::process_new(&self.app, stream, shutdown) => reused,
             () = watch.expired() => {
                 log::debug!(
                     "closing a connection: no whole request head within {:?}, or idle past \
@@ -218,62 +178,12 @@ impl ServerApp for Listener {
                 );
                 None
             }
-        }
+        };
+        self.note_refused(&watch, peer);
+        reused
     }
 
     async fn cleanup(&self) {
-        ServerApp::cleanup(&*self.http).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn connections(max: usize, max_per_ip: Option<usize>) -> Arc<Connections> {
-        Arc::new(Connections {
-            max,
-            max_per_ip,
-            open: Mutex::new(Open::default()),
-            gauge: IntGauge::new("open", "open").unwrap(),
-        })
-    }
-
-    fn ip(text: &str) -> Option<IpAddr> {
-        Some(text.parse().unwrap())
-    }
-
-    #[test]
-    fn past_the_cap_connections_are_refused_until_one_closes() {
-        let c = connections(2, None);
-        let first = c.admit(ip("192.0.2.1")).unwrap();
-        let _second = c.admit(ip("192.0.2.2")).unwrap();
-        assert_eq!(
-            c.admit(ip("192.0.2.3")).err(),
-            Some(ConnectionRefusal::Total)
-        );
-        assert_eq!(c.gauge.get(), 2);
-        drop(first);
-        assert!(c.admit(ip("192.0.2.3")).is_ok());
-    }
-
-    #[test]
-    fn one_address_and_one_ipv6_network_share_a_per_ip_cap() {
-        let c = connections(100, Some(1));
-        let _a = c.admit(ip("192.0.2.1")).unwrap();
-        assert_eq!(
-            c.admit(ip("192.0.2.1")).err(),
-            Some(ConnectionRefusal::PerIp)
-        );
-        assert!(c.admit(ip("192.0.2.9")).is_ok());
-        let v6 = c.admit(ip("2001:db8::1")).unwrap();
-        assert_eq!(
-            c.admit(ip("2001:db8::ffff")).err(),
-            Some(ConnectionRefusal::PerIp)
-        );
-        assert!(c.admit(ip("2001:db8:0:1::1")).is_ok(), "another /64");
-        drop(v6);
-        assert!(c.admit(ip("2001:db8::2")).is_ok());
-        assert!(c.open.lock().per_ip.len() <= 4);
+        ServerApp::cleanup(&*self.app).await
     }
 }

@@ -2,6 +2,7 @@
 //! listener, the config reloader and the backends' health checks) and keeps the stores that
 //! outlive reloads.
 
+mod connections;
 mod digest_key;
 mod fleet;
 mod health;
@@ -10,6 +11,7 @@ mod optional;
 mod preflight;
 mod reload;
 mod rlimit;
+mod served;
 mod steering;
 mod stores;
 mod sweeper;
@@ -25,14 +27,17 @@ use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
 use crate::limiter::StoreSettings;
-use crate::proxy::{Floodgate, HeadWatches};
+use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
+use listener::{Listener, OnRefused};
 use pingora::listeners::tls::TlsSettings;
+use pingora::listeners::{L4BufferSettings, ListenerConfig, DEFAULT_L4_WRITE_BUFFER_SIZE};
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
 use pingora::services::background::background_service;
 use pingora::services::listening::Service;
+use served::Served;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -58,12 +63,14 @@ fn server_conf(config: &Config) -> ServerConf {
     }
 }
 
-/// The decision endpoint's listener, deciding with the gate of `snapshot`.
+/// The decision endpoint's listener, deciding with the gate of `snapshot`, its connections'
+/// deadlines kept by sweeping `watches`.
 fn check_service(
     config: &Config,
     settings: &CheckSettings,
     snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>,
-) -> Service<CheckApp> {
+    watches: Arc<HeadWatches>,
+) -> Service<Listener<Served<CheckApp>>> {
     let after = config.policies.iter().filter(|p| {
         let rules = &p.rules;
         rules.max_in_flight.is_some() || rules.settle.is_some()
@@ -75,12 +82,36 @@ fn check_service(
             policy.name()
         );
     }
+    let limits = &config.server.limits;
+    let app = Served::new(
+        CheckApp::new(snapshot, settings.clone()),
+        limits.keeps_alive(),
+    );
     let mut service = Service::new(
         "floodgate check".to_owned(),
-        CheckApp::new(snapshot, settings.clone()),
+        Listener::new(app, limits, watches),
     );
-    service.add_tcp(&settings.listen.to_string());
+    add_endpoint(&mut service, &settings.listen.to_string());
     service
+}
+
+/// The read buffer of an endpoint's connection: its requests are small, and pingora's 64 KiB
+/// default would be most of what an idle connection holds (a larger read bypasses it).
+const ENDPOINT_READ_BUFFER: usize = 4096;
+
+/// Adds the plain listener `addr` to an endpoint's `service`, with a small read buffer.
+fn add_endpoint<A>(service: &mut Service<A>, addr: &str) {
+    let buffers = L4BufferSettings::new(ENDPOINT_READ_BUFFER, DEFAULT_L4_WRITE_BUFFER_SIZE);
+    service.add_listener(ListenerConfig::tcp(addr).l4_buffer(buffers));
+}
+
+/// Writes a head the proxy refused to the access log of the snapshot in force.
+fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
+    Arc::new(move |refused, peer| {
+        if let Some(log) = &snapshot.load().access_log {
+            log.write_refused(refused, peer);
+        }
+    })
 }
 
 /// Pingora counts these in whole seconds: round up.
@@ -134,10 +165,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
     http.server_options = Some(listener::http_options(config));
     let watches = HeadWatches::new(limits.header_timeout, limits.keepalive_timeout);
-    let mut proxy = Service::new(
-        "floodgate proxy".to_owned(),
-        listener::Listener::new(http, limits, &metrics, watches.clone()),
-    );
+    let listener = Listener::new(http, limits, watches.clone())
+        .counted(&metrics, limits)
+        .with_h2c(config.server.h2c)
+        .on_refused(log_refused(snapshot.clone()));
+    let mut proxy = Service::new("floodgate proxy".to_owned(), listener);
     proxy.add_tcp(&config.server.listen.to_string());
     if let Some(tls) = &config.server.tls {
         let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
@@ -156,28 +188,35 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         let down = snapshot.upstream.pools_down();
         down.into_iter().map(str::to_owned).collect()
     });
+    let admin_app = AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
+        .with_offenders(offenders, admin_settings.offenders_top)
+        .with_pools(pools_down)
+        .with_protected_views(admin_settings.protect_metrics)
+        .with_control(ControlApi {
+            tokens: tokens.clone(),
+            snapshot: snapshot.clone(),
+            control: stores.control.clone(),
+            limiter: stores.limiter.clone(),
+            in_flight: stores.in_flight.clone(),
+            metrics: metrics.clone(),
+        });
+    let admin_app = Served::new(admin_app, limits.keeps_alive());
+    let admin_limits = ConnectionLimits {
+        max_connections: admin_settings.max_connections,
+        ..limits.clone()
+    };
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
-            .with_offenders(offenders, admin_settings.offenders_top)
-            .with_pools(pools_down)
-            .with_protected_views(admin_settings.protect_metrics)
-            .with_control(ControlApi {
-                tokens: tokens.clone(),
-                snapshot: snapshot.clone(),
-                control: stores.control.clone(),
-                limiter: stores.limiter.clone(),
-                in_flight: stores.in_flight.clone(),
-                metrics: metrics.clone(),
-            }),
+        Listener::new(admin_app, &admin_limits, watches.clone()),
     );
     admin.threads = Some(1);
-    admin.add_tcp(&config.admin.listen.to_string());
+    add_endpoint(&mut admin, &config.admin.listen.to_string());
 
     optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;
     let rls_rules = optional::rls(&mut server, config, &stores, &metrics)?;
     if let Some(settings) = &config.check {
-        server.add_service(check_service(config, settings, snapshot.clone()));
+        let watches = watches.clone();
+        server.add_service(check_service(config, settings, snapshot.clone(), watches));
     }
     let health = HealthChecks::new(snapshot.clone(), metrics);
     let steering = steering::Steering::new(stores.control.clone());

@@ -61,7 +61,7 @@ pub(super) fn rls(
     stores: &Stores,
     metrics: &Arc<Metrics>,
 ) -> Result<Option<Arc<ArcSwap<RlsRules>>>, BuildError> {
-    use crate::rls::{Deciders, RlsServer, RlsService};
+    use crate::rls::{Deciders, RlsLimits, RlsServer, RlsService};
     use pingora::services::background::background_service;
     let Some(settings) = &config.rls else {
         return Ok(None);
@@ -75,7 +75,14 @@ pub(super) fn rls(
         timeout: settings.timeout,
     };
     let service = RlsService::new(rules.clone(), deciders);
-    let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service)
+    let server_limits = &config.server.limits;
+    let limits = RlsLimits {
+        max_connections: server_limits.max_connections,
+        max_concurrent_streams: settings.max_concurrent_streams,
+        timeout: server_limits.header_timeout,
+        max_header_bytes: u32::try_from(server_limits.max_header_bytes).unwrap_or(u32::MAX),
+    };
+    let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service, limits)
         .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
     server.add_service(background_service("rate limit service", listener));
     Ok(Some(rules))

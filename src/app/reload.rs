@@ -159,10 +159,19 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             "admin.protect_metrics",
             old.admin.protect_metrics != new.admin.protect_metrics,
         ),
+        (
+            "admin.max_connections",
+            old.admin.max_connections != new.admin.max_connections,
+        ),
         ("check", old.check != new.check),
         (
             "rls.listen",
             old.rls.as_ref().map(|r| r.listen) != new.rls.as_ref().map(|r| r.listen),
+        ),
+        (
+            "rls.max_concurrent_streams",
+            old.rls.as_ref().map(|r| r.max_concurrent_streams)
+                != new.rls.as_ref().map(|r| r.max_concurrent_streams),
         ),
         ("crowdsec", old.crowdsec != new.crowdsec),
         ("identity.hash_key", old.hash_key != new.hash_key),

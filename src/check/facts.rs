@@ -3,6 +3,7 @@
 //! forwarding header `identity.ip` names, read as from a trusted proxy. Nothing in the check
 //! request's own query may steer the decision (Caddy appends the client's query to it).
 
+use crate::proxy::echo;
 use http::header::{HeaderMap, HeaderName, HOST};
 use http::Method;
 use std::borrow::Cow;
@@ -44,7 +45,7 @@ pub enum FactsError {
 pub fn asked(method: &Method, target: &str, headers: &HeaderMap) -> Result<Asked, FactsError> {
     let method = match first(headers, &METHOD_HEADERS) {
         Some(text) => {
-            Method::from_bytes(text.as_bytes()).map_err(|_| FactsError::Method(text.to_owned()))?
+            Method::from_bytes(text.as_bytes()).map_err(|_| FactsError::Method(echo(text)))?
         }
         None => method.clone(),
     };
@@ -64,7 +65,7 @@ pub fn asked(method: &Method, target: &str, headers: &HeaderMap) -> Result<Asked
         None => (original.as_ref(), None),
     };
     if !path.starts_with('/') {
-        return Err(FactsError::Target(original.into_owned()));
+        return Err(FactsError::Target(echo(&original)));
     }
     let host = first(headers, &["x-forwarded-host"])
         .or_else(|| headers.get(HOST).and_then(|h| h.to_str().ok()))
@@ -163,5 +164,25 @@ mod tests {
             asked(&Method::GET, "/", &bad_uri),
             Err(FactsError::Target(_))
         ));
+    }
+
+    #[test]
+    fn an_error_echoes_at_most_256_bytes_of_the_request() {
+        use crate::proxy::MAX_ECHO;
+        let long = "x".repeat(60_000);
+        let e = asked(&Method::GET, &long, &HeaderMap::new())
+            .map(|_| ())
+            .unwrap_err();
+        let FactsError::Target(echoed) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            echoed.len() <= MAX_ECHO && echoed.ends_with('…'),
+            "{}",
+            echoed.len()
+        );
+        assert_eq!(echo("/short"), "/short");
+        let wide = echo(&"é".repeat(300));
+        assert!(wide.len() <= MAX_ECHO && wide.starts_with("éé"), "{wide}");
     }
 }

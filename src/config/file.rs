@@ -37,6 +37,7 @@ pub(crate) struct RlsFile {
     pub(crate) config_dir: Spanned<String>,
     pub(crate) tls: Option<Spanned<bool>>,
     pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) max_concurrent_streams: Option<Spanned<i64>>,
 }
 
 /// `[crowdsec]`: the CrowdSec bouncer.
@@ -112,6 +113,7 @@ pub(crate) struct AdminFile {
     pub(crate) protect_metrics: Option<Spanned<bool>>,
     pub(crate) max_bans: Option<Spanned<i64>>,
     pub(crate) max_overrides: Option<Spanned<i64>>,
+    pub(crate) max_connections: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,7 +6,7 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::file::RlsFile;
 use super::runtime::TlsListener;
-use crate::rls::{RlsRules, RlsSettings, RlsTls, TIMEOUT};
+use crate::rls::{RlsRules, RlsSettings, RlsTls, MAX_CONCURRENT_STREAMS, TIMEOUT};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,12 +55,17 @@ pub(crate) fn rls(
         },
         _ => None,
     };
+    let max_concurrent_streams = match &file.max_concurrent_streams {
+        Some(n) => check.integer(n, "rls.max_concurrent_streams", 1..=100_000)? as u32,
+        None => MAX_CONCURRENT_STREAMS,
+    };
     Ok(RlsSettings {
         listen,
         config_dir: dir,
         rules: Arc::new(rules),
         tls,
         timeout: timeout(check, file)?,
+        max_concurrent_streams,
     })
 }
 

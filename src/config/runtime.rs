@@ -111,6 +111,8 @@ pub struct AdminSettings {
     pub protect_metrics: bool,
     /// How many bans and overrides may be held.
     pub bounds: Bounds,
+    /// The most connections open at once on the admin listener.
+    pub max_connections: usize,
 }
 
 /// `[response]`.

@@ -17,6 +17,10 @@ use toml::Spanned;
 
 const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9090";
 
+/// Connections open at once on the admin listener when `admin.max_connections` is not given:
+/// its peers are scrapers and operators, and each held connection costs memory.
+const ADMIN_MAX_CONNECTIONS: usize = 1000;
+
 /// `admin.max_bans` or `admin.max_overrides`: 1 to 10 million, 100 000 by default.
 fn bound(
     check: &Checker<'_>,
@@ -98,6 +102,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                     file.admin.max_overrides.as_ref(),
                     "admin.max_overrides",
                 )?,
+            },
+            max_connections: match &file.admin.max_connections {
+                Some(n) => check.integer(n, "admin.max_connections", 1..=10_000_000)? as usize,
+                None => ADMIN_MAX_CONNECTIONS,
             },
         },
         upstream,

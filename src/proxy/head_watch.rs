@@ -39,7 +39,21 @@ struct HeadState {
     bytes: usize,
     /// The task serving the connection, to wake when it expires.
     waker: Option<Waker>,
+    /// A head the server answered before it was whole: refused by the parser or too large.
+    refused: Option<RefusedHead>,
 }
+
+/// A request head answered (400, 431) before it was whole, as far as it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedHead {
+    /// The status answered.
+    pub status: u16,
+    /// The head's first bytes (at most [`REFUSED_HEAD_BYTES`]).
+    pub head: Box<[u8]>,
+}
+
+/// How much of a refused head is kept for its access-log line.
+pub const REFUSED_HEAD_BYTES: usize = 256;
 
 impl HeadState {
     /// Whether the phase has outlasted its deadline at `now`.
@@ -70,6 +84,7 @@ impl HeadWatch {
                 since: now,
                 bytes: 0,
                 waker: None,
+                refused: None,
             }),
             expired: AtomicBool::new(false),
         }
@@ -106,9 +121,24 @@ impl HeadWatch {
         }
     }
 
-    /// The proxy has the whole head.
-    pub(super) fn complete(&self) {
+    /// The server has the whole head.
+    pub fn complete(&self) {
         self.state.lock().phase = Phase::Served;
+    }
+
+    /// The server is answering with `status`: if no head was whole yet, it refused the head
+    /// whose first bytes are `head`, and that is kept (once) for [`Self::take_refused`].
+    pub(super) fn answering(&self, status: u16, head: &[u8]) {
+        let mut state = self.state.lock();
+        if state.phase != Phase::Served && state.refused.is_none() {
+            let head = head[..head.len().min(REFUSED_HEAD_BYTES)].into();
+            state.refused = Some(RefusedHead { status, head });
+        }
+    }
+
+    /// The head the server refused before it was whole, if it did.
+    pub fn take_refused(&self) -> Option<RefusedHead> {
+        self.state.lock().refused.take()
     }
 
     /// Resolves once a sweep has found the connection past its deadline. Polled on every
@@ -195,103 +225,4 @@ impl HeadWatches {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::Context;
-
-    fn expired(watch: &HeadWatch) -> bool {
-        let mut cx = Context::from_waker(Waker::noop());
-        pin!(watch.expired()).as_mut().poll(&mut cx).is_ready()
-    }
-
-    #[test]
-    fn the_first_head_runs_from_the_accept_and_a_reused_connection_idles_first() {
-        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(60));
-        let watch = watches.accepted();
-        let t0 = watch.state.lock().since;
-        let at = |s| t0 + Duration::from_secs(s);
-        watches.sweep(at(10));
-        assert!(!expired(&watch), "exactly at the deadline is still in time");
-        watch.complete();
-        watches.sweep(at(100));
-        assert!(
-            !expired(&watch),
-            "a request being served has no deadline here"
-        );
-
-        // After the request the connection idles (keep-alive) until the next head's first
-        // byte, then that head has its time.
-        watch.request_done(at(100));
-        assert_eq!(watch.allowance(5), Some(5));
-        watches.sweep(at(150));
-        assert!(!expired(&watch));
-        watch.read(1, || at(155));
-        assert_eq!(watch.allowance(5), Some(4));
-        watches.sweep(at(165));
-        assert!(!expired(&watch), "ten seconds from the first byte");
-        watches.sweep(at(166));
-        assert!(expired(&watch));
-        watch.complete();
-        assert_eq!(watch.allowance(5), None);
-    }
-
-    #[test]
-    fn an_idle_connection_expires_after_the_keepalive_timeout_and_closed_ones_are_forgotten() {
-        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(2));
-        let watch = watches.accepted();
-        let t0 = watch.state.lock().since;
-        watch.complete();
-        watch.request_done(t0);
-        watches.sweep(t0 + Duration::from_millis(2000));
-        assert!(!expired(&watch));
-        watches.sweep(t0 + Duration::from_millis(2001));
-        assert!(expired(&watch));
-
-        let other = watches.accepted();
-        assert_eq!(watches.watched.lock().len(), 2);
-        drop(watch);
-        watches.sweep(t0);
-        assert_eq!(watches.watched.lock().len(), 1);
-        drop(other);
-        watches.sweep(t0);
-        assert!(watches.watched.lock().is_empty());
-    }
-
-    #[test]
-    fn a_waiting_task_is_woken_once_its_connection_expires() {
-        struct Count(std::sync::atomic::AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        let watches = HeadWatches::new(Duration::from_secs(10), Duration::from_secs(60));
-        let watch = watches.accepted();
-        let t0 = watch.state.lock().since;
-        let count = Arc::new(Count(Default::default()));
-        let waker = Waker::from(count.clone());
-        let mut cx = Context::from_waker(&waker);
-        let mut waiting = pin!(watch.expired());
-        assert!(waiting.as_mut().poll(&mut cx).is_pending());
-        assert!(waiting.as_mut().poll(&mut cx).is_pending());
-        watches.sweep(t0 + Duration::from_secs(5));
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
-        watches.sweep(t0 + Duration::from_secs(11));
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
-        assert!(waiting.as_mut().poll(&mut cx).is_ready());
-    }
-
-    #[test]
-    fn an_unwatched_connection_never_expires() {
-        let watch = HeadWatch::unwatched();
-        assert_eq!(watch.allowance(5), None);
-        let deadlines = Deadlines {
-            head: Duration::ZERO,
-            idle: Duration::ZERO,
-        };
-        watch.sweep(Instant::now() + Duration::from_secs(1), &deadlines);
-        assert!(!expired(&watch));
-    }
-}
+mod tests;

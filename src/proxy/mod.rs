@@ -26,10 +26,11 @@ mod watched;
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
-pub use head_watch::{HeadWatch, HeadWatches, SWEEP_EVERY};
+pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::{
-    policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders, PROBLEM_JSON,
+    echo, policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders,
+    MAX_ECHO, PROBLEM_JSON,
 };
 pub use snapshot::{Callers, Snapshot};
 pub use upstream::{

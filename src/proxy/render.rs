@@ -16,7 +16,7 @@ mod problem;
 
 pub(super) use problem::problem;
 use problem::throttled_body;
-pub use problem::{problem_body, PROBLEM_JSON};
+pub use problem::{echo, problem_body, MAX_ECHO, PROBLEM_JSON};
 
 /// What the proxy does with a request.
 pub enum Action {

@@ -3,9 +3,11 @@
 //! `max_header_bytes` is not read any further: the connection answers 431 and fails the read,
 //! so no more than the limit is ever buffered for one head (pingora alone would take 1 MiB).
 //! Bytes the listener read ahead (to tell HTTP/2 from HTTP/1, see `preface`) are read again
-//! first, and are what a peek sees.
+//! first, and are what a peek sees. The first bytes of each head are kept, so a head the
+//! server answers before it is whole (pingora's parser refusing it, or the 431) is noted in the
+//! watch with them ([`RefusedHead`](super::RefusedHead)), for the access log.
 
-use super::head_watch::HeadWatch;
+use super::head_watch::{HeadWatch, REFUSED_HEAD_BYTES};
 use super::render::problem_body;
 use async_trait::async_trait;
 use bytes::{Buf, BytesMut};
@@ -52,6 +54,11 @@ pub struct WatchedStream {
     refusing: Option<usize>,
     /// Bytes read ahead by the listener, read again before the stream's own.
     prefix: BytesMut,
+    /// The first bytes of the head under way (at most `REFUSED_HEAD_BYTES`).
+    head: Vec<u8>,
+    /// Whether a head may be under way: set by a read of one, cleared by the next write,
+    /// which then asks the watch whether the head was whole.
+    in_head: bool,
 }
 
 impl WatchedStream {
@@ -63,6 +70,8 @@ impl WatchedStream {
             max_header_bytes,
             refusing: None,
             prefix: BytesMut::new(),
+            head: Vec::new(),
+            in_head: false,
         }
     }
 
@@ -80,8 +89,22 @@ impl WatchedStream {
         n
     }
 
+    /// Notes `read`, bytes of a head of which `before` bytes came earlier: the first ones are
+    /// kept.
+    fn note_head(&mut self, before: usize, read: &[u8]) {
+        self.in_head = true;
+        if before == 0 {
+            self.head.clear();
+        }
+        let room = REFUSED_HEAD_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&read[..read.len().min(room)]);
+    }
+
     /// Writes the 431 answer, then fails the read that asked for more of the head.
     fn poll_refuse(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.refusing.is_none() {
+            self.watch.answering(431, &self.head);
+        }
         let written = self.refusing.get_or_insert(0);
         while *written < TOO_LARGE.len() {
             match ready!(Pin::new(&mut self.inner).poll_write(cx, &TOO_LARGE[*written..])) {
@@ -124,17 +147,20 @@ impl AsyncRead for WatchedStream {
         if allowance == 0 {
             return this.poll_refuse(cx);
         }
+        let before = this.max_header_bytes - allowance;
+        let filled = buf.filled().len();
         if !this.prefix.is_empty() {
             let n = this.read_prefix(buf, allowance);
             this.watch.read(n, Instant::now);
+            this.note_head(before, &buf.filled()[filled..]);
             return Poll::Ready(Ok(()));
         }
         if allowance >= buf.remaining() {
             // The whole space offered fits the allowance: read straight into it (limiting the
             // read would mean zero-filling the space first, on every request).
-            let before = buf.filled().len();
             ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-            this.watch.read(buf.filled().len() - before, Instant::now);
+            this.watch.read(buf.filled().len() - filled, Instant::now);
+            this.note_head(before, &buf.filled()[filled..]);
             return Poll::Ready(Ok(()));
         }
         // Read no more than the head may still hold.
@@ -144,8 +170,16 @@ impl AsyncRead for WatchedStream {
         let n = limited.filled().len();
         buf.advance(n);
         this.watch.read(n, Instant::now);
+        this.note_head(before, &buf.filled()[filled..]);
         Poll::Ready(Ok(()))
     }
+}
+
+/// The status of the response whose first bytes are `data` (`HTTP/1.1 400 …`); 400 if none
+/// can be read there.
+fn status_of(data: &[u8]) -> u16 {
+    let digits = data.get(9..12).and_then(|d| std::str::from_utf8(d).ok());
+    digits.and_then(|d| d.parse().ok()).unwrap_or(400)
 }
 
 impl AsyncWrite for WatchedStream {
@@ -154,7 +188,14 @@ impl AsyncWrite for WatchedStream {
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, data)
+        let this = &mut *self;
+        if this.in_head {
+            // The first write after a head was read: an answer to a head not whole is a
+            // refusal of it.
+            this.in_head = false;
+            this.watch.answering(status_of(data), &this.head);
+        }
+        Pin::new(&mut this.inner).poll_write(cx, data)
     }
 
     fn poll_write_vectored(
@@ -162,7 +203,16 @@ impl AsyncWrite for WatchedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let this = &mut *self;
+        if this.in_head {
+            this.in_head = false;
+            let first = bufs
+                .iter()
+                .find(|b| !b.is_empty())
+                .map_or(&[][..], |b| &b[..]);
+            this.watch.answering(status_of(first), &this.head);
+        }
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -7,6 +7,8 @@
 #[cfg(feature = "rls")]
 mod answer;
 #[cfg(feature = "rls")]
+mod admission;
+#[cfg(feature = "rls")]
 mod budget;
 #[cfg(feature = "rls")]
 mod decide;
@@ -20,7 +22,7 @@ pub use decide::{decide, Deciders};
 pub use lookup::find;
 pub use rules::{Action, Node, RlsRules, Rule, RulesError};
 #[cfg(feature = "rls")]
-pub use server::{RlsServer, RlsService};
+pub use server::{RlsLimits, RlsServer, RlsService, MAX_MESSAGE};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,7 +49,12 @@ pub struct RlsSettings {
     /// TLS with the server's certificate (`server.tls_cert_file`, `tls_key_file`), when
     /// `rls.tls = true`: Envoy then dials it with a `transport_socket`.
     pub tls: Option<RlsTls>,
+    /// The most streams open at once on one connection (100).
+    pub max_concurrent_streams: u32,
 }
+
+/// Streams open at once on one connection when `rls.max_concurrent_streams` is not given.
+pub const MAX_CONCURRENT_STREAMS: u32 = 100;
 
 /// The PEM files the service's TLS uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

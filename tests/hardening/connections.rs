@@ -6,7 +6,7 @@ use crate::common::{self, raw, Proxy, Upstream};
 use std::process::Command;
 
 /// Reads from `stream` until the proxy closes it (or 10 s pass): what it sent, and when.
-fn until_closed(stream: &mut std::net::TcpStream) -> (String, std::time::Duration) {
+pub(crate) fn until_closed(stream: &mut std::net::TcpStream) -> (String, std::time::Duration) {
     use std::io::Read;
     let started = std::time::Instant::now();
     let mut out = Vec::new();
@@ -49,7 +49,7 @@ fn slowloris_heads_are_closed_after_header_timeout() {
 
 /// Writes a request head to `conn` a byte every 100 ms and checks that the proxy closes the
 /// connection, unanswered, after the 1 s header_timeout (within generous bounds).
-fn trickle_until_closed(mut conn: std::net::TcpStream) {
+pub(crate) fn trickle_until_closed(mut conn: std::net::TcpStream) {
     use std::time::Duration;
     let writer = trickle(conn.try_clone().unwrap());
     let (answer, after) = until_closed(&mut conn);

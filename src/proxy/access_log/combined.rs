@@ -73,7 +73,7 @@ fn version(v: Version) -> &'static str {
 }
 
 /// nginx's default escaping of a variable in a log line.
-fn escape(line: &mut String, bytes: &[u8]) {
+pub(super) fn escape(line: &mut String, bytes: &[u8]) {
     for &b in bytes {
         match b {
             b'"' | b'\\' | 0..=0x1f | 0x7f.. => {

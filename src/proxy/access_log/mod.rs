@@ -6,14 +6,16 @@
 //! stderr, written by a thread of their own so no request waits on the disk.
 
 mod combined;
+mod refused;
 mod sink;
 
 use combined::{combined_line, CombinedEntry};
 
-use super::{decide, RequestCtx};
+use super::{decide, RefusedHead, RequestCtx};
 use crate::gate::OutcomeKind;
 use pingora::proxy::Session;
 use sink::Sink;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
@@ -70,6 +72,20 @@ impl AccessLog {
             LogFormat::Floodgate => floodgate_line(session, ctx, written, started),
             LogFormat::Combined => combined(session, ctx, written),
         };
+        self.send(line);
+    }
+
+    /// Writes the line of a request head answered before it was whole (`refused`), from the
+    /// TCP peer `peer`.
+    pub fn write_refused(&self, refused: &RefusedHead, peer: Option<IpAddr>) {
+        let line = match self.format {
+            LogFormat::Floodgate => refused::floodgate_refused(refused),
+            LogFormat::Combined => refused::combined_refused(refused, peer, SystemTime::now()),
+        };
+        self.send(line);
+    }
+
+    fn send(&self, line: String) {
         match &self.sink {
             Some(sink) => sink.send(line),
             None => log::info!(target: "floodgate::access", "{line}"),

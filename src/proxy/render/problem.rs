@@ -10,6 +10,22 @@ use pingora::http::ResponseHeader;
 /// The media type of problem bodies (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// The most bytes of a request an error echoes.
+pub const MAX_ECHO: usize = 256;
+
+/// `text` as an error may echo it: its first [`MAX_ECHO`] bytes (cut at a character), `…`
+/// marking a cut.
+pub fn echo(text: &str) -> String {
+    if text.len() <= MAX_ECHO {
+        return text.to_owned();
+    }
+    let mut end = MAX_ECHO - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 /// A problem+json body (RFC 9457) with `extra` members merged in.
 pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
     let title = StatusCode::from_u16(status)
@@ -106,4 +122,17 @@ fn internal_error() -> Action {
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     let (parts, ()) = response.into_parts();
     Action::Answer(Box::new(ResponseHeader::from(parts)), Bytes::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_echo_is_cut_at_256_bytes_on_a_character() {
+        assert_eq!(echo("/short"), "/short");
+        let wide = echo(&"é".repeat(300));
+        assert!(wide.len() <= MAX_ECHO && wide.starts_with("éé"), "{wide}");
+        assert!(wide.ends_with('…'));
+    }
 }
