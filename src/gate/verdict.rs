@@ -155,17 +155,17 @@ mod tests {
             path: "/",
         };
         let caller = gate.identity().identify(&req, gate.digest_key()).unwrap();
-        let kept = control.add(shrink_to(2, caller.hex()), None).await.unwrap();
+        let kept = control.add(shrink_to(2, caller.hex()), None, "k1").await.unwrap();
         let Outcome::Unpayable(refusal) = gate.decide(&req, &route).await else {
             panic!("a cost of 5 against a capacity of 2 can never pass");
         };
         assert_eq!((refusal.cost, refusal.quota.capacity), (5, 2));
         assert_eq!(&**refusal.policy, "per-ip");
         assert_eq!(refusal.identity, caller);
-        let Entry::Override(kept) = kept else {
-            panic!("an override");
+        let crate::control::Added::Created(Entry::Override(kept)) = kept else {
+            panic!("a new override");
         };
-        assert!(control.remove(Kind::Override, kept.id).await.unwrap());
+        assert!(control.remove(Kind::Override, kept.id, "k2").await.unwrap());
         for _ in 0..2 {
             let outcome = gate.decide(&req, &route).await;
             assert!(matches!(outcome, Outcome::Allowed(..)), "{outcome:?}");

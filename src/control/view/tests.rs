@@ -1,5 +1,6 @@
 use super::*;
-use crate::control::entry::{Ban, Override};
+use crate::control::entry::{Ban, BanTarget, Entry, Override};
+use crate::limiter::PolicyKey;
 use http::HeaderMap;
 
 fn key() -> IdentityKey {
