@@ -1,8 +1,8 @@
 //! `/v1/bans` and `/v1/overrides`: add, list (paged by id) and delete.
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::change::{IdempotencyKey, Outcome};
 use super::callers::{caller_of, chain_with, short};
+use super::change::{IdempotencyKey, Outcome};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, OverrideBody};
 use super::reply::{expires_in, Reply};

@@ -4,9 +4,9 @@
 
 use super::change::Change;
 use super::entry::{in_force, Ban, Contents, Override};
-use apply::Lengths;
 use crate::identity::{Identity, IdentityKey, IpFolding, Request, SourceSpec};
 use crate::policy::Limits;
+use apply::Lengths;
 use ipnet::IpNet;
 use std::net::IpAddr;
 use std::sync::Arc;

@@ -155,7 +155,10 @@ mod tests {
             path: "/",
         };
         let caller = gate.identity().identify(&req, gate.digest_key()).unwrap();
-        let kept = control.add(shrink_to(2, caller.hex()), None, "k1").await.unwrap();
+        let kept = control
+            .add(shrink_to(2, caller.hex()), None, "k1")
+            .await
+            .unwrap();
         let Outcome::Unpayable(refusal) = gate.decide(&req, &route).await else {
             panic!("a cost of 5 against a capacity of 2 can never pass");
         };

@@ -5,9 +5,9 @@
 //! per request, answered with the RateLimit headers Envoy passes to the client.
 
 #[cfg(feature = "rls")]
-mod answer;
-#[cfg(feature = "rls")]
 mod admission;
+#[cfg(feature = "rls")]
+mod answer;
 #[cfg(feature = "rls")]
 mod budget;
 #[cfg(feature = "rls")]
