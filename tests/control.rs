@@ -78,6 +78,14 @@ fn burst(proxies: &[&Proxy], key: &str, n: usize) -> usize {
         .count()
 }
 
+/// The config of a proxy whose store is `redis`, with `policies`.
+fn on_redis(redis: &RedisServer, policies: &str) -> String {
+    format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n{policies}",
+        redis.url()
+    )
+}
+
 /// Waits up to `limit` for `check` to hold; how long it took.
 fn within(limit: Duration, check: impl Fn() -> bool) -> Option<Duration> {
     let started = Instant::now();
@@ -326,10 +334,7 @@ fn three_instances_on_one_redis_apply_every_change_within_a_second() {
     let redis = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let admin = admin_tables(dir.path(), "");
-    let config = format!(
-        "[store]\nkind = \"redis\"\nurl = \"{}\"\n{POLICY}",
-        redis.url()
-    );
+    let config = on_redis(&redis, POLICY);
     let start = || Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
     let mut fleet = vec![start(), start(), start()];
 
@@ -450,10 +455,7 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
     let mut redis = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let admin = admin_tables(dir.path(), "");
-    let config = format!(
-        "[store]\nkind = \"redis\"\nurl = \"{}\"\n{POLICY}",
-        redis.url()
-    );
+    let config = on_redis(&redis, POLICY);
     let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
     let ban = json!({"scope": "cidr", "value": "127.0.0.2/32", "ttl": "1h"});
     assert_eq!(

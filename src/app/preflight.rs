@@ -35,7 +35,7 @@ pub fn preflight(config: &Config) -> Result<(), BuildError> {
         .map_err(|e| BuildError::Tokens(e.to_string()))?;
     if let (Some(path), StoreSettings::Memory { .. }) = (&config.admin.state_file, &config.store) {
         state_file(path)?;
-        MemoryLedger::open(Some(path))?;
+        MemoryLedger::check(path)?;
     }
     if let Some(tls) = &config.server.tls {
         super::tls_files::check(&tls.cert_file, &tls.key_file).map_err(BuildError::Tls)?;

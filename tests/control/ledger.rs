@@ -47,10 +47,7 @@ fn a_change_redis_does_not_confirm_is_never_answered_as_not_made_and_a_retry_mak
     let redis = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let admin = admin_tables(dir.path(), "");
-    let config = format!(
-        "[store]\nkind = \"redis\"\nurl = \"{}\"\n{POLICY}",
-        redis.url()
-    );
+    let config = on_redis(&redis, POLICY);
     let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
     let ban = json!({"scope": "cidr", "value": "198.51.100.0/24", "reason": "probe"});
 
@@ -219,10 +216,9 @@ fn a_hundred_thousand_bans_on_three_instances_sharing_redis_cost_what_each_chang
     let redis = RedisServer::start_with(&["--slowlog-log-slower-than", "10000"]);
     let dir = tempfile::tempdir().unwrap();
     let admin = admin_tables(dir.path(), "");
-    let config = format!(
-        "[store]\nkind = \"redis\"\nurl = \"{}\"\n[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n[[policy]]\nname = \"per-user\"\ncapacity = 1000000\nrate = \"100000/s\"\n",
-        redis.url()
-    );
+    let roomy = "[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n\
+                 [[policy]]\nname = \"per-user\"\ncapacity = 1000000\nrate = \"100000/s\"\n";
+    let config = on_redis(&redis, roomy);
     let start = || Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
     let (a, b, c) = (start(), start(), start());
     let before = p99(&a, 3);

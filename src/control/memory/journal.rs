@@ -81,6 +81,15 @@ impl Journal {
         Ok((journal, book))
     }
 
+    /// Reads the file at `path` as `open` would, writing nothing (a missing file is fine).
+    pub(super) fn check(path: &Path) -> std::io::Result<()> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => read(&text).map(drop),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The identity digest secret the file holds.
     pub(super) fn hash_key(&self) -> Option<&str> {
         self.hash_key.as_deref()
@@ -148,8 +157,9 @@ fn read(text: &str) -> std::io::Result<(Book, Option<String>)> {
     for (at, raw) in lines.iter().enumerate() {
         let line = match serde_json::from_str::<Line>(raw) {
             Ok(line) => line,
-            // A crash in the middle of an append leaves the last line cut short.
-            Err(e) if at + 1 == lines.len() => {
+            // A crash in the middle of an append leaves the last line cut short; the first
+            // line was written whole (synced before the rename), so it never is.
+            Err(e) if at > 0 && at + 1 == lines.len() => {
                 log::warn!("the state file's last line is cut short ({e}); it is skipped");
                 break;
             }

@@ -58,6 +58,15 @@ impl MemoryLedger {
         })
     }
 
+    /// Whether the state file at `file` can be loaded, read as `open` reads it but writing
+    /// nothing (what `--test` asks).
+    pub fn check(file: &Path) -> Result<(), StateFileError> {
+        Journal::check(file).map_err(|e| StateFileError {
+            path: file.display().to_string(),
+            why: e.to_string(),
+        })
+    }
+
     /// The secret identity digests are made with, kept in the file: the one it holds, else
     /// `fresh`, saved now. `None` without a file (a random key of the process then serves).
     pub fn digest_secret(&self, fresh: String) -> Result<Option<String>, StateFileError> {
