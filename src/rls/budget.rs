@@ -4,7 +4,7 @@
 //! dropped: it finishes beside, within the store's budget, so its answer is still learned and
 //! its failure still counted by the store's breaker (which then skips a paused Redis).
 
-use super::decide::Limited;
+use super::limited::Limited;
 use crate::limiter::{
     Assessments, BucketKey, Fallback, Limiter, LimiterError, Mode, Take, Terms, Undecided,
 };

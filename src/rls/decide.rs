@@ -8,6 +8,7 @@
 
 use super::answer::{answer, headers, limit_status, status, unpayable};
 use super::budget::Budget;
+use super::limited::Limited;
 use super::lookup::find;
 use super::rules::{Action, RlsRules, Rule};
 use crate::gate::{LevelId, Quota, Standing};
@@ -32,26 +33,6 @@ pub struct Deciders {
     pub metrics: Arc<Metrics>,
     /// How long the store may take before `fallback` decides (`rls.timeout`).
     pub timeout: Duration,
-}
-
-/// A limited descriptor of the request.
-pub(super) struct Limited {
-    /// Its position among the request's descriptors.
-    pub index: usize,
-    /// Its limit.
-    pub rule: Arc<Rule>,
-    /// Whose bucket: the digest of the domain and the descriptor's entries.
-    pub identity: Identity,
-    /// Tokens it takes.
-    pub cost: u64,
-}
-
-impl Limited {
-    /// Whether its limit can never admit it: an enforcing limit whose capacity is below the
-    /// cost (a shadow limit never refuses).
-    fn unpayable(&self) -> bool {
-        !self.rule.shadow && self.cost > self.rule.limits.capacity()
-    }
 }
 
 /// The answer to `request` under `rules`.

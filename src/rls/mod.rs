@@ -12,6 +12,8 @@ mod answer;
 mod budget;
 #[cfg(feature = "rls")]
 mod decide;
+#[cfg(feature = "rls")]
+mod limited;
 mod lookup;
 mod rules;
 #[cfg(feature = "rls")]
