@@ -42,6 +42,50 @@ pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, C
     })
 }
 
+/// Refuses, where it stands, the first key of a `deny` or `allow` policy that only a `limit`
+/// policy uses (its bucket, cost and rules): such a policy takes from no bucket.
+pub(crate) fn no_bucket_keys(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+    action: Action,
+) -> Result<(), ConfigError> {
+    if action == Action::Limit {
+        return Ok(());
+    }
+    let given = [
+        ("capacity", file.capacity.as_ref().map(Spanned::span)),
+        ("rate", file.rate.as_ref().map(Spanned::span)),
+        ("quota", file.quota.as_ref().map(Spanned::span)),
+        ("period", file.period.as_ref().map(Spanned::span)),
+        ("cost", file.cost.as_ref().map(Spanned::span)),
+        ("tier", file.tier.as_ref().map(Spanned::span)),
+        ("cost_header", file.cost_header.as_ref().map(Spanned::span)),
+        (
+            "count_status",
+            file.count_status.as_ref().map(Spanned::span),
+        ),
+        (
+            "settle_header",
+            file.settle_header.as_ref().map(Spanned::span),
+        ),
+        (
+            "max_in_flight",
+            file.max_in_flight.as_ref().map(Spanned::span),
+        ),
+        ("max_delay", file.max_delay.as_ref().map(Spanned::span)),
+        ("block_for", file.block_for.as_ref().map(Spanned::span)),
+    ];
+    match given.into_iter().find(|(_, at)| at.is_some()) {
+        None => Ok(()),
+        Some((key, at)) => {
+            let message = format!(
+                "`policy.{key}` is for `limit` policies: a `{action}` policy takes from no bucket"
+            );
+            Err(ConfigError::at(check.path, check.text, at, message))
+        }
+    }
+}
+
 fn headers(
     check: &Checker<'_>,
     file: &MatchFile,

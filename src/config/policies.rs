@@ -47,13 +47,13 @@ fn policy(
         return Err(check.error(&file.name, message));
     }
     let action = conditions::action(check, file)?;
+    conditions::no_bucket_keys(check, file, action)?;
     let calendar = calendar(check, file)?;
     let quota = calendar.is_some();
     let keys = LimitKeys::of_policy(file);
     let limits = match action {
         Action::Limit => limits(check, keys, "policy", quota, &file.name)?,
-        _ if keys.is_empty() => conditions::unused_limits(),
-        _ => limits(check, keys, "policy", quota, &file.name)?,
+        Action::Deny | Action::Allow => conditions::unused_limits(),
     };
     let cost = match &file.cost {
         Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,

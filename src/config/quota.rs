@@ -29,11 +29,6 @@ impl<'f> LimitKeys<'f> {
         }
     }
 
-    /// Whether none of `capacity`, `rate` and `quota` is given.
-    pub(super) fn is_empty(&self) -> bool {
-        self.capacity.is_none() && self.rate.is_none() && self.quota.is_none()
-    }
-
     pub(super) fn of_tier(file: &'f TierFile) -> Self {
         Self {
             capacity: &file.capacity,

@@ -94,6 +94,11 @@ fn actions_are_checked_and_only_limit_needs_a_bucket() {
         Path::new("f.toml")
     )
     .is_ok());
+    let message = error_of("name = \"p\"\naction = \"deny\"\nrate = \"1/s\"");
+    assert!(
+        message.starts_with("f.toml:12:8: `policy.rate` is for `limit` policies"),
+        "{message}"
+    );
 }
 
 #[test]
