@@ -112,11 +112,15 @@ fn an_allowed_network_skips_a_limit_it_would_otherwise_hit() {
     let upstream = Upstream::start();
     let config = "[[policy]]\nname = \"office\"\naction = \"allow\"\n\
                   match = { networks = [\"127.0.0.2/32\"] }\n\n\
-                  [[policy]]\nname = \"everyone\"\ncapacity = 2\nrate = \"1/h\"\n";
+                  [[policy]]\nname = \"everyone\"\ncapacity = 2\nrate = \"1/h\"\n\n\
+                  [[policy]]\nname = \"no-debug\"\naction = \"deny\"\n\
+                  match = { headers = { \"x-debug\" = true } }\n";
     let proxy = Proxy::start(&[&upstream.addr], config);
     let url = proxy.url("/");
     let office = client_from("127.0.0.2");
     assert_eq!(admitted(10, || status(&office, &url, &[])), 10);
+    let debug = status(&office, &url, &[("x-debug", "1")]);
+    assert_eq!(debug, 403, "deny policies come before allow policies");
     let outside = client_from("127.0.0.3");
     assert_eq!(admitted(5, || status(&outside, &url, &[])), 2);
     let allowed = proxy.metric(&requests_series("office", "allowed_by_rule"));

@@ -68,6 +68,10 @@ fn bad_conditions_are_refused_where_they_stand() {
     );
     let message = error_of(&format!("{base}match = {{ headers = {{ a = \"([\" }} }}"));
     assert!(message.contains("`policy.match.headers.a`"), "{message}");
+    let message = error_of(&format!(
+        "{base}match = {{ headers = {{ \"x y\" = true }} }}"
+    ));
+    assert!(message.contains("is not a header name"), "{message}");
     let message = error_of(&format!("{base}match = {{ user_agent = \"([\" }}"));
     assert!(
         message.starts_with("f.toml:13:24: `policy.match.user_agent`"),
