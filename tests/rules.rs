@@ -6,7 +6,7 @@ mod common;
 
 use common::{client_from, free_port, requests_series, Proxy, Upstream};
 use reqwest::blocking::Client;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How many of `n` requests of one burst `send` got a 200.
 fn admitted(n: usize, send: impl Fn() -> u16) -> usize {
@@ -152,4 +152,25 @@ fn the_decision_endpoint_honours_a_deny() {
     let http = client_from("127.0.0.1");
     assert_eq!(status(&http, &check, &[("user-agent", "BadBot")]), 403);
     assert_eq!(status(&http, &check, &[("user-agent", "curl/8")]), 200);
+}
+
+#[test]
+fn a_bad_rule_on_reload_keeps_the_old_config() {
+    let upstream = Upstream::start();
+    let proxy = Proxy::start(&[&upstream.addr], NO_BOTS);
+    proxy.rewrite_config(|text| text.replace("(?i)badbot", "(badbot"));
+    let failures = "floodgate_config_reloads_total{result=\"failure\"}";
+    let before = proxy.metric(failures);
+    proxy.signal("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proxy.metric(failures) == before {
+        assert!(Instant::now() < deadline, "no failed reload counted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        proxy.log().contains("`policy.match.user_agent`"),
+        "{}",
+        proxy.log()
+    );
+    assert_eq!(proxy.get("/", &[("user-agent", "BadBot")]).status(), 403);
 }
