@@ -30,3 +30,6 @@ pub(super) fn rule<'g>(matched: &[&'g BoundPolicy]) -> Option<Outcome<'g>> {
     }
     allowed_by.map(Outcome::AllowedByRule)
 }
+
+#[cfg(test)]
+mod tests;
