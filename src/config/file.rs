@@ -289,7 +289,7 @@ pub(crate) struct PolicyFile {
     pub(crate) shadow: bool,
     pub(crate) sources: Option<SourceList>,
     #[serde(rename = "match")]
-    pub(crate) route: Option<MatchFile>,
+    pub(crate) route: Option<PolicyMatchFile>,
     pub(crate) tier: Option<Spanned<String>>,
     pub(crate) tiers: Option<std::collections::BTreeMap<String, TierFile>>,
     pub(crate) cost_header: Option<Spanned<String>>,
@@ -299,15 +299,29 @@ pub(crate) struct PolicyFile {
     pub(crate) max_delay: Option<Spanned<String>>,
     pub(crate) max_held: Option<Spanned<i64>>,
     pub(crate) block_for: Option<Spanned<String>>,
+    pub(crate) action: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MatchFile {
     pub(crate) host: Option<String>,
     pub(crate) path_prefix: Option<String>,
     pub(crate) path_regex: Option<Spanned<String>>,
     pub(crate) methods: Option<Vec<Spanned<String>>>,
+}
+
+/// A policy's `match`: a route's keys and what the request must show.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PolicyMatchFile {
+    pub(crate) host: Option<String>,
+    pub(crate) path_prefix: Option<String>,
+    pub(crate) path_regex: Option<Spanned<String>>,
+    pub(crate) methods: Option<Vec<Spanned<String>>>,
+    pub(crate) headers: Option<Spanned<std::collections::BTreeMap<String, Spanned<toml::Value>>>>,
+    pub(crate) user_agent: Option<Spanned<String>>,
+    pub(crate) networks: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -322,4 +336,16 @@ pub(crate) struct TierFile {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ResponseFile {
     pub(crate) status: Option<Spanned<i64>>,
+}
+
+impl PolicyMatchFile {
+    /// The route's part of it.
+    pub(crate) fn route(&self) -> MatchFile {
+        MatchFile {
+            host: self.host.clone(),
+            path_prefix: self.path_prefix.clone(),
+            path_regex: self.path_regex.clone(),
+            methods: self.methods.clone(),
+        }
+    }
 }

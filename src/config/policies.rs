@@ -1,12 +1,13 @@
 //! `[[policy]]` tables → policies: limits, cost, route, own sources, tiers.
 
 use super::check::Checker;
+use super::conditions;
 use super::error::ConfigError;
 use super::file::{MatchFile, PolicyFile, SourceList};
 use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Policy, Route, Tiers};
+use crate::policy::{Action, Policy, Route, Tiers};
 use std::collections::HashSet;
 
 pub(crate) fn policies(
@@ -45,15 +46,15 @@ fn policy(
             format!("`policy.name` must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{name}`");
         return Err(check.error(&file.name, message));
     }
+    let action = conditions::action(check, file)?;
+    conditions::no_bucket_keys(check, file, action)?;
     let calendar = calendar(check, file)?;
     let quota = calendar.is_some();
-    let limits = limits(
-        check,
-        LimitKeys::of_policy(file),
-        "policy",
-        quota,
-        &file.name,
-    )?;
+    let keys = LimitKeys::of_policy(file);
+    let limits = match action {
+        Action::Limit => limits(check, keys, "policy", quota, &file.name)?,
+        Action::Deny | Action::Allow => conditions::unused_limits(),
+    };
     let cost = match &file.cost {
         Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
         None => 1,
@@ -78,9 +79,11 @@ fn policy(
         cost,
         shadow: file.shadow,
         route: match &file.route {
-            Some(m) => route(check, m, "policy.match")?,
+            Some(m) => route(check, &m.route(), "policy.match")?,
             None => Route::default(),
         },
+        conditions: conditions::conditions(check, file.route.as_ref())?,
+        action,
         sources: match &file.sources {
             Some(list) => Some(own_chain(check, list, global)?),
             None => None,

@@ -16,6 +16,7 @@ mod concurrency;
 mod cost;
 mod hold;
 mod outcome;
+mod ruling;
 mod standing;
 mod verdict;
 
@@ -30,7 +31,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Limits, Policy, RouteFacts, RouteIndex};
+use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{Histogram, IntCounter, IntCounterVec};
@@ -181,7 +182,11 @@ impl Gate {
             Access::Allowed => return self.listed(AccessList::Allow),
             Access::Limited => {}
         }
-        match self.plan(req, route, &control, now) {
+        let matched = self.matching(req, route);
+        if let Some(ruled) = ruling::rule(&matched) {
+            return ruled;
+        }
+        match self.plan(req, &matched, &control, now) {
             Ok(planned) => self.check(&planned).await,
             Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
@@ -219,25 +224,32 @@ impl Gate {
         Outcome::Listed(list)
     }
 
-    /// The policies on `route`, each with its caller, limits (an override of `control` in
+    /// The policies whose route `route` is on (found by the index) and whose conditions `req`
+    /// shows (checked on those candidates only), in config order.
+    fn matching<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Few<&'g BoundPolicy> {
+        self.routes
+            .matching(route)
+            .into_iter()
+            .map(|i| &self.policies[i])
+            .filter(|b| b.policy.conditions.hold(req))
+            .collect()
+    }
+
+    /// The `limit` policies of `matched`, each with its caller, limits (an override of `control` in
     /// force at `now`, Unix ms, when there is one) and cost. Fails when a bearer token is
     /// presented that does not verify (and the chain rejects such tokens), or when a cost
     /// header is not a cost.
     fn plan<'g>(
         &'g self,
         req: &Request<'_>,
-        route: &RouteFacts<'_>,
+        matched: &[&'g BoundPolicy],
         control: &ControlView,
         now: Option<u64>,
     ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
-        for bound in self
-            .routes
-            .matching(route)
-            .into_iter()
-            .map(|i| &self.policies[i])
-        {
+        let limits = matched.iter().filter(|b| b.policy.action == Action::Limit);
+        for bound in limits {
             let identity = match &bound.policy.sources {
                 Some(chain) => chain.identify(req, &self.key)?,
                 None => match caller {

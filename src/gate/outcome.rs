@@ -20,6 +20,10 @@ pub enum Outcome<'g> {
     Blocked(Block),
     /// On an access list: the allow-list forwards unlimited, the deny-list refuses (403).
     Listed(AccessList),
+    /// A `deny` policy (named) matched: refuse (403), nothing taken from any bucket.
+    Denied(&'g Arc<str>),
+    /// An `allow` policy (named) matched: forward, skipping every limit.
+    AllowedByRule(&'g Arc<str>),
     /// A bearer token was presented that does not verify: refuse (401).
     InvalidToken,
     /// A `cost_header` that is not a whole number from 1 to the capacity: refuse (400).
@@ -123,6 +127,10 @@ pub enum OutcomeKind {
     Denylisted,
     /// Banned by an operator.
     Banned,
+    /// Refused by a `deny` policy.
+    Denied,
+    /// Let past the limits by an `allow` policy.
+    AllowedByRule,
     /// A bearer token did not verify.
     InvalidToken,
     /// A cost header was malformed or too large.
@@ -135,13 +143,15 @@ pub enum OutcomeKind {
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 10] = [
+    pub const ALL: [OutcomeKind; 12] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
         OutcomeKind::Allowlisted,
         OutcomeKind::Denylisted,
         OutcomeKind::Banned,
+        OutcomeKind::Denied,
+        OutcomeKind::AllowedByRule,
         OutcomeKind::InvalidToken,
         OutcomeKind::BadCost,
         OutcomeKind::StoreError,
@@ -157,6 +167,8 @@ impl OutcomeKind {
             OutcomeKind::Allowlisted => "allowlisted",
             OutcomeKind::Denylisted => "denylisted",
             OutcomeKind::Banned => "banned",
+            OutcomeKind::Denied => "denied",
+            OutcomeKind::AllowedByRule => "allowed_by_rule",
             OutcomeKind::InvalidToken => "invalid_token",
             OutcomeKind::BadCost => "bad_cost",
             OutcomeKind::StoreError => "store_error",
@@ -173,6 +185,8 @@ impl Outcome<'_> {
             Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
             Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
             Outcome::Banned(_) => OutcomeKind::Banned,
+            Outcome::Denied(_) => OutcomeKind::Denied,
+            Outcome::AllowedByRule(_) => OutcomeKind::AllowedByRule,
             Outcome::Blocked(block) => match block.remedy {
                 Remedy::Ban => OutcomeKind::Banned,
                 Remedy::Throttle => OutcomeKind::Throttled,

@@ -1,7 +1,9 @@
 //! Policies: which requests they apply to (`route`), whose bucket (their identity chain), how
 //! big and how fast it refills (`tier`), and what a request costs.
 
+mod action;
 mod calendar;
+mod conditions;
 mod index;
 mod limits;
 mod path;
@@ -11,7 +13,9 @@ mod route;
 mod rules;
 mod tier;
 
+pub use action::Action;
 pub use calendar::{Calendar, CalendarError, Period};
+pub use conditions::{Conditions, HeaderRule, UserAgent};
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
@@ -39,6 +43,10 @@ pub struct Policy {
     pub shadow: bool,
     /// The requests this policy applies to.
     pub route: Route,
+    /// What those requests must also show (headers, User-Agent, client network).
+    pub conditions: Conditions,
+    /// What the policy does to the requests it matches.
+    pub action: Action,
     /// This policy's own identity chain, instead of the global one.
     pub sources: Option<IdentityChain>,
     /// Limits chosen by a value of the request.
@@ -56,8 +64,29 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// `; when …` for the conditions, if any.
+    fn fmt_conditions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.conditions.is_empty() {
+            true => Ok(()),
+            false => write!(f, "; when{}", self.conditions),
+        }
+    }
+}
+
 impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.action != Action::Limit {
+            let shadow = if self.shadow { ", shadow" } else { "" };
+            write!(
+                f,
+                "{}: {}{shadow}; applies to {}",
+                self.name(),
+                self.action,
+                self.route
+            )?;
+            return self.fmt_conditions(f);
+        }
         write!(
             f,
             "{}: {}, cost {}{}; applies to {}",
@@ -73,6 +102,7 @@ impl fmt::Display for Policy {
             if self.shadow { ", shadow" } else { "" },
             self.route
         )?;
+        self.fmt_conditions(f)?;
         if let Some(chain) = &self.sources {
             write!(f, "; callers by {chain}")?;
         }
@@ -103,6 +133,8 @@ mod tests {
             cost: 1,
             shadow: false,
             route: Route::default(),
+            conditions: Conditions::default(),
+            action: Action::Limit,
             sources: None,
             tiers: None,
             calendar: None,

@@ -82,6 +82,7 @@ pub(crate) fn render(
     match outcome {
         Outcome::Unlimited(_)
         | Outcome::Listed(AccessList::Allow)
+        | Outcome::AllowedByRule(_)
         | Outcome::Undecided(Undecided::Pass) => Action::Forward(None),
         Outcome::Allowed(decided, _) => Action::Forward(Some(RateLimitHeaders {
             policy: policies.of(&decided.standing),
@@ -89,6 +90,7 @@ pub(crate) fn render(
         })),
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
         Outcome::Banned(ban) => banned(ban),
+        Outcome::Denied(policy) => denied(policy),
         Outcome::Blocked(block) => blocked(block, throttle_status),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
@@ -229,6 +231,13 @@ fn refusal(status: u16, detail: &str) -> Action {
     )];
     let extra: &[_] = if status == 401 { &challenge } else { &[] };
     problem(status, body, extra)
+}
+
+/// The refusal by a `deny` policy: 403, naming the policy.
+fn denied(policy: &str) -> Action {
+    let detail = "A policy denies this request.";
+    let body = problem_body(403, detail, serde_json::json!({ "policy": policy }));
+    problem(403, body, &[])
 }
 
 /// The refusal of a banned client: 403, and while the ban has an end, `Retry-After` until

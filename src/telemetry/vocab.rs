@@ -62,6 +62,14 @@ vocabulary! {
         ShadowThrottled => "shadow_throttled",
         /// The store could not decide.
         Error => "error",
+        /// This `deny` policy matched and refused the request (403, no bucket touched).
+        Denied => "denied",
+        /// This `deny` policy in shadow mode matched; the request went on.
+        ShadowDenied => "shadow_denied",
+        /// This `allow` policy matched and the request skipped every limit.
+        AllowedByRule => "allowed_by_rule",
+        /// This `allow` policy in shadow mode matched; the limits still applied.
+        ShadowAllowed => "shadow_allowed",
     }
 }
 
