@@ -209,7 +209,9 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         "floodgate admin".to_owned(),
         Listener::new(admin_app, &admin_limits, watches.clone()),
     );
-    admin.threads = Some(1);
+    // Two threads: a bulk of control changes (100,000 bans through the API) is not held to
+    // one core, and a scrape is answered while a change is made.
+    admin.threads = Some(2);
     add_endpoint(&mut admin, &config.admin.listen.to_string());
 
     optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;

@@ -16,14 +16,12 @@ pub enum Action {
 }
 
 impl Action {
+    /// Every action.
+    pub const ALL: [Action; 3] = [Self::Limit, Self::Deny, Self::Allow];
+
     /// The action `word` names, or `None`.
     pub fn from_word(word: &str) -> Option<Self> {
-        match word {
-            "limit" => Some(Self::Limit),
-            "deny" => Some(Self::Deny),
-            "allow" => Some(Self::Allow),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|action| action.word() == word)
     }
 
     /// The word in config files.
