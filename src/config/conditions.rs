@@ -25,6 +25,7 @@ pub(crate) fn conditions(
             None => None,
         },
         networks: networks(check, file)?,
+        sender: super::sender::sender(check, file)?,
     })
 }
 

@@ -322,6 +322,10 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) headers: Option<Spanned<std::collections::BTreeMap<String, Spanned<toml::Value>>>>,
     pub(crate) user_agent: Option<Spanned<String>>,
     pub(crate) networks: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) asn: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub(crate) country: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) bot: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) verified: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -15,6 +15,7 @@ mod quota;
 mod rls;
 mod rules;
 mod runtime;
+mod sender;
 mod sentinel;
 mod server;
 mod store;

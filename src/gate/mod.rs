@@ -31,7 +31,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex};
+use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{Histogram, IntCounter, IntCounterVec};
@@ -58,6 +58,8 @@ pub struct Gate {
     policies: Vec<BoundPolicy>,
     /// The policies' routes, for finding those a request is on.
     routes: RouteIndex,
+    /// The policies' User-Agent rules, matched at once.
+    user_agents: UserAgentIndex,
     identity: IdentityChain,
     key: IdentityKey,
     control: Arc<Control>,
@@ -103,6 +105,7 @@ impl Gate {
         Self {
             access,
             routes: RouteIndex::new(policies.iter().map(|p| p.route.clone()).collect()),
+            user_agents: UserAgentIndex::new(policies.iter().map(|p| &p.conditions)),
             policies: policies
                 .iter()
                 .enumerate()
@@ -227,11 +230,15 @@ impl Gate {
     /// The policies whose route `route` is on (found by the index) and whose conditions `req`
     /// shows (checked on those candidates only), in config order.
     fn matching<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Few<&'g BoundPolicy> {
+        let user_agent = self.user_agents.seen(req.headers);
         self.routes
             .matching(route)
             .into_iter()
+            .filter(|&i| {
+                let conditions = &self.policies[i].policy.conditions;
+                conditions.hold_given(req, |ua| user_agent.matches(i, ua))
+            })
             .map(|i| &self.policies[i])
-            .filter(|b| b.policy.conditions.hold(req))
             .collect()
     }
 

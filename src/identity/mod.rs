@@ -14,6 +14,7 @@ mod jwt;
 mod key;
 mod named;
 mod network;
+mod sender_source;
 mod source;
 mod source_error;
 mod traits;
@@ -25,6 +26,7 @@ pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, Token
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use named::{NamedCaller, NamedCallerError};
 pub use network::Network;
+pub use sender_source::SenderSource;
 pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
 pub use traits::{
@@ -152,7 +154,7 @@ impl<'a> Request<'a> {
     }
 
     /// What is known of the request's sender.
-    pub fn traits(&self) -> &Traits {
+    pub fn traits(&self) -> &'a Traits {
         self.traits
     }
 

@@ -79,6 +79,9 @@ fn part_value(
             Ok(ip) => folding.fold(ip),
             Err(_) => return Err(NamedCallerError::Value(part.to_string())),
         },
+        Source::Sender(sender) => sender
+            .named_value(value)
+            .ok_or_else(|| NamedCallerError::Value(part.to_string()))?,
     };
     let bytes = match part {
         Source::Fact(super::Fact::Const(name)) => name.as_bytes().to_vec(),

@@ -9,6 +9,7 @@
 
 use super::facts::Fact;
 use super::jwt::TokenError;
+use super::sender_source::SenderSource;
 use super::source_error::SourceError;
 use super::{Request, TokenState};
 use http::header::{HeaderMap, HeaderName, COOKIE};
@@ -35,6 +36,9 @@ pub enum Source {
     Ip,
     /// A fact of the request (`path`, `method`, `host`) or a constant (`const:<name>`).
     Fact(Fact),
+    /// What is known of the sender (`asn`, `country`, `bot`): one bucket for a whole network,
+    /// country or crawler operator, however many addresses it uses.
+    Sender(SenderSource),
 }
 
 /// Several sources that identify a caller together (`header:x-tenant+ip`): all must yield.
@@ -52,6 +56,9 @@ impl FromStr for Source {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         if text == "ip" {
             return Ok(Source::Ip);
+        }
+        if let Some(sender) = SenderSource::ALL.into_iter().find(|s| s.word() == text) {
+            return Ok(Source::Sender(sender));
         }
         if let Some(fact) = Fact::parse(text)? {
             return Ok(Source::Fact(fact));
@@ -84,6 +91,7 @@ impl fmt::Display for Source {
             Source::Jwt(claim) => write!(f, "jwt:{claim}"),
             Source::Ip => f.write_str("ip"),
             Source::Fact(fact) => fact.fmt(f),
+            Source::Sender(sender) => f.write_str(sender.word()),
         }
     }
 }
@@ -171,6 +179,7 @@ impl Source {
                 .map(|v| Cow::Owned(v.into_bytes())),
             Source::Ip => req.client_ip.map(|ip| Cow::Owned(folding.fold(ip))),
             Source::Fact(fact) => fact.value(req),
+            Source::Sender(sender) => sender.value(req.traits()),
             Source::Jwt(claim) => match req.token() {
                 TokenState::Absent => None,
                 TokenState::Invalid(e) => return Err(e.clone()),

@@ -1,6 +1,8 @@
 //! What a request shows, beyond its route: headers present, absent or matching, the
-//! User-Agent, and the network of the resolved client address.
+//! User-Agent, the network of the resolved client address, and what is known of its sender
+//! (`sender.rs`).
 
+use super::SenderConditions;
 use crate::identity::Request;
 use http::header::USER_AGENT;
 use http::{HeaderMap, HeaderName};
@@ -59,6 +61,8 @@ pub struct Conditions {
     pub user_agent: Option<UserAgent>,
     /// `match.networks`: the resolved client address must be in one of these.
     pub networks: Vec<IpNet>,
+    /// `match.asn`, `country`, `bot` and `verified`.
+    pub sender: SenderConditions,
 }
 
 /// A regular expression on the User-Agent header.
@@ -71,29 +75,44 @@ impl PartialEq for UserAgent {
     }
 }
 
+impl UserAgent {
+    /// Whether a User-Agent of `headers` matches (never when there is none).
+    pub fn matches(&self, headers: &HeaderMap) -> bool {
+        any_value_matches(headers, &USER_AGENT, &self.0)
+    }
+}
+
 impl Conditions {
     /// Whether `req` shows everything asked.
     pub fn hold(&self, req: &Request<'_>) -> bool {
+        self.hold_given(req, |ua| ua.matches(req.headers))
+    }
+
+    /// Whether `req` shows everything asked, the User-Agent condition answered by
+    /// `user_agent_matches` (an index that matched every policy's User-Agent at once).
+    pub fn hold_given(
+        &self,
+        req: &Request<'_>,
+        user_agent_matches: impl FnOnce(&UserAgent) -> bool,
+    ) -> bool {
         self.headers_hold(req.headers)
-            && self.user_agent_holds(req.headers)
             && self.network_holds(req.client_ip)
+            && self.sender.hold(req.traits())
+            && self.user_agent.as_ref().is_none_or(user_agent_matches)
     }
 
     /// Whether no condition is given (every request holds).
     pub fn is_empty(&self) -> bool {
-        self.headers.is_empty() && self.user_agent.is_none() && self.networks.is_empty()
+        self.headers.is_empty()
+            && self.user_agent.is_none()
+            && self.networks.is_empty()
+            && self.sender.is_empty()
     }
 
     fn headers_hold(&self, headers: &HeaderMap) -> bool {
         self.headers
             .iter()
             .all(|(name, rule)| rule.holds(headers, name))
-    }
-
-    fn user_agent_holds(&self, headers: &HeaderMap) -> bool {
-        self.user_agent
-            .as_ref()
-            .is_none_or(|ua| any_value_matches(headers, &USER_AGENT, &ua.0))
     }
 
     fn network_holds(&self, client: Option<IpAddr>) -> bool {
@@ -123,7 +142,7 @@ impl fmt::Display for Conditions {
             let nets: Vec<String> = self.networks.iter().map(IpNet::to_string).collect();
             write!(f, " from {}", nets.join(", "))?;
         }
-        Ok(())
+        self.sender.fmt(f)
     }
 }
 

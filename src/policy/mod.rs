@@ -11,7 +11,9 @@ mod quota;
 mod rate;
 mod route;
 mod rules;
+mod sender;
 mod tier;
+mod user_agents;
 
 pub use action::Action;
 pub use calendar::{Calendar, CalendarError, Period};
@@ -23,7 +25,9 @@ pub use quota::QuotaCalendar;
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
 pub use rules::{Rules, Settle, Shaping};
+pub use sender::SenderConditions;
 pub use tier::Tiers;
+pub use user_agents::{SeenUserAgent, UserAgentIndex};
 
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;

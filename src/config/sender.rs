@@ -1,0 +1,86 @@
+//! A policy's `match.asn`, `match.country`, `match.bot` and `match.verified`: conditions on
+//! what is known of the sender.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::PolicyMatchFile as MatchFile;
+use crate::identity::{Category, Country};
+use crate::policy::SenderConditions;
+use std::str::FromStr;
+use toml::Spanned;
+
+/// The checked sender conditions of a policy's `match`.
+pub(crate) fn sender(
+    check: &Checker<'_>,
+    file: &MatchFile,
+) -> Result<SenderConditions, ConfigError> {
+    Ok(SenderConditions {
+        asn: match &file.asn {
+            Some(list) => non_empty(check, list, "asn")?
+                .iter()
+                .map(|value| asn(check, value))
+                .collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        },
+        country: words::<Country>(check, file.country.as_ref(), "country")?,
+        bot: words::<Category>(check, file.bot.as_ref(), "bot")?,
+        verified: file.verified.as_ref().map(|v| *v.get_ref()),
+    })
+}
+
+/// `list`, refused where it stands when empty (a condition nothing can meet).
+fn non_empty<'l, T>(
+    check: &Checker<'_>,
+    list: &'l Spanned<Vec<T>>,
+    key: &str,
+) -> Result<&'l [T], ConfigError> {
+    match list.get_ref().is_empty() {
+        true => Err(check.error(
+            list,
+            format!("`policy.match.{key}` needs at least one value"),
+        )),
+        false => Ok(list.get_ref()),
+    }
+}
+
+/// The words of `list` read as `T`s, each error where its word stands.
+fn words<T>(
+    check: &Checker<'_>,
+    list: Option<&Spanned<Vec<Spanned<String>>>>,
+    key: &str,
+) -> Result<Vec<T>, ConfigError>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    let Some(list) = list else {
+        return Ok(Vec::new());
+    };
+    non_empty(check, list, key)?
+        .iter()
+        .map(|word| {
+            word.get_ref()
+                .parse()
+                .map_err(|e| check.error(word, format!("`policy.match.{key}`: {e}")))
+        })
+        .collect()
+}
+
+/// An autonomous system number: `64500` or `"AS64500"`, from 1 to 4294967295.
+fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<u32, ConfigError> {
+    let number = match value.get_ref() {
+        toml::Value::Integer(n) => u32::try_from(*n).ok(),
+        toml::Value::String(text) => text
+            .strip_prefix("AS")
+            .or_else(|| text.strip_prefix("as"))
+            .and_then(|digits| digits.parse().ok()),
+        _ => None,
+    };
+    number.filter(|&n| n > 0).ok_or_else(|| {
+        let message = format!(
+            "`policy.match.asn`: `{}` is not an AS number (1 to 4294967295, or \"AS64500\")",
+            value.get_ref()
+        );
+        check.error(value, message)
+    })
+}

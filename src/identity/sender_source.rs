@@ -1,0 +1,65 @@
+//! The identity sources read from what is known of the sender (`asn`, `country`, `bot`).
+
+use super::{Category, Country, Traits};
+use std::borrow::Cow;
+
+/// A source read from the sender's [`Traits`](super::Traits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderSource {
+    /// `asn`: the number of the network announcing the client address.
+    Asn,
+    /// `country`: the client address's country code.
+    Country,
+    /// `bot`: the operator of the crawler the request claims to be; nothing for a claim that
+    /// failed verification (`spoofed`), so an impostor never drains the real crawler's bucket.
+    Bot,
+}
+
+impl SenderSource {
+    /// Every sender source.
+    pub const ALL: [SenderSource; 3] = [Self::Asn, Self::Country, Self::Bot];
+
+    /// The word in config files.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Asn => "asn",
+            Self::Country => "country",
+            Self::Bot => "bot",
+        }
+    }
+
+    /// This source's value for the sender described by `traits`.
+    pub(super) fn value(self, traits: &Traits) -> Option<Cow<'_, [u8]>> {
+        match self {
+            Self::Asn => traits
+                .asn
+                .map(|asn| Cow::Owned(asn.to_string().into_bytes())),
+            Self::Country => traits
+                .country
+                .as_ref()
+                .map(|c| Cow::Borrowed(c.as_str().as_bytes())),
+            Self::Bot => traits
+                .bot
+                .as_ref()
+                .filter(|claim| claim.category() != Category::Spoofed)
+                .map(|claim| Cow::Borrowed(claim.operator.as_bytes())),
+        }
+    }
+
+    /// The bytes this source reads from a request whose sender shows `value` (a caller named by
+    /// an operator): `AS64500` or `64500`, `nl` or `NL`, the operator's name as written.
+    pub(super) fn named_value(self, value: &str) -> Option<Vec<u8>> {
+        let value = value.trim();
+        match self {
+            Self::Asn => {
+                let digits = value
+                    .strip_prefix("AS")
+                    .or_else(|| value.strip_prefix("as"));
+                let asn: u32 = digits.unwrap_or(value).parse().ok()?;
+                Some(asn.to_string().into_bytes())
+            }
+            Self::Country => Some(value.parse::<Country>().ok()?.as_str().as_bytes().to_vec()),
+            Self::Bot => Some(value.as_bytes().to_vec()),
+        }
+    }
+}

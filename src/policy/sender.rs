@@ -1,0 +1,152 @@
+//! Conditions on what is known of a request's sender: its network (`match.asn`), country
+//! (`match.country`), the crawler category it shows (`match.bot`) and whether its claim was
+//! verified (`match.verified`).
+
+use crate::identity::{Category, Country, Traits};
+use std::fmt;
+
+/// A policy's conditions on the sender; every one given must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SenderConditions {
+    /// `match.asn`: the client address is announced by one of these networks.
+    pub asn: Vec<u32>,
+    /// `match.country`: the client address is in one of these countries.
+    pub country: Vec<Country>,
+    /// `match.bot`: the request's crawler category (its claim's, or `spoofed`) is one of these.
+    pub bot: Vec<Category>,
+    /// `match.verified`: `true` holds for a crawler whose claim was verified, `false` for every
+    /// other request (no claim, an unchecked, unfinished or failed one).
+    pub verified: Option<bool>,
+}
+
+impl SenderConditions {
+    /// Whether the sender described by `traits` shows everything asked. An unknown ASN,
+    /// country or category never matches a list.
+    pub fn hold(&self, traits: &Traits) -> bool {
+        listed(&self.asn, traits.asn.as_ref())
+            && listed(&self.country, traits.country.as_ref())
+            && listed(
+                &self.bot,
+                traits.bot.as_ref().map(|claim| claim.category()).as_ref(),
+            )
+            && self
+                .verified
+                .is_none_or(|wanted| traits.bot.as_ref().is_some_and(|c| c.verified()) == wanted)
+    }
+
+    /// Whether no condition is given.
+    pub fn is_empty(&self) -> bool {
+        self.asn.is_empty()
+            && self.country.is_empty()
+            && self.bot.is_empty()
+            && self.verified.is_none()
+    }
+}
+
+/// Whether `list` is empty (no condition) or holds `value`.
+fn listed<T: PartialEq>(list: &[T], value: Option<&T>) -> bool {
+    list.is_empty() || value.is_some_and(|v| list.contains(v))
+}
+
+impl fmt::Display for SenderConditions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words = |items: Vec<String>| items.join(", ");
+        if !self.asn.is_empty() {
+            write!(
+                f,
+                " asn {}",
+                words(self.asn.iter().map(|a| format!("AS{a}")).collect())
+            )?;
+        }
+        if !self.country.is_empty() {
+            write!(
+                f,
+                " country {}",
+                words(self.country.iter().map(Country::to_string).collect())
+            )?;
+        }
+        if !self.bot.is_empty() {
+            write!(
+                f,
+                " bot {}",
+                words(self.bot.iter().map(Category::to_string).collect())
+            )?;
+        }
+        match self.verified {
+            Some(true) => f.write_str(" verified"),
+            Some(false) => f.write_str(" not verified"),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::{BotClaim, Proof, Verification};
+
+    fn crawler(category: Category, verification: Verification) -> Traits {
+        Traits {
+            bot: Some(BotClaim {
+                name: "Googlebot".into(),
+                operator: "Google".into(),
+                claimed: category,
+                verification,
+            }),
+            ..Traits::default()
+        }
+    }
+
+    #[test]
+    fn lists_hold_for_a_listed_value_and_never_for_an_unknown_one() {
+        let dutch_network = SenderConditions {
+            asn: vec![64500, 13335],
+            country: vec!["NL".parse().unwrap()],
+            ..SenderConditions::default()
+        };
+        let traits = |asn, country: Option<&str>| Traits {
+            asn,
+            country: country.map(|c| c.parse().unwrap()),
+            bot: None,
+        };
+        assert!(dutch_network.hold(&traits(Some(64500), Some("nl"))));
+        assert!(!dutch_network.hold(&traits(Some(64501), Some("NL"))));
+        assert!(
+            !dutch_network.hold(&traits(None, Some("NL"))),
+            "no ASN known"
+        );
+        assert!(
+            !dutch_network.hold(&traits(Some(13335), None)),
+            "no country known"
+        );
+        assert!(SenderConditions::default().hold(&Traits::default()));
+    }
+
+    #[test]
+    fn a_failed_claim_is_spoofed_and_verified_false_holds_for_everything_unverified() {
+        let spoofed = SenderConditions {
+            bot: vec![Category::Spoofed],
+            ..SenderConditions::default()
+        };
+        let verified_search = SenderConditions {
+            bot: vec![Category::SearchEngine],
+            verified: Some(true),
+            ..SenderConditions::default()
+        };
+        let unverified = SenderConditions {
+            verified: Some(false),
+            ..SenderConditions::default()
+        };
+        let failed = crawler(Category::SearchEngine, Verification::Failed);
+        let proven = crawler(
+            Category::SearchEngine,
+            Verification::Verified(Proof::Ranges),
+        );
+        let slow = crawler(Category::SearchEngine, Verification::Unfinished);
+        assert!(spoofed.hold(&failed) && !spoofed.hold(&proven) && !spoofed.hold(&slow));
+        assert!(verified_search.hold(&proven) && !verified_search.hold(&slow));
+        assert!(!verified_search.hold(&failed));
+        assert!(unverified.hold(&Traits::default()) && unverified.hold(&slow));
+        assert!(unverified.hold(&failed) && !unverified.hold(&proven));
+    }
+}
