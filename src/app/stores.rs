@@ -2,6 +2,7 @@
 //! buckets and the metrics; and how a config plus those becomes a [`Snapshot`].
 
 use super::digest_key::digest_key;
+use crate::bots::Profiler;
 use crate::config::{AdminSettings, Config};
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
 use crate::gate::{Deciders, Gate};
@@ -171,7 +172,13 @@ impl Stores {
             config.response.throttle_status,
             access_log(config)?,
         )
-        .with_front(config.server.front.clone()))
+        .with_front(config.server.front.clone())
+        .with_profiler(Arc::new(Profiler::new(
+            &config.bots,
+            previous.and_then(|p| p.profiler.as_deref()),
+            config.geo.clone(),
+            self.metrics.bots.clone(),
+        ))))
     }
 }
 

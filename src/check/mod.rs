@@ -106,8 +106,10 @@ impl CheckApp {
             host: host.as_deref(),
         };
         let jwt = snapshot.callers.jwt.as_deref();
-        let request =
-            Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt).with_facts(facts);
+        let traits = snapshot.traits(client_ip, &req.headers).await;
+        let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
+            .with_facts(facts)
+            .with_traits(&traits);
         let replay = self.replay_key(&req.headers, &asked, client_ip, || {
             callers(&snapshot.gate, &request)
         });
@@ -117,7 +119,7 @@ impl CheckApp {
         let mut outcome = snapshot.gate.decide(&request, &route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
         drop(outcome.take_aftercare());
-        let answer = Arc::new(rendered(snapshot.render(&outcome)));
+        let answer = Arc::new(rendered(snapshot.render(&outcome, traits.bot.as_ref())));
         if let Some(key) = replay {
             self.replays.put(key, answer.clone(), Instant::now());
         }

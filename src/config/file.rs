@@ -27,6 +27,33 @@ pub(crate) struct FileConfig {
     pub(crate) check: Option<CheckFile>,
     pub(crate) crowdsec: Option<CrowdSecFile>,
     pub(crate) rls: Option<RlsFile>,
+    #[serde(default)]
+    pub(crate) bots: BotsFile,
+}
+
+/// `[bots]`: the crawler catalogue's additions and how claims are verified.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BotsFile {
+    pub(crate) dns_timeout: Option<Spanned<String>>,
+    pub(crate) resolver: Option<Spanned<String>>,
+    pub(crate) ranges_dir: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) crawler: Vec<CrawlerFile>,
+}
+
+/// `[[bots.crawler]]`: a crawler added to the catalogue, or replacing one of the same name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrawlerFile {
+    pub(crate) name: Spanned<String>,
+    pub(crate) operator: Option<Spanned<String>>,
+    pub(crate) category: Spanned<String>,
+    pub(crate) user_agent: Spanned<String>,
+    pub(crate) ranges_file: Option<Spanned<String>>,
+    pub(crate) ranges_url: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) rdns: Vec<String>,
 }
 
 /// `[rls]`: Envoy's rate limit service.

@@ -2,6 +2,7 @@
 //! plain settings owned by the modules that use them. Reading a config does no network I/O;
 //! names are resolved and stores connected when the server is built.
 
+mod bots;
 mod check;
 mod conditions;
 mod crowdsec;

@@ -1,5 +1,6 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
+use crate::bots::BotsSettings;
 use crate::check::CheckSettings;
 use crate::control::Bounds;
 use crate::crowdsec::CrowdSecSettings;
@@ -47,6 +48,8 @@ pub struct Config {
     pub rls: Option<RlsSettings>,
     /// The CrowdSec bouncer, when `[crowdsec]` is configured.
     pub crowdsec: Option<CrowdSecSettings>,
+    /// The crawlers known and how their claims are verified (`[bots]`).
+    pub bots: BotsSettings,
 }
 
 /// `[server]`.

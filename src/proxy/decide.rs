@@ -2,7 +2,7 @@
 
 use super::Snapshot;
 use crate::gate::Outcome;
-use crate::identity::{Request, RequestFacts};
+use crate::identity::{Request, RequestFacts, Traits};
 use crate::policy::{request_host, RouteFacts};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
@@ -13,11 +13,13 @@ pub(super) fn peer_ip(session: &Session) -> Option<IpAddr> {
     session.client_addr()?.as_inet().map(|a| a.ip())
 }
 
-/// What the gate of `snapshot` decides about the request in `session`.
-pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Outcome<'s> {
+/// What the gate of `snapshot` decides about the request in `session`, and what is known of
+/// its sender.
+pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> (Outcome<'s>, Traits) {
     let req = session.req_header();
     let callers = &snapshot.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
+    let traits = snapshot.traits(client_ip, &req.headers).await;
     let host = host(req, snapshot.gate.needs_host());
     let route = route_facts(req, host.as_deref());
     let facts = RequestFacts {
@@ -31,8 +33,11 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Out
         client_ip,
         callers.jwt.as_deref(),
     )
-    .with_facts(facts);
-    snapshot.gate.decide(&request, &route).await
+    .with_facts(facts)
+    .with_traits(&traits);
+    let outcome = snapshot.gate.decide(&request, &route).await;
+    drop(request);
+    (outcome, traits)
 }
 
 /// The request's host, when something `needed` it (working it out costs an allocation).

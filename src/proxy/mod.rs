@@ -40,6 +40,7 @@ pub use upstream::{
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::{Aftercare, Outcome, OutcomeKind, Ticket};
+use crate::identity::BotClaim;
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -80,6 +81,10 @@ pub struct RequestCtx {
     upstream_started: Option<Instant>,
     /// The request id, the way in, gRPC or not.
     front: front::Front,
+    /// The crawler the request claimed, for the log line and a deny's body.
+    bot: Option<BotClaim>,
+    /// The `deny` or `allow` policy that decided the request, for the log line.
+    ruled_by: Option<Arc<str>>,
 }
 
 impl Floodgate {
@@ -114,9 +119,12 @@ impl Floodgate {
             Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
             Outcome::Unpayable(u) => self.offenders.record(u.identity, u.policy),
             Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
+            Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
+                ctx.ruled_by = Some(Arc::clone(policy));
+            }
             _ => {}
         }
-        render::render(outcome, &snapshot.policy_headers, snapshot.throttle_status)
+        snapshot.render(outcome, ctx.bot.as_ref())
     }
 }
 
@@ -146,6 +154,8 @@ impl ProxyHttp for Floodgate {
             started: None,
             upstream_started: None,
             front: front::Front::default(),
+            bot: None,
+            ruled_by: None,
         }
     }
 
@@ -176,7 +186,8 @@ impl ProxyHttp for Floodgate {
             None => self.snapshot.load_full(),
         };
         let action = {
-            let mut outcome = decide::decide(&snapshot, session).await;
+            let (mut outcome, traits) = decide::decide(&snapshot, session).await;
+            ctx.bot = traits.bot;
             self.note_outcome(&mut outcome, &snapshot, ctx)
         };
         ctx.snapshot = Some(snapshot);

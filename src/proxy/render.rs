@@ -5,6 +5,7 @@
 use crate::clock::wall_now_us;
 use crate::control::{now_ms, BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Gate, LevelId, Outcome, Quota, Standing, Unpayable};
+use crate::identity::BotClaim;
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
 use bytes::Bytes;
@@ -78,6 +79,7 @@ pub(crate) fn render(
     outcome: &Outcome<'_>,
     policies: &PolicyHeaders,
     throttle_status: u16,
+    bot: Option<&BotClaim>,
 ) -> Action {
     match outcome {
         Outcome::Unlimited(_)
@@ -90,7 +92,7 @@ pub(crate) fn render(
         })),
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
         Outcome::Banned(ban) => banned(ban),
-        Outcome::Denied(policy) => denied(policy),
+        Outcome::Denied(policy) => denied(policy, bot),
         Outcome::Blocked(block) => blocked(block, throttle_status),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
         Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
@@ -234,9 +236,20 @@ fn refusal(status: u16, detail: &str) -> Action {
 }
 
 /// The refusal by a `deny` policy: 403, naming the policy.
-fn denied(policy: &str) -> Action {
+/// The refusal of a `deny` policy, naming it and, when the request claimed a crawler, the
+/// category it showed (`spoofed` for an impostor) and the crawler.
+fn denied(policy: &str, bot: Option<&BotClaim>) -> Action {
     let detail = "A policy denies this request.";
-    let body = problem_body(403, detail, serde_json::json!({ "policy": policy }));
+    let extra = match bot {
+        Some(claim) => serde_json::json!({
+            "policy": policy,
+            "bot": claim.category().word(),
+            "crawler": &*claim.name,
+            "verified": claim.verified(),
+        }),
+        None => serde_json::json!({ "policy": policy }),
+    };
+    let body = problem_body(403, detail, extra);
     problem(403, body, &[])
 }
 

@@ -5,8 +5,11 @@ use super::access_log::AccessLog;
 use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
+use crate::bots::Profiler;
 use crate::gate::Gate;
-use crate::identity::{ClientIpResolver, JwtVerifier};
+use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Traits};
+use http::HeaderMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 /// How a request's caller facts are read: the client address and the bearer token.
@@ -34,6 +37,9 @@ pub struct Snapshot {
     /// The request id header, `Via` and header-name case (set through
     /// [`Snapshot::with_front`]).
     pub(super) front: FrontSettings,
+    /// Works out what is known of a request's sender (set through
+    /// [`Snapshot::with_profiler`]); nothing is known without one.
+    pub profiler: Option<Arc<Profiler>>,
 }
 
 impl Snapshot {
@@ -53,12 +59,34 @@ impl Snapshot {
             throttle_status,
             access_log,
             front: FrontSettings::default(),
+            profiler: None,
+        }
+    }
+
+    /// The snapshot learning what it can of each request's sender with `profiler`.
+    pub fn with_profiler(self, profiler: Arc<Profiler>) -> Self {
+        Self {
+            profiler: Some(profiler),
+            ..self
+        }
+    }
+
+    /// What is known of the sender of a request from `client` with `headers`.
+    pub async fn traits(&self, client: Option<IpAddr>, headers: &HeaderMap) -> Traits {
+        match &self.profiler {
+            Some(profiler) => profiler.profile(client, headers).await,
+            None => Traits::default(),
         }
     }
 
     /// What the proxy does for `outcome`: forward with these RateLimit headers, or answer.
-    pub fn render(&self, outcome: &crate::gate::Outcome<'_>) -> super::Action {
-        super::render::render(outcome, &self.policy_headers, self.throttle_status)
+    /// A deny names the category of `bot`, the crawler the request claimed.
+    pub fn render(
+        &self,
+        outcome: &crate::gate::Outcome<'_>,
+        bot: Option<&BotClaim>,
+    ) -> super::Action {
+        super::render::render(outcome, &self.policy_headers, self.throttle_status, bot)
     }
 
     /// The snapshot with `front` settings instead of the defaults.

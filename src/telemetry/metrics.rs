@@ -5,6 +5,7 @@
 //! takes no lock.
 
 use super::backends::BackendGauge;
+use super::bots::BotMetrics;
 use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
@@ -57,6 +58,8 @@ pub struct Metrics {
     pub store: StoreMetrics,
     /// The CrowdSec bouncer's series.
     pub crowdsec: CrowdSecMetrics,
+    /// Requests claiming a crawler, by category and verification.
+    pub bots: BotMetrics,
     /// Whether each configured backend is up.
     pub backends: BackendGauge,
 }
@@ -177,6 +180,7 @@ impl Metrics {
             .expect("static metric definition"),
             store: StoreMetrics::new(),
             crowdsec: CrowdSecMetrics::new(),
+            bots: BotMetrics::new(),
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
@@ -184,6 +188,7 @@ impl Metrics {
         collectors.extend(metrics.crowdsec.collectors());
         collectors.extend([
             metrics.access.collector(),
+            metrics.bots.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),
             Box::new(metrics.blocked.clone()),

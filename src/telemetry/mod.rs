@@ -1,6 +1,7 @@
 //! What Floodgate reports: Prometheus series with bounded labels, and the top offenders.
 
 mod backends;
+mod bots;
 mod counters;
 mod crowdsec;
 mod metrics;
@@ -10,6 +11,7 @@ mod store;
 mod vocab;
 
 pub use backends::BackendGauge;
+pub use bots::BotMetrics;
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;
 pub use metrics::Metrics;

@@ -110,13 +110,22 @@ fn floodgate_line(
         Some(reason) => format!(" ban={reason}"),
         None => String::new(),
     };
+    let bot = match &ctx.bot {
+        Some(claim) => format!(" bot={} crawler={}", claim.category(), claim.name),
+        None => String::new(),
+    };
+    let policy = ctx
+        .ticket
+        .as_ref()
+        .map(|t| &t.policy)
+        .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
         ctx.outcome.map_or("", OutcomeKind::label),
-        ctx.ticket.as_ref().map_or("-", |t| &*t.policy),
+        policy.map_or("-", |p| &**p),
         identity.get(..12).unwrap_or("-"),
         ctx.front.id(),
         started.elapsed().as_secs_f64() * 1000.0

@@ -1,0 +1,147 @@
+//! `[bots]` → the crawlers known (the shipped catalogue with `[[bots.crawler]]` added or
+//! replacing entries), each one's published ranges read now, and how reverse DNS is asked.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{BotsFile, CrawlerFile};
+use crate::bots::{BotsSettings, Catalogue, Crawler, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT};
+use crate::identity::Category;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The longest `bots.dns_timeout` may be: a request must never wait on DNS for long.
+const MAX_DNS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The checked `[bots]` table (the defaults when it is absent).
+pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings, ConfigError> {
+    let entries = file
+        .crawler
+        .iter()
+        .map(|entry| crawler(check, entry))
+        .collect::<Result<Vec<_>, _>>()?;
+    let catalogue = Catalogue::builtin().with_entries(entries);
+    let ranges = ranges(check, file, &catalogue)?;
+    Ok(BotsSettings {
+        crawlers: Arc::new(Crawlers { catalogue, ranges }),
+        dns: DnsSettings {
+            timeout: dns_timeout(check, file)?,
+            resolver: match &file.resolver {
+                Some(text) => Some(resolver(check, text)?),
+                None => None,
+            },
+        },
+    })
+}
+
+/// One `[[bots.crawler]]`.
+fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigError> {
+    let category: Category = entry
+        .category
+        .get_ref()
+        .parse()
+        .map_err(|e| check.error(&entry.category, format!("`bots.crawler.category`: {e}")))?;
+    let ranges_file = match &entry.ranges_file {
+        Some(path) => Some(PathBuf::from(
+            check.readable(path, "bots.crawler.ranges_file")?,
+        )),
+        None => None,
+    };
+    let mut crawler = Crawler::new(
+        entry.name.get_ref(),
+        entry.operator.as_ref().map(|o| o.get_ref().as_str()),
+        category,
+        entry.user_agent.get_ref(),
+        ranges_file,
+        &entry.rdns,
+    )
+    .map_err(|e| {
+        check.error(
+            &entry.user_agent,
+            format!("`bots.crawler` `{}`: {e}", entry.name.get_ref()),
+        )
+    })?;
+    crawler.ranges_url = entry.ranges_url.as_ref().map(|u| u.get_ref().clone());
+    Ok(crawler)
+}
+
+/// The ranges of each crawler of `catalogue`: its `ranges_file`, else the file
+/// `floodgate bots update` wrote for it in `bots.ranges_dir`, if there is one.
+fn ranges(
+    check: &Checker<'_>,
+    file: &BotsFile,
+    catalogue: &Catalogue,
+) -> Result<Vec<Option<Arc<Ranges>>>, ConfigError> {
+    let dir = file.ranges_dir.as_ref();
+    catalogue
+        .crawlers()
+        .iter()
+        .map(|crawler| {
+            if let Some(path) = &crawler.ranges_file {
+                let at = located_ranges_file(file, crawler.name.as_ref());
+                return load(check, path, at, "bots.crawler.ranges_file").map(Some);
+            }
+            let Some(dir) = dir else {
+                return Ok(None);
+            };
+            let path = Path::new(dir.get_ref()).join(crawler.ranges_file_name());
+            match path.exists() {
+                true => load(check, &path, Some(dir), "bots.ranges_dir").map(Some),
+                false => Ok(None),
+            }
+        })
+        .collect()
+}
+
+/// Where `[[bots.crawler]]` named `name` gives its `ranges_file`.
+fn located_ranges_file<'f>(file: &'f BotsFile, name: &str) -> Option<&'f Spanned<String>> {
+    file.crawler
+        .iter()
+        .find(|c| c.name.get_ref().eq_ignore_ascii_case(name))
+        .and_then(|c| c.ranges_file.as_ref())
+}
+
+/// The ranges in `path`, an error at `at` (the key that named the file) when unreadable.
+fn load(
+    check: &Checker<'_>,
+    path: &Path,
+    at: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Arc<Ranges>, ConfigError> {
+    Ranges::load(path).map(Arc::new).map_err(|e| {
+        let message = format!("`{key}`: {e}");
+        match at {
+            Some(at) => check.error(at, message),
+            None => ConfigError::at(check.path, check.text, None, message),
+        }
+    })
+}
+
+/// `bots.dns_timeout`: from 1 ms to 5 s, 200 ms when not given.
+fn dns_timeout(check: &Checker<'_>, file: &BotsFile) -> Result<Duration, ConfigError> {
+    let timeout = check.duration(file.dns_timeout.as_ref(), "bots.dns_timeout", DNS_TIMEOUT)?;
+    match (file.dns_timeout.as_ref(), timeout) {
+        (Some(at), t) if t < Duration::from_millis(1) || t > MAX_DNS_TIMEOUT => {
+            let message = "`bots.dns_timeout` must be from 1ms to 5s".to_owned();
+            Err(check.error(at, message))
+        }
+        _ => Ok(timeout),
+    }
+}
+
+/// `bots.resolver`: an address and port (`127.0.0.1:5353`, `[::1]:53`), or an address alone
+/// (port 53).
+fn resolver(check: &Checker<'_>, text: &Spanned<String>) -> Result<SocketAddr, ConfigError> {
+    let value = text.get_ref().trim();
+    value
+        .parse::<SocketAddr>()
+        .or_else(|_| value.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .map_err(|_| {
+            let message = format!(
+                "`bots.resolver` must be a DNS server's address, like 127.0.0.1:53, not `{value}`"
+            );
+            check.error(text, message)
+        })
+}
