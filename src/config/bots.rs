@@ -43,6 +43,12 @@ fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigEr
         .get_ref()
         .parse()
         .map_err(|e| check.error(&entry.category, format!("`bots.crawler.category`: {e}")))?;
+    if category == Category::Spoofed {
+        let message = "`bots.crawler.category`: `spoofed` is what a failed claim shows, not a \
+                       crawler's category"
+            .to_owned();
+        return Err(check.error(&entry.category, message));
+    }
     let ranges_file = match &entry.ranges_file {
         Some(path) => Some(PathBuf::from(
             check.readable(path, "bots.crawler.ranges_file")?,

@@ -232,6 +232,30 @@ impl fmt::Display for Config {
         for policy in &self.policies {
             writeln!(f, "policy          {policy}")?;
         }
-        Ok(())
+        self.describe_bots(f)
+    }
+}
+
+impl Config {
+    /// The crawler catalogue, how claims are verified.
+    fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let crawlers = &self.bots.crawlers;
+        let catalogue = &crawlers.catalogue;
+        writeln!(
+            f,
+            "crawlers        {} in the catalogue of {}, {} with published ranges loaded",
+            catalogue.len(),
+            catalogue.updated(),
+            crawlers.with_ranges()
+        )?;
+        let dns = &self.bots.dns;
+        let resolver = dns
+            .resolver
+            .map_or("the system's resolver".to_owned(), |r| r.to_string());
+        writeln!(
+            f,
+            "reverse DNS     {resolver}, a request waits at most {:?}",
+            dns.timeout
+        )
     }
 }
