@@ -84,3 +84,57 @@ fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<u32, ConfigE
         check.error(value, message)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::config::tests::with_policy;
+    use crate::identity::Category;
+    use std::path::Path;
+
+    fn read(keys: &str) -> Result<crate::policy::SenderConditions, String> {
+        let text = with_policy(&format!(
+            "name = \"p\"\naction = \"deny\"\nmatch = {{ {keys} }}"
+        ));
+        parse(&text, Path::new("f.toml"))
+            .map(|c| c.policies[0].conditions.sender.clone())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sender_conditions_are_read() {
+        let sender = read(
+            r#"asn = [64500, "AS13335"], country = ["nl"], bot = ["spoofed"], verified = false"#,
+        )
+        .unwrap();
+        assert_eq!(sender.asn, vec![64500, 13335]);
+        assert_eq!(sender.country, vec!["NL".parse().unwrap()]);
+        assert_eq!(sender.bot, vec![Category::Spoofed]);
+        assert_eq!(sender.verified, Some(false));
+    }
+
+    #[test]
+    fn bad_sender_conditions_are_refused_where_they_stand() {
+        for (keys, says) in [
+            ("asn = [0]", "`policy.match.asn`: `0` is not an AS number"),
+            (
+                "asn = [\"ASX\"]",
+                "`policy.match.asn`: `\"ASX\"` is not an AS number",
+            ),
+            ("asn = []", "`policy.match.asn` needs at least one value"),
+            (
+                "country = [\"NLD\"]",
+                "`policy.match.country`: `NLD` is not a two-letter",
+            ),
+            (
+                "bot = [\"crawler\"]",
+                "`policy.match.bot`: `crawler` is not a bot category",
+            ),
+            ("verified = \"yes\"", "invalid type"),
+        ] {
+            let error = read(keys).unwrap_err();
+            assert!(error.contains(says), "{keys}: {error}");
+            assert!(error.starts_with("f.toml:"), "located: {error}");
+        }
+    }
+}

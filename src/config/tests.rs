@@ -3,7 +3,8 @@
 use super::*;
 use crate::limiter::{OnError, StoreSettings};
 
-const BASE: &str = r#"
+/// The smallest valid config.
+pub(super) const BASE: &str = r#"
 [server]
 listen = "127.0.0.1:8080"
 threads = 2
@@ -16,7 +17,8 @@ fn error_of(text: &str) -> String {
     parse(text, Path::new("f.toml")).unwrap_err().to_string()
 }
 
-fn with_policy(policy: &str) -> String {
+/// [`BASE`] with one policy of these keys.
+pub(super) fn with_policy(policy: &str) -> String {
     format!("{BASE}\n[[policy]]\n{policy}\n")
 }
 

@@ -1,21 +1,9 @@
 //! `match.headers`, `match.user_agent`, `match.networks` and `action`, read and refused.
 
 use crate::config::parse;
+use crate::config::tests::with_policy;
 use crate::policy::{Action, HeaderRule};
 use std::path::Path;
-
-const BASE: &str = r#"
-[server]
-listen = "127.0.0.1:8080"
-threads = 2
-
-[upstream]
-backends = ["127.0.0.1:8000"]
-"#;
-
-fn with_policy(policy: &str) -> String {
-    format!("{BASE}\n[[policy]]\n{policy}\n")
-}
 
 fn error_of(policy: &str) -> String {
     parse(&with_policy(policy), Path::new("f.toml"))
