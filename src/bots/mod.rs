@@ -4,6 +4,10 @@
 //! [`Traits`](crate::identity::Traits), which the gate's conditions and identity sources read;
 //! the gate never depends on this room.
 
+mod geo;
+
+pub use geo::{Geo, GeoError, GeoKind, GeoSettings};
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

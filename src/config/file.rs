@@ -27,6 +27,15 @@ pub(crate) struct FileConfig {
     pub(crate) check: Option<CheckFile>,
     pub(crate) crowdsec: Option<CrowdSecFile>,
     pub(crate) rls: Option<RlsFile>,
+    pub(crate) geo: Option<GeoFile>,
+}
+
+/// `[geo]`: the ASN and country databases (MaxMind DB files).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GeoFile {
+    pub(crate) asn_db: Option<Spanned<String>>,
+    pub(crate) country_db: Option<Spanned<String>>,
 }
 
 /// `[rls]`: Envoy's rate limit service.

@@ -1,5 +1,6 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
+use crate::bots::Geo;
 use crate::check::CheckSettings;
 use crate::control::Bounds;
 use crate::crowdsec::CrowdSecSettings;
@@ -47,6 +48,8 @@ pub struct Config {
     pub rls: Option<RlsSettings>,
     /// The CrowdSec bouncer, when `[crowdsec]` is configured.
     pub crowdsec: Option<CrowdSecSettings>,
+    /// The ASN and country databases (`[geo]`), read whole; empty when not configured.
+    pub geo: Arc<Geo>,
 }
 
 /// `[server]`.

@@ -9,7 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{crowdsec, decisions, rls};
+use super::{crowdsec, decisions, geo, rls};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -126,6 +126,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             Some(table) => Some(crowdsec::crowdsec(&check, table)?),
             None => None,
         },
+        geo: geo::geo(&check, file.geo.as_ref())?,
         response: ResponseSettings {
             throttle_status: match &file.response.status {
                 Some(status) => check.integer(status, "response.status", 400..=599)? as u16,
