@@ -20,11 +20,11 @@ impl GeoKind {
         }
     }
 
-    /// What a record of this database gives, in a sentence (`an ASN`).
+    /// What a record of this database gives, and in which fields.
     fn yields(self) -> &'static str {
         match self {
-            Self::Asn => "an ASN (`autonomous_system_number` or `asn`)",
-            Self::Country => "a country (`country.iso_code`, `country_code`, …)",
+            Self::Asn => "ASN (`autonomous_system_number` or `asn`)",
+            Self::Country => "country (`country.iso_code`, `country_code`, …)",
         }
     }
 }
