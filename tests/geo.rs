@@ -1,14 +1,16 @@
 //! Networks and countries (`[geo]`): MaxMind DB files written by the tests in GeoLite2 and
 //! IPinfo lite shapes, looked up through `floodgate::bots::Geo`, and the real binary's
-//! `--test` on good, missing and corrupt files.
+//! `--test` on good, missing and corrupt files, and a reload refusing a corrupted file.
 
 mod common;
 
 use common::geo::{write_asn_db, write_country_db, write_ipinfo_lite_db, write_mmdb};
+use common::{Proxy, Upstream};
 use floodgate::bots::{Geo, GeoError, GeoKind, GeoSettings};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()
@@ -250,4 +252,43 @@ fn the_binary_refuses_a_missing_or_corrupt_database_at_its_key_and_describes_goo
     ] {
         assert!(stdout.contains(&line), "{line}\n{stdout}");
     }
+}
+
+/// Sends SIGHUP and waits for the reload counter of `result` to move.
+fn reload(proxy: &Proxy, result: &str) {
+    let series = format!("floodgate_config_reloads_total{{result=\"{result}\"}}");
+    let before = proxy.metric(&series);
+    proxy.signal("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proxy.metric(&series) == before {
+        assert!(Instant::now() < deadline, "no {result} reload counted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_database_corrupted_while_running_is_refused_on_reload_and_the_old_config_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let asn_db = write_asn_db(dir.path(), ASNS);
+    let upstream = Upstream::start();
+    let table = format!("[geo]\nasn_db = \"{}\"\n", asn_db.display());
+    let proxy = Proxy::start(&[&upstream.addr], &table);
+    assert_eq!(proxy.get("/", &[]).status(), 200);
+    // Overwritten in place, as a careless download would: the running copy is in memory.
+    std::fs::copy(random_file(dir.path()), &asn_db).unwrap();
+    reload(&proxy, "failure");
+    let log = proxy.log();
+    assert!(
+        log.contains("`geo.asn_db`") && log.contains("is not a MaxMind DB file"),
+        "{log}"
+    );
+    assert!(log.contains("refused; the running config stays"), "{log}");
+    assert_eq!(proxy.get("/", &[]).status(), 200);
+    // A good file put in its place (written aside, then renamed, as geoipupdate does) is
+    // read on the next reload.
+    let fresh = tempfile::tempdir_in(dir.path()).unwrap();
+    let written = write_asn_db(fresh.path(), &[("127.0.0.0/8", 64999)]);
+    std::fs::rename(written, &asn_db).unwrap();
+    reload(&proxy, "success");
+    assert_eq!(proxy.get("/", &[]).status(), 200);
 }
