@@ -114,7 +114,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 20] = [
+const TABLES: [(&str, &str); 21] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -135,6 +135,7 @@ const TABLES: [(&str, &str); 20] = [
     ("crowdsec", "[crowdsec]\nKEY"),
     ("rls", "[rls]\nKEY"),
     ("check", "[check]\nKEY"),
+    ("geo", "[geo]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and

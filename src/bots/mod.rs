@@ -5,7 +5,9 @@
 //! the gate never depends on this room.
 
 mod crawlers;
+mod geo;
 mod settings;
 
 pub use crawlers::Crawlers;
+pub use geo::{Geo, GeoError, GeoKind, GeoSettings};
 pub use settings::{BotsSettings, DnsSettings, DNS_TIMEOUT};

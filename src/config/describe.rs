@@ -117,6 +117,9 @@ impl fmt::Display for Config {
                 cs.on_captcha.word()
             )?;
         }
+        for line in self.geo.describe() {
+            writeln!(f, "geo             {line}")?;
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }

@@ -29,6 +29,7 @@ pub(crate) struct FileConfig {
     pub(crate) rls: Option<RlsFile>,
     #[serde(default)]
     pub(crate) bots: BotsFile,
+    pub(crate) geo: Option<GeoFile>,
 }
 
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.
@@ -54,6 +55,14 @@ pub(crate) struct CrawlerFile {
     pub(crate) ranges_url: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) rdns: Vec<String>,
+}
+
+/// `[geo]`: the ASN and country databases (MaxMind DB files).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GeoFile {
+    pub(crate) asn_db: Option<Spanned<String>>,
+    pub(crate) country_db: Option<Spanned<String>>,
 }
 
 /// `[rls]`: Envoy's rate limit service.

@@ -10,6 +10,7 @@ mod decisions;
 mod describe;
 mod error;
 mod file;
+mod geo;
 mod identity;
 mod policies;
 mod quota;

@@ -1,6 +1,7 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
 use crate::bots::BotsSettings;
+use crate::bots::Geo;
 use crate::check::CheckSettings;
 use crate::control::Bounds;
 use crate::crowdsec::CrowdSecSettings;
@@ -50,6 +51,8 @@ pub struct Config {
     pub crowdsec: Option<CrowdSecSettings>,
     /// The crawlers known and how their claims are verified (`[bots]`).
     pub bots: BotsSettings,
+    /// The ASN and country databases (`[geo]`), read whole; empty when not configured.
+    pub geo: Arc<Geo>,
 }
 
 /// `[server]`.

@@ -9,7 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{bots, crowdsec, decisions, rls};
+use super::{bots, crowdsec, decisions, geo, rls};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -127,6 +127,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             None => None,
         },
         bots: bots::bots(&check, &file.bots)?,
+        geo: geo::geo(&check, file.geo.as_ref())?,
         response: ResponseSettings {
             throttle_status: match &file.response.status {
                 Some(status) => check.integer(status, "response.status", 400..=599)? as u16,

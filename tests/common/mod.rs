@@ -10,6 +10,7 @@ pub mod crowdsec;
 pub mod difftest;
 pub mod fleet;
 pub mod front;
+pub mod geo;
 pub mod load;
 pub mod pytools;
 pub mod raw;
