@@ -114,7 +114,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 21] = [
+const TABLES: [(&str, &str); 23] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -136,6 +136,8 @@ const TABLES: [(&str, &str); 21] = [
     ("rls", "[rls]\nKEY"),
     ("check", "[check]\nKEY"),
     ("geo", "[geo]\nKEY"),
+    ("bots", "[bots]\nKEY"),
+    ("bots.crawler", "[[bots.crawler]]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and
