@@ -27,3 +27,8 @@ impl Default for DnsSettings {
         }
     }
 }
+
+// The crawler catalogue and `floodgate bots update` (branch h-cat).
+mod catalogue;
+pub mod update;
+pub use catalogue::{Catalogue, CatalogueError, Crawler, CrawlerError};
