@@ -47,6 +47,25 @@ pub enum UpdateError {
         /// Why.
         error: std::io::Error,
     },
+    /// The file could not be downloaded.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The file is not a ranges file.
+    #[error("not a ranges file: {0}")]
+    NotRanges(String),
+    /// The file could not be written.
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// Why a download failed (one per URL, shared by the crawlers that publish there).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
     /// The server could not be reached or the transfer broke off.
     #[error("download failed: {0}")]
     Download(String),
@@ -58,17 +77,6 @@ pub enum UpdateError {
     TooLarge {
         /// The limit.
         limit: u64,
-    },
-    /// The file is not a ranges file.
-    #[error("not a ranges file: {0}")]
-    NotRanges(String),
-    /// The file could not be written.
-    #[error("cannot write {}: {error}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        error: std::io::Error,
     },
 }
 
@@ -125,18 +133,16 @@ pub fn update(
     let bodies = runtime.block_on(join_all(
         urls.iter().map(|url| fetch(&client, url, limits.max_bytes)),
     ));
-    let fetched: HashMap<&str, Result<Vec<u8>, String>> = urls
-        .into_iter()
-        .zip(bodies.into_iter().map(|r| r.map_err(|e| e.to_string())))
-        .collect();
+    let fetched: HashMap<&str, Result<Vec<u8>, FetchError>> =
+        urls.into_iter().zip(bodies).collect();
     Ok(with_url
         .into_iter()
         .map(|(crawler, url)| {
             let file = crawler.ranges_file_name();
-            let result = match &fetched[url] {
-                Ok(body) => store(dir, &file, body),
-                // Shared URLs share their failure; the text is repeated per file.
-                Err(text) => Err(UpdateError::Download(text.clone())),
+            let result = match fetched.get(url) {
+                Some(Ok(body)) => store(dir, &file, body),
+                Some(Err(e)) => Err(e.clone().into()),
+                None => Err(FetchError::Download("not tried".to_owned()).into()),
             };
             Outcome {
                 crawler: crawler.name.to_string(),
@@ -149,19 +155,19 @@ pub fn update(
 }
 
 /// The body at `url`, if the server answers 200 with at most `limit` bytes.
-async fn fetch(client: &reqwest::Client, url: &str, limit: u64) -> Result<Vec<u8>, UpdateError> {
-    let download = |e: reqwest::Error| UpdateError::Download(e.without_url().to_string());
+async fn fetch(client: &reqwest::Client, url: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+    let download = |e: reqwest::Error| FetchError::Download(e.without_url().to_string());
     let mut answer = client.get(url).send().await.map_err(download)?;
     if answer.status() != reqwest::StatusCode::OK {
-        return Err(UpdateError::Status(answer.status().as_u16()));
+        return Err(FetchError::Status(answer.status().as_u16()));
     }
     if answer.content_length().is_some_and(|n| n > limit) {
-        return Err(UpdateError::TooLarge { limit });
+        return Err(FetchError::TooLarge { limit });
     }
     let mut body = Vec::new();
     while let Some(chunk) = answer.chunk().await.map_err(download)? {
         if (body.len() + chunk.len()) as u64 > limit {
-            return Err(UpdateError::TooLarge { limit });
+            return Err(FetchError::TooLarge { limit });
         }
         body.extend_from_slice(&chunk);
     }
