@@ -201,6 +201,22 @@ fn every_file_written_is_success() {
 }
 
 #[test]
+fn a_file_past_8_mib_is_refused() {
+    let huge = " ".repeat(8 << 20) + GOOD;
+    let files = Files::serve(&[("/huge.json", &huge)]);
+    let work = tempfile::tempdir().expect("temp dir");
+    let catalogue = work.path().join("catalogue.toml");
+    let text_of =
+        "updated = \"2026-11-27\"\n".to_owned() + &entry("HugeBot", Some(&files.url("/huge.json")));
+    std::fs::write(&catalogue, text_of).unwrap();
+    let run = update(work.path(), &catalogue);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(text(&run.stderr)
+        .contains("hugebot.json: kept the old file (HugeBot): larger than 8388608 bytes"));
+    assert!(!work.path().join("hugebot.json").exists());
+}
+
+#[test]
 fn a_bad_catalogue_file_is_refused_where_it_is_wrong() {
     let work = tempfile::tempdir().expect("temp dir");
     let catalogue = work.path().join("catalogue.toml");

@@ -257,6 +257,13 @@ pub fn command(dir: &Path, catalogue: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    run(dir, &catalogue)
+}
+
+/// Downloads the ranges of `catalogue`'s crawlers into `dir` and reports as
+/// [`command`] does (with `--config`, the shipped catalogue with the config's
+/// `[[bots.crawler]]` entries: `Catalogue::builtin().with_entries(…)`).
+pub fn run(dir: &Path, catalogue: &Catalogue) -> ExitCode {
     let outcomes = match update(catalogue.crawlers(), dir, &Limits::default()) {
         Ok(outcomes) => outcomes,
         Err(e) => {
