@@ -1,4 +1,5 @@
 //! `floodgate --config FILE [--test]`: load the config, build the server, run it.
+//! `floodgate bots update DIR`: download crawlers' published ranges (docs: Crawlers).
 
 use clap::Parser;
 use floodgate::app::Launch;
@@ -18,22 +19,54 @@ static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 #[derive(Parser)]
 #[command(
     version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("FLOODGATE_COMMIT"), ")"),
-    about
+    about,
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     /// The config file (TOML).
-    #[arg(long, short)]
-    config: PathBuf,
+    #[arg(long, short, required = true)]
+    config: Option<PathBuf>,
     /// Validate the config, print the effective settings and exit.
     #[arg(long, short)]
     test: bool,
     /// Take the listeners over from the running instance (docs: Running in production, Zero-downtime upgrade).
     #[arg(long, short)]
     upgrade: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Tasks besides running the proxy.
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Known bots.
+    #[command(subcommand)]
+    Bots(BotsCommand),
+}
+
+#[derive(clap::Subcommand)]
+enum BotsCommand {
+    /// Download the address ranges crawlers publish into DIR (`bots.ranges_dir`).
+    Update {
+        /// Where the `<crawler>.json` files go (made if missing).
+        dir: PathBuf,
+        /// A catalogue file (the shipped catalogue's format) to use instead of the shipped one.
+        #[arg(long)]
+        catalogue: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let config_path = match (cli.command, cli.config) {
+        (Some(Command::Bots(BotsCommand::Update { dir, catalogue })), _) => {
+            return floodgate::bots::update::command(&dir, catalogue.as_deref());
+        }
+        (None, Some(path)) => path,
+        // clap requires `--config` when no subcommand is given.
+        (None, None) => return ExitCode::from(2),
+    };
     // Installed first, so that a SIGHUP never finds the default action (exit) in place.
     let hangup = Arc::new(AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone()) {
@@ -45,7 +78,7 @@ fn main() -> ExitCode {
         env_logger::Env::default().default_filter_or("floodgate=info,pingora=warn"),
     )
     .init();
-    let config = match floodgate::config::load(&cli.config) {
+    let config = match floodgate::config::load(&config_path) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("{e}");

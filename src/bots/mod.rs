@@ -4,10 +4,15 @@
 //! [`Traits`](crate::identity::Traits), which the gate's conditions and identity sources read;
 //! the gate never depends on this room.
 
+mod catalogue;
 mod crawlers;
 mod geo;
+mod profile;
 mod settings;
+pub mod update;
 
+pub use catalogue::{Catalogue, CatalogueError, Crawler, CrawlerError};
 pub use crawlers::Crawlers;
 pub use geo::{Geo, GeoError, GeoKind, GeoSettings};
+pub use profile::Profiler;
 pub use settings::{BotsSettings, DnsSettings, DNS_TIMEOUT};

@@ -1,0 +1,371 @@
+//! `floodgate bots update DIR`: download the address ranges each crawler publishes (its
+//! catalogue entry's `ranges_url`) into `DIR/<name>.json`, the files `bots.ranges_dir` reads.
+//! A file is checked before it replaces the old one, and replaced whole (temporary file, then
+//! rename); a failed download or a bad file keeps the old file and fails the run after the
+//! rest were tried.
+
+use super::catalogue::{Catalogue, Crawler};
+use futures::future::join_all;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long and how large a download may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Connecting to the server.
+    pub connect_timeout: Duration,
+    /// The whole download.
+    pub timeout: Duration,
+    /// The largest file accepted (Google's largest ranges file is well under 100 KiB).
+    pub max_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
+            max_bytes: 8 << 20,
+        }
+    }
+}
+
+/// Why one file was not written, or why nothing could be tried.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    /// The HTTP client or its runtime could not be made.
+    #[error("cannot start the HTTP client: {0}")]
+    Client(String),
+    /// The directory could not be made.
+    #[error("cannot create {}: {error}", dir.display())]
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file could not be downloaded.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The file is not a ranges file.
+    #[error("not a ranges file: {0}")]
+    NotRanges(String),
+    /// The file could not be written.
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// Why a download failed (one per URL, shared by the crawlers that publish there).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The server could not be reached or the transfer broke off.
+    #[error("download failed: {0}")]
+    Download(String),
+    /// The server answered with a status other than 200.
+    #[error("the server answered {0}")]
+    Status(u16),
+    /// The file is larger than [`Limits::max_bytes`].
+    #[error("larger than {limit} bytes")]
+    TooLarge {
+        /// The limit.
+        limit: u64,
+    },
+}
+
+/// What became of one crawler's ranges file.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The crawler's name.
+    pub crawler: String,
+    /// The file name in the directory.
+    pub file: String,
+    /// Where it was fetched from.
+    pub url: String,
+    /// The prefixes and bytes written, or why the old file was kept.
+    pub result: Result<Written, UpdateError>,
+}
+
+/// A ranges file written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// How many prefixes it lists.
+    pub prefixes: usize,
+    /// Its size.
+    pub bytes: usize,
+}
+
+/// Downloads the ranges of every crawler with a `ranges_url` into `dir` (made if missing).
+/// Each URL is fetched once, all at the same time; the outcomes come in the crawlers' order.
+pub fn update(
+    crawlers: &[Crawler],
+    dir: &Path,
+    limits: &Limits,
+) -> Result<Vec<Outcome>, UpdateError> {
+    std::fs::create_dir_all(dir).map_err(|error| UpdateError::Dir {
+        dir: dir.to_owned(),
+        error,
+    })?;
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("floodgate/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(limits.connect_timeout)
+        .timeout(limits.timeout)
+        .build()
+        .map_err(|e| UpdateError::Client(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UpdateError::Client(e.to_string()))?;
+    let with_url: Vec<(&Crawler, &str)> = crawlers
+        .iter()
+        .filter_map(|c| Some((c, c.ranges_url.as_deref()?)))
+        .collect();
+    let mut urls: Vec<&str> = with_url.iter().map(|(_, url)| *url).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    let bodies = runtime.block_on(join_all(
+        urls.iter().map(|url| fetch(&client, url, limits.max_bytes)),
+    ));
+    let fetched: HashMap<&str, Result<Vec<u8>, FetchError>> =
+        urls.into_iter().zip(bodies).collect();
+    Ok(with_url
+        .into_iter()
+        .map(|(crawler, url)| {
+            let file = crawler.ranges_file_name();
+            let result = match fetched.get(url) {
+                Some(Ok(body)) => store(dir, &file, body),
+                Some(Err(e)) => Err(e.clone().into()),
+                None => Err(FetchError::Download("not tried".to_owned()).into()),
+            };
+            Outcome {
+                crawler: crawler.name.to_string(),
+                file,
+                url: url.to_owned(),
+                result,
+            }
+        })
+        .collect())
+}
+
+/// The body at `url`, if the server answers 200 with at most `limit` bytes.
+async fn fetch(client: &reqwest::Client, url: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+    let download = |e: reqwest::Error| FetchError::Download(e.without_url().to_string());
+    let mut answer = client.get(url).send().await.map_err(download)?;
+    if answer.status() != reqwest::StatusCode::OK {
+        return Err(FetchError::Status(answer.status().as_u16()));
+    }
+    if answer.content_length().is_some_and(|n| n > limit) {
+        return Err(FetchError::TooLarge { limit });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(download)? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(FetchError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Checks `body` and writes it to `dir/file` whole: a temporary file renamed over the old one.
+fn store(dir: &Path, file: &str, body: &[u8]) -> Result<Written, UpdateError> {
+    let prefixes = ranges::count(body).map_err(UpdateError::NotRanges)?;
+    let path = dir.join(file);
+    write_whole(dir, &path, body).map_err(|error| UpdateError::Write { path, error })?;
+    Ok(Written {
+        prefixes,
+        bytes: body.len(),
+    })
+}
+
+fn write_whole(dir: &Path, path: &Path, body: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut out = std::fs::File::create(&temporary)?;
+        out.write_all(body)?;
+        out.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        out.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// The check a downloaded file passes before it replaces the old one.
+// At merge: the verification branch's `crate::bots::Ranges::parse` replaces this module, so
+// that `bots update` accepts exactly what the profiler reads.
+mod ranges {
+    use ipnet::{Ipv4Net, Ipv6Net};
+    use serde::Deserialize;
+
+    /// `{"prefixes": [{"ipv4Prefix": "…"}, {"ipv6Prefix": "…"}]}` (Google's and Bing's format;
+    /// other keys, such as `creationTime`, are ignored).
+    #[derive(Deserialize)]
+    struct RangesFile {
+        prefixes: Vec<Prefix>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Prefix {
+        ipv4_prefix: Option<String>,
+        ipv6_prefix: Option<String>,
+    }
+
+    /// How many prefixes the file lists, or what is wrong with it.
+    pub(super) fn count(body: &[u8]) -> Result<usize, String> {
+        let file: RangesFile = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        for (i, prefix) in file.prefixes.iter().enumerate() {
+            let valid = match (&prefix.ipv4_prefix, &prefix.ipv6_prefix) {
+                (Some(v4), None) => v4.parse::<Ipv4Net>().is_ok(),
+                (None, Some(v6)) => v6.parse::<Ipv6Net>().is_ok(),
+                _ => false,
+            };
+            if !valid {
+                return Err(format!(
+                    "prefix {i} is not one `ipv4Prefix` or `ipv6Prefix` CIDR"
+                ));
+            }
+        }
+        match file.prefixes.len() {
+            0 => Err("it lists no prefixes".to_owned()),
+            n => Ok(n),
+        }
+    }
+}
+
+/// The `floodgate bots update DIR [--catalogue FILE]` command: downloads, prints a line per
+/// file and a summary. Exit status 0 if every file was written, 1 if any failed (its old file
+/// kept), 2 if nothing could be tried (a bad catalogue file, no directory).
+pub fn command(dir: &Path, catalogue: Option<&Path>) -> ExitCode {
+    let catalogue = match catalogue.map(Catalogue::load) {
+        None => Catalogue::builtin(),
+        Some(Ok(catalogue)) => catalogue,
+        Some(Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    run(dir, &catalogue)
+}
+
+/// Downloads the ranges of `catalogue`'s crawlers into `dir` and reports as
+/// [`command`] does (with `--config`, the shipped catalogue with the config's
+/// `[[bots.crawler]]` entries: `Catalogue::builtin().with_entries(…)`).
+pub fn run(dir: &Path, catalogue: &Catalogue) -> ExitCode {
+    let outcomes = match update(catalogue.crawlers(), dir, &Limits::default()) {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let failed = report(&outcomes, dir);
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Prints one line per file (written on stdout, kept on stderr) and a summary; the number
+/// of failures.
+fn report(outcomes: &[Outcome], dir: &Path) -> usize {
+    let mut failed = 0;
+    for outcome in outcomes {
+        match &outcome.result {
+            Ok(Written { prefixes, bytes }) => println!(
+                "{}: {prefixes} prefixes, {bytes} bytes ({})",
+                outcome.file, outcome.crawler
+            ),
+            Err(e) => {
+                failed += 1;
+                eprintln!(
+                    "{}: kept the old file ({}): {} <{}>",
+                    outcome.file, outcome.crawler, e, outcome.url
+                );
+            }
+        }
+    }
+    let written = outcomes.len() - failed;
+    println!(
+        "{written} of {} ranges files written to {}{}",
+        outcomes.len(),
+        dir.display(),
+        if failed > 0 {
+            format!("; {failed} failed, their old files kept")
+        } else {
+            String::new()
+        }
+    );
+    failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_files_are_counted_and_bad_ones_refused() {
+        let good = br#"{"creationTime":"2026-11-27T00:00:00","prefixes":[{"ipv4Prefix":"66.249.64.0/27"},{"ipv6Prefix":"2001:4860:4801:10::/64"}]}"#;
+        assert_eq!(ranges::count(good), Ok(2));
+        for bad in [
+            &br#"<html>"#[..],
+            br#"{"prefixes":[]}"#,
+            br#"{"prefixes":[{"ipv4Prefix":"66.249.64.0/33"}]}"#,
+            br#"{"prefixes":[{"ipv4Prefix":"2001:db8::/32"}]}"#,
+            br#"{"prefixes":[{"ipv4Prefix":"1.2.3.0/24","ipv6Prefix":"2001:db8::/32"}]}"#,
+            br#"{"prefixes":[{}]}"#,
+            br#"{"ranges":[]}"#,
+        ] {
+            assert!(
+                ranges::count(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_is_replaced_whole_with_mode_0644() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("floodgate-update-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = br#"{"prefixes":[{"ipv4Prefix":"192.0.2.0/24"}]}"#;
+        std::fs::write(dir.join("x.json"), "old").unwrap();
+        let written = store(&dir, "x.json", body).unwrap();
+        assert_eq!(
+            written,
+            Written {
+                prefixes: 1,
+                bytes: body.len()
+            }
+        );
+        assert_eq!(std::fs::read(dir.join("x.json")).unwrap(), body);
+        let mode = std::fs::metadata(dir.join("x.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
+        assert!(store(&dir, "x.json", b"garbage").is_err());
+        assert_eq!(
+            std::fs::read(dir.join("x.json")).unwrap(),
+            body,
+            "the old file stays"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
