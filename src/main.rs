@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use floodgate::app::Launch;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -52,17 +52,39 @@ enum BotsCommand {
         /// Where the `<crawler>.json` files go (made if missing).
         dir: PathBuf,
         /// A catalogue file (the shipped catalogue's format) to use instead of the shipped one.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "config")]
         catalogue: Option<PathBuf>,
+        /// A config file: the shipped catalogue with its `[[bots.crawler]]` entries.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
+}
+
+/// `floodgate bots update DIR [--catalogue FILE | --config FILE]`.
+fn bots_update(dir: &Path, catalogue: Option<&Path>, config: Option<&Path>) -> ExitCode {
+    let Some(path) = config else {
+        return floodgate::bots::update::command(dir, catalogue);
+    };
+    match floodgate::config::load(path) {
+        Ok(config) => floodgate::bots::update::run(dir, &config.bots.crawlers.catalogue),
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let config_path = match (cli.command, cli.config) {
-        (Some(Command::Bots(BotsCommand::Update { dir, catalogue })), _) => {
-            return floodgate::bots::update::command(&dir, catalogue.as_deref());
-        }
+        (
+            Some(Command::Bots(BotsCommand::Update {
+                dir,
+                catalogue,
+                config,
+            })),
+            _,
+        ) => return bots_update(&dir, catalogue.as_deref(), config.as_deref()),
         (None, Some(path)) => path,
         // clap requires `--config` when no subcommand is given.
         (None, None) => return ExitCode::from(2),
