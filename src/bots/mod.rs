@@ -4,6 +4,12 @@
 //! [`Traits`](crate::identity::Traits), which the gate's conditions and identity sources read;
 //! the gate never depends on this room.
 
+// Verification of crawlers' claims: published ranges and reverse DNS.
+pub mod dns;
+mod ranges;
+pub use dns::{DnsError, ReverseDns};
+pub use ranges::{Ranges, RangesError};
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
