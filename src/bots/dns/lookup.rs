@@ -3,10 +3,11 @@
 //! makes the answer unsettled, never confirmed.
 
 use super::answer::Answer;
+use super::resolver::Asker;
 use super::suffix::normal;
 use hickory_resolver::net::{DnsError, NetError, NoRecords};
-use hickory_resolver::proto::rr::{Name, RData, RecordType};
-use hickory_resolver::TokioResolver;
+use hickory_resolver::proto::op::ResponseCode;
+use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ pub const MAX_NAMES: usize = 4;
 pub const LOOKUP_DEADLINE: Duration = Duration::from_secs(5);
 
 /// `ip`'s reverse DNS, confirmed forward, with the DNS TTL the answer rests on.
-pub(crate) async fn look_up(resolver: &TokioResolver, ip: IpAddr) -> (Answer, Option<Duration>) {
+pub(crate) async fn look_up(resolver: &Asker, ip: IpAddr) -> (Answer, Option<Duration>) {
     tokio::time::timeout(LOOKUP_DEADLINE, reverse_then_forward(resolver, ip))
         .await
         .unwrap_or((Answer::Failed, None))
@@ -33,10 +34,10 @@ enum Forward {
     Unsettled,
 }
 
-async fn reverse_then_forward(resolver: &TokioResolver, ip: IpAddr) -> (Answer, Option<Duration>) {
-    let names = match resolver.reverse_lookup(Name::from(ip)).await {
-        Ok(lookup) => ptr_names(lookup.answers()),
-        Err(e) if e.is_no_records_found() => return (Answer::nothing(), negative_ttl(&e)),
+async fn reverse_then_forward(resolver: &Asker, ip: IpAddr) -> (Answer, Option<Duration>) {
+    let names = match resolver.ask(&Name::from(ip), RecordType::PTR).await {
+        Ok(records) => ptr_names(&records),
+        Err(e) if negative(&e) => return (Answer::nothing(), negative_ttl(&e)),
         Err(_) => return (Answer::Failed, None),
     };
     let checks =
@@ -65,7 +66,7 @@ async fn reverse_then_forward(resolver: &TokioResolver, ip: IpAddr) -> (Answer, 
 }
 
 /// The distinct PTR names of an answer (the first few) with their TTLs.
-fn ptr_names(records: &[hickory_resolver::proto::rr::Record]) -> Vec<(Name, u32)> {
+fn ptr_names(records: &[Record]) -> Vec<(Name, u32)> {
     let mut names: Vec<(Name, u32)> = Vec::new();
     for record in records {
         let RData::PTR(ptr) = &record.data else {
@@ -82,19 +83,18 @@ fn ptr_names(records: &[hickory_resolver::proto::rr::Record]) -> Vec<(Name, u32)
 }
 
 /// Whether `name`'s A (for IPv4) or AAAA (for IPv6) answer holds exactly `ip`.
-async fn confirm(resolver: &TokioResolver, name: &Name, ip: IpAddr) -> Forward {
+async fn confirm(resolver: &Asker, name: &Name, ip: IpAddr) -> Forward {
     let kind = if ip.is_ipv4() {
         RecordType::A
     } else {
         RecordType::AAAA
     };
-    match resolver.lookup(name.clone(), kind).await {
-        Ok(lookup) => lookup
-            .answers()
+    match resolver.ask(name, kind).await {
+        Ok(records) => records
             .iter()
             .find(|record| address(&record.data) == Some(ip))
             .map_or(Forward::Refuted, |record| Forward::Confirmed(record.ttl)),
-        Err(e) if e.is_no_records_found() => Forward::Refuted,
+        Err(e) if negative(&e) => Forward::Refuted,
         Err(_) => Forward::Unsettled,
     }
 }
@@ -105,6 +105,18 @@ fn address(data: &RData) -> Option<IpAddr> {
         RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
         _ => None,
     }
+}
+
+/// Whether the server said the name or record does not exist (NXDOMAIN, or NOERROR with no
+/// answer); SERVFAIL, REFUSED and the like are failures, not denials.
+fn negative(error: &NetError) -> bool {
+    matches!(
+        error,
+        NetError::Dns(DnsError::NoRecordsFound(NoRecords {
+            response_code: ResponseCode::NXDomain | ResponseCode::NoError,
+            ..
+        }))
+    )
 }
 
 /// The negative TTL a "no such name" answer carried (from its SOA), if any.

@@ -5,11 +5,10 @@ use super::answer::Answer;
 use super::background::Background;
 use super::cache::{Ask, Cache, CAPACITY, MAX_LOOKUPS};
 use super::lookup::look_up;
-use super::resolver;
+use super::resolver::Asker;
 use crate::bots::DnsSettings;
 use crate::identity::Verification;
 use hickory_resolver::net::NetError;
-use hickory_resolver::TokioResolver;
 use parking_lot::Mutex;
 use std::net::IpAddr;
 use std::num::NonZeroUsize;
@@ -25,7 +24,7 @@ pub struct ReverseDns {
 
 #[derive(Debug)]
 struct Inner {
-    resolver: TokioResolver,
+    resolver: Asker,
     cache: Arc<Mutex<Cache>>,
     timeout: Duration,
     background: Background,
@@ -38,7 +37,7 @@ pub enum DnsError {
     #[error(
         "cannot read the system's DNS configuration (/etc/resolv.conf): {0}; set [bots] resolver"
     )]
-    SystemConfig(NetError),
+    SystemConfig(String),
     /// The resolver could not be built.
     #[error("cannot set up the DNS resolver: {0}")]
     Resolver(NetError),
@@ -54,7 +53,7 @@ impl ReverseDns {
         let background = Background::start().map_err(DnsError::Thread)?;
         let resolver = {
             let _inside = background.handle().enter();
-            resolver::build(settings)?
+            Asker::new(settings)?
         };
         let capacity = NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN);
         Ok(Self {
