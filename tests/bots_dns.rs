@@ -252,3 +252,10 @@ fn verification_works_from_any_runtime() {
     // The checker outlives the runtimes that used it, and is dropped outside any.
     drop(dns);
 }
+
+#[tokio::test]
+async fn without_a_resolver_the_systems_servers_are_used() {
+    // Reads /etc/resolv.conf; asks nothing.
+    let dns = ReverseDns::new(&DnsSettings::default());
+    assert!(dns.is_ok(), "{:?}", dns.err());
+}
