@@ -6,13 +6,17 @@
 
 mod catalogue;
 mod crawlers;
+pub mod dns;
 mod geo;
 mod profile;
+mod ranges;
 mod settings;
 pub mod update;
 
 pub use catalogue::{Catalogue, CatalogueError, Crawler, CrawlerError};
 pub use crawlers::Crawlers;
+pub use dns::{DnsError, ReverseDns};
 pub use geo::{Geo, GeoError, GeoKind, GeoSettings};
 pub use profile::Profiler;
+pub use ranges::{Ranges, RangesError};
 pub use settings::{BotsSettings, DnsSettings, DNS_TIMEOUT};

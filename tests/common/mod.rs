@@ -8,6 +8,7 @@ pub mod certs;
 pub mod cluster;
 pub mod crowdsec;
 pub mod difftest;
+pub mod dns;
 pub mod fleet;
 pub mod front;
 pub mod geo;
