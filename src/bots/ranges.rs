@@ -1,9 +1,9 @@
 //! A crawler's published address ranges: the JSON file Google, Bing and OpenAI publish
 //! (`{"creationTime": …, "prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"ipv6Prefix": …}]}`)
-//! or a plain JSON array of CIDR strings, kept as sorted, merged intervals so that a lookup is
-//! one binary search.
+//! or a plain JSON array of CIDR strings, kept as sorted, disjoint prefixes so that a lookup
+//! is one binary search.
 
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde_json::Value;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 /// The address ranges a crawler publishes, IPv4 and IPv6.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ranges {
-    /// Disjoint, sorted, inclusive intervals of IPv4 addresses.
-    v4: Vec<(u32, u32)>,
-    /// Disjoint, sorted, inclusive intervals of IPv6 addresses.
-    v6: Vec<(u128, u128)>,
+    /// Disjoint IPv4 prefixes, sorted.
+    v4: Vec<Ipv4Net>,
+    /// Disjoint IPv6 prefixes, sorted.
+    v6: Vec<Ipv6Net>,
     /// How many prefixes the file listed.
     prefixes: usize,
 }
@@ -85,8 +85,8 @@ impl Ranges {
     /// Whether `ip` (an IPv4-mapped IPv6 address counts as its IPv4 address) is in a range.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match ip.to_canonical() {
-            IpAddr::V4(v4) => within(&self.v4, u32::from(v4)),
-            IpAddr::V6(v6) => within(&self.v6, u128::from(v6)),
+            IpAddr::V4(ip) => within(&self.v4, ip, |n| n.network(), |n| n.contains(&ip)),
+            IpAddr::V6(ip) => within(&self.v6, ip, |n| n.network(), |n| n.contains(&ip)),
         }
     }
 
@@ -105,13 +105,17 @@ impl Ranges {
         let mut v6 = Vec::new();
         for net in nets {
             match net {
-                IpNet::V4(n) => v4.push((u32::from(n.network()), u32::from(n.broadcast()))),
-                IpNet::V6(n) => v6.push((u128::from(n.network()), u128::from(n.broadcast()))),
+                IpNet::V4(n) => v4.push(*n),
+                IpNet::V6(n) => v6.push(*n),
             }
         }
+        // Overlapping and adjacent prefixes joined; the result is sorted and disjoint.
+        let (mut v4, mut v6) = (Ipv4Net::aggregate(&v4), Ipv6Net::aggregate(&v6));
+        v4.sort_unstable();
+        v6.sort_unstable();
         Self {
-            v4: merged(v4),
-            v6: merged(v6),
+            v4,
+            v6,
             prefixes: nets.len(),
         }
     }
@@ -173,43 +177,16 @@ fn cidr(at: &str, value: &Value) -> Result<IpNet, RangesError> {
         .map_err(|e| bad(text.to_owned(), e.to_string()))
 }
 
-/// Sorts and joins overlapping or adjacent intervals.
-fn merged<T: Ord + Copy + num_like::Successor>(mut intervals: Vec<(T, T)>) -> Vec<(T, T)> {
-    intervals.sort_unstable();
-    let mut out: Vec<(T, T)> = Vec::with_capacity(intervals.len());
-    for (start, end) in intervals {
-        match out.last_mut() {
-            Some(last) if last.1.successor().is_none_or(|next| start <= next) => {
-                last.1 = last.1.max(end);
-            }
-            _ => out.push((start, end)),
-        }
-    }
-    out
-}
-
-/// Whether `x` is in one of the sorted disjoint `intervals`.
-fn within<T: Ord + Copy>(intervals: &[(T, T)], x: T) -> bool {
-    // The first interval starting after x; the one before it is the only candidate.
-    let after = intervals.partition_point(|&(start, _)| start <= x);
-    after > 0 && x <= intervals[after - 1].1
-}
-
-mod num_like {
-    /// The next value, if any (to join adjacent intervals).
-    pub(super) trait Successor: Sized {
-        fn successor(self) -> Option<Self>;
-    }
-    impl Successor for u32 {
-        fn successor(self) -> Option<Self> {
-            self.checked_add(1)
-        }
-    }
-    impl Successor for u128 {
-        fn successor(self) -> Option<Self> {
-            self.checked_add(1)
-        }
-    }
+/// Whether `x` is in one of the sorted disjoint `nets` (as `ipnet`'s `aggregate` leaves them).
+fn within<N: Copy, A: Ord>(
+    nets: &[N],
+    x: A,
+    network: impl Fn(N) -> A,
+    has: impl Fn(N) -> bool,
+) -> bool {
+    // The first net starting after x; the one before it is the only candidate.
+    let after = nets.partition_point(|&net| network(net) <= x);
+    after > 0 && has(nets[after - 1])
 }
 
 #[cfg(test)]
@@ -256,25 +233,54 @@ mod tests {
     }
 
     #[test]
+    fn lookups_agree_with_a_scan_of_every_prefix() {
+        // A small linear congruential generator: the same prefixes and probes every run.
+        let mut state = 0x2545_f491_u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 32) as u32
+        };
+        let nets: Vec<IpNet> = (0..300)
+            .map(|_| {
+                let addr = std::net::Ipv4Addr::from(next() & 0x0fff_ffff);
+                IpNet::V4(
+                    Ipv4Net::new(addr, 12 + (next() % 21) as u8)
+                        .unwrap()
+                        .trunc(),
+                )
+            })
+            .collect();
+        let ranges = Ranges::from_nets(&nets);
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let probe = IpAddr::from(std::net::Ipv4Addr::from(next() & 0x0fff_ffff));
+            let scanned = nets.iter().any(|n| n.contains(&probe));
+            assert_eq!(ranges.contains(probe), scanned, "{probe}");
+            hits += usize::from(scanned);
+        }
+        assert!(
+            hits > 100 && hits < 19_900,
+            "{hits} hits: probes both in and out"
+        );
+    }
+
+    #[test]
     fn host_bits_and_overlaps_are_folded() {
         let ranges =
             Ranges::parse(r#"["10.0.0.5/8", "10.1.0.0/16", "11.0.0.0/8", "255.255.255.255/32"]"#)
                 .unwrap();
-        assert_eq!(
-            ranges.v4,
-            vec![
-                (u32::from(ip4("10.0.0.0")), u32::from(ip4("11.255.255.255"))),
-                (u32::MAX, u32::MAX)
-            ]
-        );
+        let joined: Vec<Ipv4Net> = ["10.0.0.0/7", "255.255.255.255/32"]
+            .iter()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(ranges.v4, joined);
+        assert_eq!(ranges.len(), 4, "the count is of the prefixes listed");
         assert!(ranges.contains(ip("255.255.255.255")));
         assert!(!ranges.contains(ip("254.0.0.0")));
         assert!(!ranges.contains(ip("9.255.255.255")));
         assert!(!ranges.contains(ip("12.0.0.0")));
-    }
-
-    fn ip4(text: &str) -> std::net::Ipv4Addr {
-        text.parse().unwrap()
     }
 
     #[test]
