@@ -4,9 +4,9 @@
 
 mod common;
 
-#[path = "bots/curl.rs"]
-mod curl;
 #[path = "bots/crawler_scenarios.rs"]
 mod crawler_scenarios;
+#[path = "bots/curl.rs"]
+mod curl;
 #[path = "bots/geo_scenarios.rs"]
 mod geo_scenarios;

@@ -39,7 +39,9 @@ impl Profiler {
         let dns = kept.unwrap_or_else(|| match ReverseDns::new(&settings.dns) {
             Ok(dns) => Some(Arc::new(dns)),
             Err(e) => {
-                log::warn!("crawlers' reverse DNS cannot be asked ({e}): such claims stay unverified");
+                log::warn!(
+                    "crawlers' reverse DNS cannot be asked ({e}): such claims stay unverified"
+                );
                 None
             }
         });

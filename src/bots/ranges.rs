@@ -65,7 +65,7 @@ impl Ranges {
         let entries = entries(&value)?;
         let mut nets = Vec::with_capacity(entries.len());
         for (at, text) in entries {
-            nets.push(cidr(&at, text)?);
+            nets.push(of_its_family(&at, cidr(&at, text)?)?);
         }
         Ok(Self::from_nets(&nets))
     }
@@ -144,6 +144,11 @@ fn entries(value: &Value) -> Result<Vec<(String, &Value)>, RangesError> {
 
 /// One `{"ipv4Prefix": …}` or `{"ipv6Prefix": …}` object of `prefixes`.
 fn prefix_entry((i, item): (usize, &Value)) -> Result<(String, &Value), RangesError> {
+    if item.get("ipv4Prefix").is_some() && item.get("ipv6Prefix").is_some() {
+        return Err(shape(&format!(
+            "prefixes[{i}] has both `ipv4Prefix` and `ipv6Prefix`"
+        )));
+    }
     for key in ["ipv4Prefix", "ipv6Prefix"] {
         if let Some(text) = item.get(key) {
             return Ok((format!("prefixes[{i}].{key}"), text));
@@ -156,6 +161,23 @@ fn prefix_entry((i, item): (usize, &Value)) -> Result<(String, &Value), RangesEr
 
 fn shape(message: &str) -> RangesError {
     RangesError::Shape(message.to_owned())
+}
+
+/// `net`, refused when the key at `at` names the other family (`ipv4Prefix` holding an IPv6
+/// prefix).
+fn of_its_family(at: &str, net: IpNet) -> Result<IpNet, RangesError> {
+    let wrong = match net {
+        IpNet::V4(_) => at.ends_with("ipv6Prefix"),
+        IpNet::V6(_) => at.ends_with("ipv4Prefix"),
+    };
+    match wrong {
+        true => Err(RangesError::BadCidr {
+            at: at.to_owned(),
+            text: net.to_string(),
+            reason: "the other address family".to_owned(),
+        }),
+        false => Ok(net),
+    }
 }
 
 /// A CIDR prefix (host bits cleared) or a bare address.

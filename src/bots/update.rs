@@ -5,6 +5,7 @@
 //! rest were tried.
 
 use super::catalogue::{Catalogue, Crawler};
+use super::Ranges;
 use futures::future::join_all;
 use std::collections::HashMap;
 use std::io::Write;
@@ -176,7 +177,7 @@ async fn fetch(client: &reqwest::Client, url: &str, limit: u64) -> Result<Vec<u8
 
 /// Checks `body` and writes it to `dir/file` whole: a temporary file renamed over the old one.
 fn store(dir: &Path, file: &str, body: &[u8]) -> Result<Written, UpdateError> {
-    let prefixes = ranges::count(body).map_err(UpdateError::NotRanges)?;
+    let prefixes = prefixes_in(body).map_err(UpdateError::NotRanges)?;
     let path = dir.join(file);
     write_whole(dir, &path, body).map_err(|error| UpdateError::Write { path, error })?;
     Ok(Written {
@@ -202,46 +203,14 @@ fn write_whole(dir: &Path, path: &Path, body: &[u8]) -> std::io::Result<()> {
     written
 }
 
-/// The check a downloaded file passes before it replaces the old one.
-// At merge: the verification branch's `crate::bots::Ranges::parse` replaces this module, so
-// that `bots update` accepts exactly what the profiler reads.
-mod ranges {
-    use ipnet::{Ipv4Net, Ipv6Net};
-    use serde::Deserialize;
-
-    /// `{"prefixes": [{"ipv4Prefix": "…"}, {"ipv6Prefix": "…"}]}` (Google's and Bing's format;
-    /// other keys, such as `creationTime`, are ignored).
-    #[derive(Deserialize)]
-    struct RangesFile {
-        prefixes: Vec<Prefix>,
-    }
-
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Prefix {
-        ipv4_prefix: Option<String>,
-        ipv6_prefix: Option<String>,
-    }
-
-    /// How many prefixes the file lists, or what is wrong with it.
-    pub(super) fn count(body: &[u8]) -> Result<usize, String> {
-        let file: RangesFile = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        for (i, prefix) in file.prefixes.iter().enumerate() {
-            let valid = match (&prefix.ipv4_prefix, &prefix.ipv6_prefix) {
-                (Some(v4), None) => v4.parse::<Ipv4Net>().is_ok(),
-                (None, Some(v6)) => v6.parse::<Ipv6Net>().is_ok(),
-                _ => false,
-            };
-            if !valid {
-                return Err(format!(
-                    "prefix {i} is not one `ipv4Prefix` or `ipv6Prefix` CIDR"
-                ));
-            }
-        }
-        match file.prefixes.len() {
-            0 => Err("it lists no prefixes".to_owned()),
-            n => Ok(n),
-        }
+/// The check a downloaded file passes before it replaces the old one: what the profiler
+/// reads ([`Ranges::parse`]), with at least one prefix; how many it lists.
+fn prefixes_in(body: &[u8]) -> Result<usize, String> {
+    let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
+    match Ranges::parse(text) {
+        Ok(ranges) if ranges.is_empty() => Err("the file lists no prefix".to_owned()),
+        Ok(ranges) => Ok(ranges.len()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -319,7 +288,7 @@ mod tests {
     #[test]
     fn ranges_files_are_counted_and_bad_ones_refused() {
         let good = br#"{"creationTime":"2026-11-27T00:00:00","prefixes":[{"ipv4Prefix":"66.249.64.0/27"},{"ipv6Prefix":"2001:4860:4801:10::/64"}]}"#;
-        assert_eq!(ranges::count(good), Ok(2));
+        assert_eq!(prefixes_in(good), Ok(2));
         for bad in [
             &br#"<html>"#[..],
             br#"{"prefixes":[]}"#,
@@ -330,7 +299,7 @@ mod tests {
             br#"{"ranges":[]}"#,
         ] {
             assert!(
-                ranges::count(bad).is_err(),
+                prefixes_in(bad).is_err(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );

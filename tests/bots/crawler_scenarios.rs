@@ -8,8 +8,7 @@ use crate::common::{Proxy, Upstream};
 use std::path::Path;
 use std::time::Duration;
 
-const GOOGLEBOT: &str =
-    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; \
                       +https://openai.com/gptbot)";
 
@@ -124,10 +123,18 @@ match = {{ bot = ["ai-crawler"] }}
             curl(&Curl::get(&url).from(&address).agent(GPTBOT)).status
         })
         .collect();
-    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 6, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        6,
+        "{statuses:?}"
+    );
     assert!(statuses[6..].iter().all(|s| *s == 429), "{statuses:?}");
     // A browser from the same addresses is not OpenAI's.
-    let browser = curl(&Curl::get(&url).from("127.0.7.1").agent("Mozilla/5.0 Firefox/140.0"));
+    let browser = curl(
+        &Curl::get(&url)
+            .from("127.0.7.1")
+            .agent("Mozilla/5.0 Firefox/140.0"),
+    );
     assert_eq!(browser.status, 200);
 }
 
@@ -150,13 +157,20 @@ match = {{ bot = ["spoofed"] }}
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let url = proxy.url("/");
     for i in 1..=4 {
-        let answer = curl(&Curl::get(&url).from(&format!("127.0.8.{i}")).agent(GOOGLEBOT));
+        let answer = curl(
+            &Curl::get(&url)
+                .from(&format!("127.0.8.{i}"))
+                .agent(GOOGLEBOT),
+        );
         // Unverified, not spoofed: the request goes through, within the 200 ms timeout (and
         // what curl and a busy machine add).
         assert_eq!(answer.status, 200, "{}", answer.body);
-        assert!(answer.took < Duration::from_millis(1500), "took {:?}", answer.took);
+        assert!(
+            answer.took < Duration::from_millis(1500),
+            "took {:?}",
+            answer.took
+        );
     }
-    let unverified =
-        r#"floodgate_bot_requests_total{category="search-engine",verified="false"}"#;
+    let unverified = r#"floodgate_bot_requests_total{category="search-engine",verified="false"}"#;
     assert_eq!(proxy.metric(unverified), 4.0);
 }

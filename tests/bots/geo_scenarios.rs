@@ -56,7 +56,10 @@ match = {{ country = ["NL"] }}
     let proxy = Proxy::start(&[&upstream.addr], &config);
     let url = proxy.url("/");
     for i in 1..=5 {
-        assert_eq!(curl(&Curl::get(&url).from(&format!("127.0.3.{i}"))).status, 200);
+        assert_eq!(
+            curl(&Curl::get(&url).from(&format!("127.0.3.{i}"))).status,
+            200
+        );
     }
     assert_eq!(curl(&Curl::get(&url).from("127.0.4.1")).status, 200);
     let shadow = r#"floodgate_requests_total{decision="shadow_denied",policy="no-nl"}"#;

@@ -1,7 +1,7 @@
 //! `match.headers`, `match.user_agent`, `match.networks` and `action`, read and refused.
 
 use crate::config::parse;
-use crate::config::tests::with_policy;
+use crate::config::tests::{with_policy, BASE};
 use crate::policy::{Action, HeaderRule};
 use std::path::Path;
 

@@ -68,7 +68,8 @@ fn the_problem_body_names_the_policy() {
         identity: anonymous,
         caller: anonymous,
     };
-    let Action::Answer(header, body) = render(&Outcome::Throttled(decided), &no_headers(), 429)
+    let Action::Answer(header, body) =
+        render(&Outcome::Throttled(decided), &no_headers(), 429, None)
     else {
         panic!("a throttled request is answered");
     };
@@ -102,7 +103,8 @@ fn a_request_that_can_never_pass_is_not_told_when_to_retry() {
         identity: anonymous,
         caller: anonymous,
     };
-    let Action::Answer(header, body) = render(&Outcome::Unpayable(unpayable), &no_headers(), 429)
+    let Action::Answer(header, body) =
+        render(&Outcome::Unpayable(unpayable), &no_headers(), 429, None)
     else {
         panic!("an unpayable request is answered");
     };
@@ -133,7 +135,7 @@ fn refusals_are_answered_never_forwarded() {
         Outcome::InvalidToken,
         Outcome::Undecided(Undecided::Refuse),
     ] {
-        let action = render(&outcome, &no_headers(), 429);
+        let action = render(&outcome, &no_headers(), 429, None);
         assert!(matches!(action, Action::Answer(..)), "{outcome:?}");
     }
 }
