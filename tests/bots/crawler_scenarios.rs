@@ -63,7 +63,7 @@ fn googlebot_verified_by_ranges_or_reverse_dns_passes_and_an_impostor_is_denied_
     let ranges = tempfile::tempdir().expect("temp dir");
     ranges_file(ranges.path(), "googlebot", &["127.0.6.16/28"]);
     let config = search_engines_past_an_anonymous_limit(&dns.addr.to_string(), ranges.path());
-    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &config);
     let url = proxy.url("/");
     let from = |address: &str, agent: &str| curl(&Curl::get(&url).from(address).agent(agent));
     // The anonymous limit holds a browser from the same neighbourhood.
@@ -89,6 +89,16 @@ fn googlebot_verified_by_ranges_or_reverse_dns_passes_and_an_impostor_is_denied_
     };
     assert_eq!(proxy.metric(&series("search-engine", "true")), 10.0);
     assert_eq!(proxy.metric(&series("spoofed", "false")), 2.0);
+    let log = proxy.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("status=403"))
+        .expect("the impostor's line in the access log");
+    assert!(
+        line.contains("decision=denied policy=impostors")
+            && line.ends_with("bot=spoofed crawler=Googlebot"),
+        "{line}"
+    );
     assert!(
         dns.queries().iter().any(|q| q.contains("in-addr.arpa")),
         "reverse DNS was asked: {:?}",
