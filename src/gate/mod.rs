@@ -102,10 +102,14 @@ impl Gate {
             control,
         } = deciders;
         let needs_host = identity.uses_host() || policies.iter().any(reads_host);
+        let user_agents = UserAgentIndex::new(policies.iter().map(|p| &p.conditions));
         Self {
             access,
-            routes: RouteIndex::new(policies.iter().map(|p| p.route.clone()).collect()),
-            user_agents: UserAgentIndex::new(policies.iter().map(|p| &p.conditions)),
+            routes: RouteIndex::filing_elsewhere(
+                policies.iter().map(|p| p.route.clone()).collect(),
+                |i| user_agents.files(i),
+            ),
+            user_agents,
             policies: policies
                 .iter()
                 .enumerate()
@@ -232,7 +236,7 @@ impl Gate {
     fn matching<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Few<&'g BoundPolicy> {
         let user_agent = self.user_agents.seen(req.headers);
         self.routes
-            .matching(route)
+            .matching_with(route, user_agent.candidates())
             .into_iter()
             .filter(|&i| {
                 let conditions = &self.policies[i].policy.conditions;

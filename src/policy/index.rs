@@ -1,7 +1,8 @@
 //! Which of many routes a request is on, without trying each: every route is filed under one
 //! condition it requires (its host, else its path prefix, else the literal prefix its
 //! anchored regex requires, else its regex; a route with none of these is always a
-//! candidate), so a request's candidates are the routes filed under its host, under a prefix
+//! candidate, unless another index files its policy, as the User-Agent index does, and hands it
+//! in as a candidate when the request meets that condition), so a request's candidates are the routes filed under its host, under a prefix
 //! of its path, under a regex its path matches (one `RegexSet` pass), and those always tried. Each candidate is then checked whole (`Route::matches`), and the matches
 //! come back in the routes' order: the same answer as trying every route in turn, which a
 //! property test holds it to. Below [`INDEX_FROM`] routes, trying each is cheaper and is what
@@ -40,7 +41,15 @@ struct Filed {
 impl RouteIndex {
     /// The index of `routes`, numbered in this order.
     pub fn new(routes: Vec<Route>) -> Self {
-        let filed = (routes.len() >= INDEX_FROM).then(|| file(&routes));
+        Self::filing_elsewhere(routes, |_| false)
+    }
+
+    /// The index of `routes`, numbered in this order, leaving out of the always-tried ones
+    /// those numbers for which `elsewhere` holds: another index files them, and
+    /// [`matching_with`](Self::matching_with) is handed them when the request meets its
+    /// condition.
+    pub fn filing_elsewhere(routes: Vec<Route>, elsewhere: impl Fn(usize) -> bool) -> Self {
+        let filed = (routes.len() >= INDEX_FROM).then(|| file(&routes, elsewhere));
         Self { routes, filed }
     }
 
@@ -51,12 +60,22 @@ impl RouteIndex {
 
     /// The numbers of the routes a request with `facts` is on, in order.
     pub fn matching(&self, facts: &RouteFacts<'_>) -> Matches {
+        self.matching_with(facts, [])
+    }
+
+    /// The numbers of the routes a request with `facts` is on, in order, given the routes
+    /// another index found the request meets the condition of (`elsewhere`).
+    pub fn matching_with(
+        &self,
+        facts: &RouteFacts<'_>,
+        elsewhere: impl IntoIterator<Item = usize>,
+    ) -> Matches {
         let Some(filed) = &self.filed else {
             return (0..self.routes.len())
                 .filter(|&i| self.routes[i].matches(facts))
                 .collect();
         };
-        let mut found: Matches = filed.candidates(facts).collect();
+        let mut found: Matches = filed.candidates(facts).chain(elsewhere).collect();
         found.sort_unstable();
         found.dedup();
         found.retain(|i| self.routes[*i].matches(facts));
@@ -73,7 +92,7 @@ impl RouteIndex {
 }
 
 /// Files each route under the one condition it is looked up by.
-fn file(routes: &[Route]) -> Filed {
+fn file(routes: &[Route], elsewhere: impl Fn(usize) -> bool) -> Filed {
     let mut filed = Filed::default();
     let mut patterns = Vec::new();
     for (i, route) in routes.iter().enumerate() {
@@ -94,7 +113,7 @@ fn file(routes: &[Route]) -> Filed {
         } else if let Some(regex) = &route.path_regex {
             patterns.push(regex.as_str().to_owned());
             filed.regex_routes.push(i);
-        } else {
+        } else if !elsewhere(i) {
             filed.always.push(i);
         }
     }

@@ -1,7 +1,9 @@
 //! Every policy's `match.user_agent` matched at once: one `RegexSet` pass over the request's
-//! User-Agent, made only when a candidate policy asks, so the cost of a request stays flat in
-//! the number of User-Agent rules. Below [`INDEX_FROM`] rules, each regex is tried on its own
-//! (cheaper than building the set's answer).
+//! User-Agent, so the cost of a request stays flat in the number of User-Agent rules. The
+//! index files the policies it holds ([`files`](UserAgentIndex::files)): the route index
+//! leaves those on no host, path prefix or regex out of the routes it always tries, and takes
+//! the policies whose User-Agent matched as candidates instead. Below [`INDEX_FROM`] rules,
+//! each regex is tried on its own (cheaper than building the set's answer).
 
 use super::{Conditions, UserAgent, INDEX_FROM};
 use http::header::USER_AGENT;
@@ -15,16 +17,20 @@ pub struct UserAgentIndex {
     set: Option<RegexSet>,
     /// The pattern of each policy in `set`, by the policy's number.
     slots: Vec<Option<usize>>,
+    /// The policy of each pattern in `set`.
+    policies: Vec<usize>,
 }
 
 impl UserAgentIndex {
     /// The index of the policies whose conditions are `conditions`, numbered in this order.
     pub fn new<'c>(conditions: impl Iterator<Item = &'c Conditions>) -> Self {
-        let mut patterns = Vec::new();
+        let (mut patterns, mut policies) = (Vec::new(), Vec::new());
         let slots: Vec<Option<usize>> = conditions
-            .map(|c| {
+            .enumerate()
+            .map(|(i, c)| {
                 c.user_agent.as_ref().map(|ua| {
                     patterns.push(ua.0.as_str().to_owned());
+                    policies.push(i);
                     patterns.len() - 1
                 })
             })
@@ -34,7 +40,16 @@ impl UserAgentIndex {
         let set = (patterns.len() >= INDEX_FROM)
             .then(|| RegexSet::new(&patterns).ok())
             .flatten();
-        Self { set, slots }
+        Self {
+            set,
+            slots,
+            policies,
+        }
+    }
+
+    /// Whether policy number `policy` is found through this index (its rule is in the set).
+    pub fn files(&self, policy: usize) -> bool {
+        self.set.is_some() && self.slots.get(policy).is_some_and(Option::is_some)
     }
 
     /// The request's User-Agent, matched against the index when first asked.
@@ -63,6 +78,18 @@ impl SeenUserAgent<'_> {
             (Some(set), Some(slot)) => self.matched(set)[slot],
             _ => ua.matches(self.headers),
         }
+    }
+
+    /// The policies this index files whose User-Agent rule the request's User-Agent matches.
+    pub fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
+        let matched = self.index.set.as_ref().map(|set| self.matched(set));
+        matched.into_iter().flat_map(move |matched| {
+            matched
+                .iter()
+                .enumerate()
+                .filter(|(_, hit)| **hit)
+                .map(|(slot, _)| self.index.policies[slot])
+        })
     }
 
     fn matched(&self, set: &RegexSet) -> &[bool] {
@@ -115,6 +142,62 @@ mod tests {
                     assert_eq!(seen.matches(i, ua), ua.matches(&headers), "{agent} {i}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn policies_filed_by_user_agent_are_found_as_if_each_were_tried() {
+        use crate::policy::{Route, RouteFacts, RouteIndex};
+        use http::Method;
+        // Every third policy is on a path prefix; the others on every route.
+        let routes: Vec<Route> = (0..INDEX_FROM * 3)
+            .map(|i| Route {
+                path_prefix: (i % 3 == 0).then(|| format!("/p{i}/")),
+                ..Route::default()
+            })
+            .collect();
+        let policies: Vec<Conditions> = (0..routes.len())
+            .map(|i| match i % 2 {
+                0 => with_user_agent(&format!("Agent{}/", i % 5)),
+                _ => Conditions::default(),
+            })
+            .collect();
+        let user_agents = UserAgentIndex::new(policies.iter());
+        let index = RouteIndex::filing_elsewhere(routes.clone(), |i| user_agents.files(i));
+        for (agent, path) in [
+            ("Agent1/2", "/p3/x"),
+            ("Agent3/1", "/"),
+            ("", "/p0/"),
+            ("x", "/"),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(USER_AGENT, HeaderValue::from_str(agent).unwrap());
+            let facts = RouteFacts {
+                method: &Method::GET,
+                host: None,
+                path,
+            };
+            let seen = user_agents.seen(&headers);
+            let found: Vec<usize> = index
+                .matching_with(&facts, seen.candidates())
+                .into_iter()
+                .filter(|&i| {
+                    policies[i]
+                        .user_agent
+                        .as_ref()
+                        .is_none_or(|ua| seen.matches(i, ua))
+                })
+                .collect();
+            let each: Vec<usize> = (0..routes.len())
+                .filter(|&i| routes[i].matches(&facts))
+                .filter(|&i| {
+                    policies[i]
+                        .user_agent
+                        .as_ref()
+                        .is_none_or(|ua| ua.matches(&headers))
+                })
+                .collect();
+            assert_eq!(found, each, "{agent} {path}");
         }
     }
 }
