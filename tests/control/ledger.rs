@@ -59,7 +59,7 @@ fn a_change_redis_does_not_confirm_is_never_answered_as_not_made_and_a_retry_mak
     assert_eq!(answer["idempotency_key"], "add-1");
 
     // Redis runs the paused call once the pause ends: the ban applies, once.
-    let seen = within(Duration::from_secs(4), || bans_listed(&proxy) == 1);
+    let seen = within(Duration::from_secs(10), || bans_listed(&proxy) == 1);
     assert!(
         seen.is_some(),
         "the change Redis ran after the pause applies"
