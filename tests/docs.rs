@@ -206,3 +206,52 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
     problems.sort();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The first line of a ```toml block in the book that is a whole config: the block is parsed
+/// as a config file, so an example a reader copies runs as it stands.
+const WHOLE_CONFIG: &str = "# floodgate.toml";
+
+/// Each ```toml block of `text` that starts with [`WHOLE_CONFIG`], with the line of the page
+/// its opening fence is on (counted from 1).
+fn whole_configs(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (number, line) in text.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        match open.take() {
+            Some((start, block)) if fence => found.push((start, block)),
+            Some((start, mut block)) => {
+                block.push_str(line);
+                block.push('\n');
+                open = Some((start, block));
+            }
+            None if line.trim_start() == "```toml" => open = Some((number + 1, String::new())),
+            None => {}
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(_, block)| block.starts_with(WHOLE_CONFIG))
+        .collect()
+}
+
+#[test]
+fn every_whole_config_in_the_book_is_accepted() {
+    let mut checked = 0;
+    let mut refused = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let from = page.strip_prefix(root()).unwrap().display().to_string();
+        for (fence, block) in whole_configs(&text) {
+            checked += 1;
+            // Blank lines in place of the page's lines above the block: a refusal names the
+            // page's own line and column.
+            let placed = "\n".repeat(fence) + &block;
+            if let Err(e) = floodgate::config::parse(&placed, Path::new(&from)) {
+                refused.push(e.to_string());
+            }
+        }
+    }
+    assert!(refused.is_empty(), "{}", refused.join("\n"));
+    assert!(checked >= 3, "only {checked} whole configs found");
+}
