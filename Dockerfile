@@ -32,6 +32,7 @@ COPY . .
 RUN scripts/build-release && install -D target/pgo/release/floodgate /out/floodgate
 
 FROM scratch AS context
+LABEL floodgate.stage=context
 COPY target/image/floodgate /out/floodgate
 
 FROM ${FLOODGATE_BINARY} AS binary
