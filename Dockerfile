@@ -1,7 +1,8 @@
 # Floodgate's image: the release binary (scripts/build-release: profile-guided, trained on a
 # short local load) run as a non-root user. docs/src/operations.md (Docker) says more.
 #   docker build -t floodgate --build-arg FLOODGATE_COMMIT=$(git rev-parse --short=12 HEAD) .
-#   docker run -p 8080:8080 -v $PWD/my.toml:/etc/floodgate/floodgate.toml:ro --read-only floodgate \
+#   docker run -p 8080:8080 -v $PWD/my.toml:/etc/floodgate/floodgate.toml:ro \
+#       --read-only --tmpfs /tmp floodgate \
 #       --config /etc/floodgate/floodgate.toml
 # A config used in a container must listen on 0.0.0.0 (see conf/docker.toml).
 #
@@ -11,13 +12,12 @@
 #   RUNTIME_IMAGE  the final image's base, a Debian or Ubuntu; ca-certificates and curl (the
 #                  HEALTHCHECK's) are installed into it unless it has them. Default
 #                  debian:bookworm-slim.
-#   FLOODGATE_BINARY  where the binary comes from: `source` (default) builds it in the build
-#                  stage; `context` takes a binary already built, at target/image/floodgate in
-#                  the build context, and skips the build stage (scripts/image does this, from
-#                  a base made by mmdebstrap, where no base image can be pulled).
+# Targets: the last stage, `release` (the default), builds the binary in the `source` stage;
+# `--target prebuilt` takes a binary already built, at target/image/floodgate in the build
+# context, and skips the build stage and its base (scripts/image does this, from a base made
+# by mmdebstrap, where no base image can be pulled).
 ARG BUILDER_IMAGE=rust:1-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
-ARG FLOODGATE_BINARY=source
 
 FROM ${BUILDER_IMAGE} AS source
 RUN apt-get update \
@@ -29,21 +29,15 @@ WORKDIR /src
 ARG FLOODGATE_COMMIT=""
 ENV FLOODGATE_COMMIT=$FLOODGATE_COMMIT
 COPY . .
-RUN scripts/build-release && install -D target/pgo/release/floodgate /out/floodgate
+RUN scripts/build-release
 
-FROM scratch AS context
-LABEL floodgate.stage=context
-COPY target/image/floodgate /out/floodgate
-
-FROM ${FLOODGATE_BINARY} AS binary
-
-FROM ${RUNTIME_IMAGE}
+# Everything but the binary, shared by the two targets below.
+FROM ${RUNTIME_IMAGE} AS runtime
 RUN { command -v curl >/dev/null && [ -e /etc/ssl/certs/ca-certificates.crt ]; } \
     || { apt-get update \
          && apt-get install -y --no-install-recommends ca-certificates curl \
          && rm -rf /var/lib/apt/lists/*; } \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin floodgate
-COPY --from=binary /out/floodgate /usr/local/bin/floodgate
 COPY conf/ /etc/floodgate/
 USER floodgate
 EXPOSE 8080 9090
@@ -55,3 +49,9 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/floodgate"]
 CMD ["--config", "/etc/floodgate/docker.toml"]
+
+FROM runtime AS prebuilt
+COPY target/image/floodgate /usr/local/bin/floodgate
+
+FROM runtime AS release
+COPY --from=source /src/target/pgo/release/floodgate /usr/local/bin/floodgate
