@@ -96,3 +96,11 @@ need_pytools() {
     python3 -m venv "$venv" >&2
     "$venv/bin/pip" install -q mmdb-writer netaddr dnslib >&2
 }
+
+# The container tools scripts/image and tests/image.rs use: mmdebstrap (a Debian root
+# filesystem, the image's base, since no base image is pulled), podman (builds and runs the
+# image) and runc (podman's runtime there: `podman --runtime runc --cgroup-manager=cgroupfs`),
+# with slirp4netns (the container's own network) and uidmap.
+need_image_tools() {
+    need_packages mmdebstrap:mmdebstrap podman:podman runc:runc slirp4netns:slirp4netns newuidmap:uidmap
+}
