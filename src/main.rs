@@ -96,10 +96,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     floodgate::crowdsec::set_give_back(allocator::give_back);
-    env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("floodgate=info,pingora=warn"),
-    )
-    .init();
+    floodgate::telemetry::logger::init();
     let config = match floodgate::config::load(&config_path) {
         Ok(config) => config,
         Err(e) => {

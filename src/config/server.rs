@@ -143,6 +143,7 @@ fn limits(check: &Checker<'_>, file: &ServerFile) -> Result<ConnectionLimits, Co
             None => default.max_header_bytes,
         },
         max_connections: max_connections as usize,
+        max_connections_set: file.max_connections.is_some(),
         max_connections_per_ip: file
             .max_connections_per_ip
             .as_ref()
