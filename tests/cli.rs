@@ -5,6 +5,8 @@
 mod common;
 #[path = "cli/demo_backend.rs"]
 mod demo_backend;
+#[path = "cli/paths.rs"]
+mod paths;
 #[path = "cli/quiet.rs"]
 mod quiet;
 #[path = "cli/start_checks.rs"]

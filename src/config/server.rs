@@ -77,7 +77,7 @@ fn access_log(
     let on = file.access_log || file.access_log_format.is_some() || file.access_log_file.is_some();
     Ok(on.then(|| AccessLogSettings {
         format,
-        file: file.access_log_file.as_ref().map(Into::into),
+        file: file.access_log_file.as_ref().map(|f| check.resolve(f)),
     }))
 }
 

@@ -93,7 +93,11 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 Some(path) => Some(check.readable(path, "admin.token_file")?.into()),
                 None => None,
             },
-            state_file: file.admin.state_file.as_ref().map(|p| p.get_ref().into()),
+            state_file: file
+                .admin
+                .state_file
+                .as_ref()
+                .map(|p| check.resolve(p.get_ref())),
             protect_metrics: protect_metrics(&check, &file.admin)?,
             bounds: Bounds {
                 max_bans: bound(&check, file.admin.max_bans.as_ref(), "admin.max_bans")?,
