@@ -119,11 +119,16 @@ fn main() -> ExitCode {
     };
     match floodgate::app::build(&config, &launch) {
         Ok(server) => {
+            let proxy = config
+                .server
+                .listen
+                .map_or("no proxy: no [upstream]".to_owned(), |l| {
+                    format!("listening on {l}")
+                });
             log::info!(
-                "floodgate {} (commit {}) listening on {} (admin {})",
+                "floodgate {} (commit {}) {proxy} (admin {})",
                 env!("CARGO_PKG_VERSION"),
                 env!("FLOODGATE_COMMIT"),
-                config.server.listen,
                 config.admin.listen
             );
             server.run_forever()

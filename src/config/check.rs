@@ -186,7 +186,8 @@ mod tests {
 
     #[test]
     fn relative_paths_are_read_beside_the_config_and_absolute_ones_as_written() {
-        let text = "[server]\nlisten = \"127.0.0.1:8080\"\naccess_log_file = \"logs/access.log\"\n\n\
+        let text =
+            "[server]\nlisten = \"127.0.0.1:8080\"\naccess_log_file = \"logs/access.log\"\n\n\
                     [admin]\nstate_file = \"/var/lib/floodgate/state\"\n\n\
                     [upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
         let config = parse(text, Path::new("/etc/floodgate/floodgate.toml")).unwrap();
