@@ -101,10 +101,10 @@ pub(crate) fn admit_within_nofile(max: usize, set: bool) -> usize {
         };
         log::log!(
             level,
-            "the open-file limit (RLIMIT_NOFILE) is {limit}: server.max_connections {} {max} \
-             lowered to {cap} (two descriptors per connection and {} for the proxy itself); \
-             raise the hard limit (ulimit -Hn, systemd LimitNOFILE=) to admit more",
-            if set { "of" } else { "by default" },
+            "the open-file limit (RLIMIT_NOFILE) is {limit}: server.max_connections lowered \
+             from {max} to {cap} ({}; two descriptors per connection and {} for the proxy \
+             itself); raise the hard limit (ulimit -Hn, systemd LimitNOFILE=) to admit more",
+            if set { "as written" } else { "its default" },
             RESERVE.min(limit / 2)
         );
     }
