@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use floodgate::app::Launch;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -110,7 +111,8 @@ fn main() -> ExitCode {
             eprintln!("{}: {e}", config.path.display());
             return ExitCode::from(2);
         }
-        print!("{config}");
+        // A reader that closed early (`floodgate --test | head`) is no failure of the config.
+        let _ = write!(std::io::stdout(), "{config}");
         return ExitCode::SUCCESS;
     }
     let launch = Launch {
