@@ -179,6 +179,9 @@ mod tests {
             load("[server]\nlisten = \"127.0.0.1:8080\"\n[check]\nlisten = \"127.0.0.1:9100\"\n")
                 .unwrap();
         assert_eq!(config.server.listen, None, "warned about, not opened");
+        let rules = tempfile::tempdir().unwrap();
+        let rls = format!("[rls]\nconfig_dir = \"{}\"\n", rules.path().display());
+        assert_eq!(load(&rls).unwrap().server.listen, None);
     }
 
     #[test]
