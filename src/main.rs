@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use floodgate::app::Launch;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -96,10 +97,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     floodgate::crowdsec::set_give_back(allocator::give_back);
-    env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("floodgate=info,pingora=warn"),
-    )
-    .init();
+    floodgate::telemetry::logger::init();
     let config = match floodgate::config::load(&config_path) {
         Ok(config) => config,
         Err(e) => {
@@ -113,7 +111,8 @@ fn main() -> ExitCode {
             eprintln!("{}: {e}", config.path.display());
             return ExitCode::from(2);
         }
-        print!("{config}");
+        // A reader that closed early (`floodgate --test | head`) is no failure of the config.
+        let _ = write!(std::io::stdout(), "{config}");
         return ExitCode::SUCCESS;
     }
     let launch = Launch {
@@ -122,11 +121,16 @@ fn main() -> ExitCode {
     };
     match floodgate::app::build(&config, &launch) {
         Ok(server) => {
+            let proxy = config
+                .server
+                .listen
+                .map_or("no proxy: no [upstream]".to_owned(), |l| {
+                    format!("listening on {l}")
+                });
             log::info!(
-                "floodgate {} (commit {}) listening on {} (admin {})",
+                "floodgate {} (commit {}) {proxy} (admin {})",
                 env!("CARGO_PKG_VERSION"),
                 env!("FLOODGATE_COMMIT"),
-                config.server.listen,
                 config.admin.listen
             );
             server.run_forever()

@@ -268,3 +268,62 @@ fn a_repeated_request_id_with_another_key_is_decided_afresh() {
     );
     assert_eq!(ask("req-1", "good"), 200, "the good key's answer replayed");
 }
+
+/// A running floodgate process stopped by its handle when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (check, admin) = (free_port(), free_port());
+    let config = dir.path().join("check-only.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[admin]\nlisten = \"127.0.0.1:{admin}\"\n\n{POLICY}\n\
+             [check]\nlisten = \"127.0.0.1:{check}\"\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.path().join("floodgate.log")).unwrap();
+    let _floodgate = Child(
+        std::process::Command::new(common::floodgate_bin())
+            .arg("--config")
+            .arg(&config)
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let http = client("127.0.0.1");
+    let ask = || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let sent = http
+                .get(format!("http://127.0.0.1:{check}/"))
+                .header("x-original-uri", "/api")
+                .header("x-api-key", "erin")
+                .send();
+            match sent {
+                Ok(answer) => return answer.status(),
+                Err(e) if std::time::Instant::now() > deadline => panic!("no answer: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    };
+    let answers: Vec<u16> = (0..6).map(|_| ask().as_u16()).collect();
+    assert_eq!(answers, [200, 200, 200, 200, 200, 429]);
+    let ready = http
+        .get(format!("http://127.0.0.1:{admin}/readyz"))
+        .send()
+        .unwrap();
+    assert_eq!(ready.status(), 200, "no pool to be down");
+    let log = std::fs::read_to_string(dir.path().join("floodgate.log")).unwrap();
+    assert!(log.contains("no proxy: no [upstream]"), "{log}");
+}

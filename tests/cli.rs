@@ -1,7 +1,14 @@
-//! The command line: `--test` on good and bad configs, and the start's file checks it runs
-//! (`cli/start_checks.rs`).
+//! The command line: `--test` on good and bad configs, the start's file checks it runs
+//! (`cli/start_checks.rs`), paths relative to the config (`cli/paths.rs`), the demo backend's
+//! arguments (`cli/demo_backend.rs`), and a quiet start (`cli/quiet.rs`).
 
 mod common;
+#[path = "cli/demo_backend.rs"]
+mod demo_backend;
+#[path = "cli/paths.rs"]
+mod paths;
+#[path = "cli/quiet.rs"]
+mod quiet;
 #[path = "cli/start_checks.rs"]
 mod start_checks;
 

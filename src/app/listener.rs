@@ -84,7 +84,7 @@ impl<A> Listener<A> {
     /// too (the proxy's); the open-file limit is raised, and the connection cap lowered to
     /// what it can hold.
     pub(super) fn counted(mut self, metrics: &Metrics, limits: &ConnectionLimits) -> Self {
-        let max = rlimit::admit_within_nofile(limits.max_connections);
+        let max = rlimit::admit_within_nofile(limits.max_connections, limits.max_connections_set);
         let gauge = Some(metrics.connections_open.clone());
         self.connections = Arc::new(Connections::new(max, limits.max_connections_per_ip, gauge));
         self.refused = Some(metrics.connections_refused.clone());

@@ -114,6 +114,26 @@ fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
     })
 }
 
+/// The proxy's service on `server.listen` (and `server.tls_listen`) serving `app`; none when
+/// there is no `[upstream]` to proxy to.
+fn proxy_service<A>(config: &Config, app: A) -> Result<Option<Service<A>>, BuildError> {
+    let Some(listen) = config.server.listen else {
+        return Ok(None);
+    };
+    let mut proxy = Service::new("floodgate proxy".to_owned(), app);
+    proxy.add_tcp(&listen.to_string());
+    if let Some(tls) = &config.server.tls {
+        let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
+            .map_err(|e| BuildError::Tls(e.to_string()))?;
+        if tls.h2 {
+            // ALPN: h2 and http/1.1.
+            settings.enable_h2();
+        }
+        proxy.add_tls_with_settings(&tls.listen.to_string(), None, settings);
+    }
+    Ok(Some(proxy))
+}
+
 /// Pingora counts these in whole seconds: round up.
 fn whole_seconds(d: std::time::Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
@@ -169,17 +189,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         .counted(&metrics, limits)
         .with_h2c(config.server.h2c)
         .on_refused(log_refused(snapshot.clone()));
-    let mut proxy = Service::new("floodgate proxy".to_owned(), listener);
-    proxy.add_tcp(&config.server.listen.to_string());
-    if let Some(tls) = &config.server.tls {
-        let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
-            .map_err(|e| BuildError::Tls(e.to_string()))?;
-        if tls.h2 {
-            // ALPN: h2 and http/1.1.
-            settings.enable_h2();
-        }
-        proxy.add_tls_with_settings(&tls.listen.to_string(), None, settings);
-    }
+    let proxy = proxy_service(config, listener)?;
 
     let ready_needs_store = stores.fallback.needs_store();
     let live = snapshot.clone();
@@ -225,7 +235,9 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
         .with_tokens(tokens)
         .with_rls(rls_rules);
-    server.add_service(proxy);
+    if let Some(proxy) = proxy {
+        server.add_service(proxy);
+    }
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
     server.add_service(background_service("health checks", health));

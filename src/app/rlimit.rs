@@ -6,8 +6,9 @@
 //! one (as nginx's `worker_rlimit_nofile` and Go's runtime do). If the limit still cannot hold
 //! `max_connections` (each downstream connection may hold one to a backend, plus a reserve for
 //! the proxy's own descriptors: listeners, runtimes, the admin listener, Redis, health probes,
-//! logs and idle backend connections kept for reuse), the cap is lowered to fit and a warning
-//! says so.
+//! logs and idle backend connections kept for reuse), the cap is lowered to fit: a warning
+//! says so when `server.max_connections` was written in the config, an info line when it is
+//! the default (a stock machine's hard limit of a few thousand is no fault to act on).
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource, RLIM_INFINITY};
 
@@ -74,8 +75,9 @@ fn nr_open() -> u64 {
 }
 
 /// Raises the open-file limit and says how many connections to admit: `max`, or what the
-/// limit can hold, with a warning, when that is less.
-pub(crate) fn admit_within_nofile(max: usize) -> usize {
+/// limit can hold when that is less (a warning when `max` was `set` in the config, an info
+/// line when it is the default).
+pub(crate) fn admit_within_nofile(max: usize, set: bool) -> usize {
     let limit = match raise_nofile() {
         Ok((limit, Some(from))) => {
             log::info!("raised the open-file limit (RLIMIT_NOFILE) from {from} to {limit}");
@@ -92,10 +94,17 @@ pub(crate) fn admit_within_nofile(max: usize) -> usize {
     };
     let cap = fitted(max, limit);
     if cap < max {
-        log::warn!(
+        let level = if set {
+            log::Level::Warn
+        } else {
+            log::Level::Info
+        };
+        log::log!(
+            level,
             "the open-file limit (RLIMIT_NOFILE) is {limit}: server.max_connections lowered \
-             from {max} to {cap} (two descriptors per connection and {} for the proxy itself); \
-             raise the hard limit (ulimit -Hn, systemd LimitNOFILE=) to admit more",
+             from {max} to {cap} ({}; two descriptors per connection and {} for the proxy \
+             itself); raise the hard limit (ulimit -Hn, systemd LimitNOFILE=) to admit more",
+            if set { "as written" } else { "its default" },
             RESERVE.min(limit / 2)
         );
     }

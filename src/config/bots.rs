@@ -92,7 +92,9 @@ fn ranges(
             let Some(dir) = dir else {
                 return Ok(None);
             };
-            let path = Path::new(dir.get_ref()).join(crawler.ranges_file_name());
+            let path = check
+                .resolve(dir.get_ref())
+                .join(crawler.ranges_file_name());
             match path.exists() {
                 true => load(check, &path, Some(dir), "bots.ranges_dir").map(Some),
                 false => Ok(None),

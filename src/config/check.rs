@@ -4,7 +4,7 @@ use super::error::ConfigError;
 use crate::identity::{Network, Source, SourceSpec};
 use std::net::SocketAddr;
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -111,20 +111,29 @@ impl Checker<'_> {
         }
     }
 
-    /// A file path that can be read, relative to the working directory.
+    /// A path named in the config: a relative one is relative to the config file's directory
+    /// (as its reader expects, whatever the working directory); an absolute one is kept.
+    pub(crate) fn resolve(&self, path: &str) -> PathBuf {
+        match self.path.parent() {
+            Some(dir) => dir.join(path),
+            None => PathBuf::from(path),
+        }
+    }
+
+    /// A file path that can be read, resolved as [`Checker::resolve`] says.
     pub(crate) fn readable(
         &self,
         path: &Spanned<String>,
         key: &str,
     ) -> Result<String, ConfigError> {
-        std::fs::metadata(path.get_ref())
-            .map(|_| path.get_ref().clone())
-            .map_err(|e| {
-                self.error(
-                    path,
-                    format!("`{key}`: cannot read `{}`: {e}", path.get_ref()),
-                )
-            })
+        let resolved = self.resolve(path.get_ref());
+        match std::fs::metadata(&resolved) {
+            Ok(_) => Ok(resolved.to_string_lossy().into_owned()),
+            Err(e) => Err(self.error(
+                path,
+                format!("`{key}`: cannot read `{}`: {e}", resolved.display()),
+            )),
+        }
     }
 
     /// A source spec (`header:x+ip`), refusing `jwt:` sources when no JWT keys are configured.
@@ -167,5 +176,28 @@ impl Checker<'_> {
             "`{key}`: `jwt:` sources need an [identity.jwt] table with the keys that verify tokens"
         );
         Err(self.error(value, message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn relative_paths_are_read_beside_the_config_and_absolute_ones_as_written() {
+        let text =
+            "[server]\nlisten = \"127.0.0.1:8080\"\naccess_log_file = \"logs/access.log\"\n\n\
+                    [admin]\nstate_file = \"/var/lib/floodgate/state\"\n\n\
+                    [upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
+        let config = parse(text, Path::new("/etc/floodgate/floodgate.toml")).unwrap();
+        let log = config.server.access_log.unwrap().file;
+        assert_eq!(log, Some(PathBuf::from("/etc/floodgate/logs/access.log")));
+        let state = config.admin.state_file;
+        assert_eq!(state, Some(PathBuf::from("/var/lib/floodgate/state")));
+        // A config named without a directory: its paths are the working directory's.
+        let config = parse(text, Path::new("floodgate.toml")).unwrap();
+        let log = config.server.access_log.unwrap().file;
+        assert_eq!(log, Some(PathBuf::from("logs/access.log")));
     }
 }

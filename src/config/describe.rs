@@ -40,17 +40,53 @@ fn describe_pool(pool: &PoolSettings) -> String {
     line
 }
 
+impl Config {
+    /// The lines about what only the proxy does: its TLS listener, its timeouts to backends,
+    /// the headers it forwards.
+    fn proxy_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, u) = (&self.server, &self.upstream);
+        if let Some(tls) = &s.tls {
+            let alpn = if tls.h2 { "h2, http/1.1" } else { "http/1.1" };
+            writeln!(
+                f,
+                "TLS listener    {} ({}; ALPN {alpn})",
+                tls.listen, tls.cert_file
+            )?;
+        }
+        writeln!(
+            f,
+            "timeouts        connect {:?}, read {:?}, write {:?}; upgraded connections idle {:?}",
+            u.connect_timeout, u.read_timeout, u.write_timeout, u.idle_timeout
+        )?;
+        let via = if s.front.via { "; Via added" } else { "" };
+        let case = match s.front.preserve_header_case {
+            true => "kept as sent",
+            false => "lowercase",
+        };
+        writeln!(
+            f,
+            "forwarding      X-Forwarded-For/-Proto/-Host, Forwarded; request id in `{}`{via}; \
+             HTTP/1 header names {case}",
+            s.front.request_id_header
+        )?;
+        Ok(())
+    }
+}
+
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.server;
         let u = &self.upstream;
         writeln!(f, "config {} is valid", self.path.display())?;
         let h2c = if s.h2c { ", HTTP/1 and h2c" } else { "" };
-        writeln!(
-            f,
-            "proxy listener  {} ({} threads{h2c})",
-            s.listen, s.threads
-        )?;
+        match s.listen {
+            Some(listen) => writeln!(f, "proxy listener  {listen} ({} threads{h2c})", s.threads)?,
+            None => writeln!(
+                f,
+                "proxy listener  none: no [upstream] ({} threads)",
+                s.threads
+            )?,
+        }
         writeln!(
             f,
             "shutdown        in-flight requests get {:?}, then {:?} to stop",
@@ -136,30 +172,9 @@ impl fmt::Display for Config {
             "connections     at most {}{per_ip}; a request head within {:?} and {} bytes; idle {:?} between requests",
             l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
         )?;
-        if let Some(tls) = &s.tls {
-            let alpn = if tls.h2 { "h2, http/1.1" } else { "http/1.1" };
-            writeln!(
-                f,
-                "TLS listener    {} ({}; ALPN {alpn})",
-                tls.listen, tls.cert_file
-            )?;
+        if s.listen.is_some() {
+            self.proxy_lines(f)?;
         }
-        writeln!(
-            f,
-            "timeouts        connect {:?}, read {:?}, write {:?}; upgraded connections idle {:?}",
-            u.connect_timeout, u.read_timeout, u.write_timeout, u.idle_timeout
-        )?;
-        let via = if s.front.via { "; Via added" } else { "" };
-        let case = match s.front.preserve_header_case {
-            true => "kept as sent",
-            false => "lowercase",
-        };
-        writeln!(
-            f,
-            "forwarding      X-Forwarded-For/-Proto/-Host, Forwarded; request id in `{}`{via}; \
-             HTTP/1 header names {case}",
-            s.front.request_id_header
-        )?;
         match &self.store {
             StoreSettings::Memory { max_entries } => {
                 writeln!(f, "store           memory, at most {max_entries} buckets")?

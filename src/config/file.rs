@@ -8,10 +8,11 @@ use toml::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileConfig {
+    #[serde(default)]
     pub(crate) server: ServerFile,
     #[serde(default)]
     pub(crate) admin: AdminFile,
-    pub(crate) upstream: UpstreamFile,
+    pub(crate) upstream: Option<UpstreamFile>,
     #[serde(default)]
     pub(crate) store: StoreFile,
     #[serde(default)]
@@ -103,10 +104,10 @@ pub(crate) struct CheckFile {
     pub(crate) dedupe_header: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServerFile {
-    pub(crate) listen: Spanned<String>,
+    pub(crate) listen: Option<Spanned<String>>,
     pub(crate) threads: Option<Spanned<i64>>,
     pub(crate) grace_period: Option<Spanned<String>>,
     pub(crate) shutdown_timeout: Option<Spanned<String>>,

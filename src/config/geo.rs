@@ -5,7 +5,6 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::file::GeoFile;
 use crate::bots::{Geo, GeoKind, GeoSettings};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The databases of the `[geo]` table (none when it is absent), read now.
@@ -14,7 +13,7 @@ pub(crate) fn geo(check: &Checker<'_>, file: Option<&GeoFile>) -> Result<Arc<Geo
         return Ok(Arc::default());
     };
     let path =
-        |key: &Option<toml::Spanned<String>>| key.as_ref().map(|p| PathBuf::from(p.get_ref()));
+        |key: &Option<toml::Spanned<String>>| key.as_ref().map(|p| check.resolve(p.get_ref()));
     let settings = GeoSettings {
         asn_db: path(&file.asn_db),
         country_db: path(&file.country_db),

@@ -8,7 +8,6 @@ use crate::identity::{
     parse_network, AccessRules, ClientIpResolver, ForwardingHeader, IdentityChain, IdentityKey,
     IpFolding, JwtSettings, JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
 };
-use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,8 +142,7 @@ fn read_beside(
     name: &Spanned<String>,
     key: &str,
 ) -> Result<String, ConfigError> {
-    let base = check.path.parent().unwrap_or(Path::new("."));
-    let path = base.join(name.get_ref());
+    let path = check.resolve(name.get_ref());
     std::fs::read_to_string(&path).map_err(|e| {
         check.error(
             name,

@@ -7,7 +7,6 @@ use super::error::ConfigError;
 use super::file::RlsFile;
 use super::runtime::TlsListener;
 use crate::rls::{RlsRules, RlsSettings, RlsTls, MAX_CONCURRENT_STREAMS, TIMEOUT};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,12 +23,7 @@ pub(crate) fn rls(
         Some(listen) => check.address(listen, "rls.listen")?,
         None => LISTEN.parse().expect("a valid default address"),
     };
-    let dir = Path::new(file.config_dir.get_ref());
-    let dir = match dir.is_relative() {
-        // Relative to the config file, as a user reads it.
-        true => check.path.parent().unwrap_or(Path::new(".")).join(dir),
-        false => dir.to_owned(),
-    };
+    let dir = check.resolve(file.config_dir.get_ref());
     if !dir.is_dir() {
         let message = format!("`rls.config_dir`: `{}` is not a directory", dir.display());
         return Err(check.error(&file.config_dir, message));

@@ -58,8 +58,9 @@ pub struct Config {
 /// `[server]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSettings {
-    /// Proxy listener address.
-    pub listen: SocketAddr,
+    /// Proxy listener address; `None` when there is no `[upstream]` to proxy to (an instance
+    /// that only decides, for `[check]` or `[rls]`).
+    pub listen: Option<SocketAddr>,
     /// Worker threads of the proxy service.
     pub threads: usize,
     /// On SIGTERM, listeners close and in-flight requests have this long to finish.

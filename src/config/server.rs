@@ -2,21 +2,23 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::ServerFile;
+use super::file::{ServerFile, UpstreamFile};
 use super::runtime::{ServerSettings, TlsListener};
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
+use std::net::SocketAddr;
 use std::time::Duration;
 use toml::Spanned;
 
-/// The validated `[server]` table.
+/// The validated `[server]` table; the proxy listens only when there is an `[upstream]`.
 pub(super) fn server(
     check: &Checker<'_>,
     file: &ServerFile,
+    upstream: Option<&UpstreamFile>,
 ) -> Result<ServerSettings, ConfigError> {
     Ok(ServerSettings {
-        listen: check.address(&file.listen, "server.listen")?,
+        listen: listen(check, file, upstream)?,
         threads: match &file.threads {
             Some(threads) => check.integer(threads, "server.threads", 1..=1024)? as usize,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -56,6 +58,31 @@ pub(super) fn server(
     })
 }
 
+/// `server.listen`: needed to proxy to `[upstream]`, of no use without one.
+fn listen(
+    check: &Checker<'_>,
+    file: &ServerFile,
+    upstream: Option<&UpstreamFile>,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    match (&file.listen, upstream) {
+        (Some(listen), Some(_)) => check.address(listen, "server.listen").map(Some),
+        (None, Some(upstream)) => {
+            let message =
+                "`[upstream]` needs `server.listen`, the address the proxy listens on".to_owned();
+            Err(check.error(&upstream.backends, message))
+        }
+        (Some(listen), None) => {
+            check.address(listen, "server.listen")?;
+            let message = "`server.listen`: there is no `[upstream]` to proxy to, so nothing \
+                           listens here (only `[check]` and `[rls]` do)"
+                .to_owned();
+            log::warn!("{}", check.error(listen, message));
+            Ok(None)
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// The access log: on with `access_log = true`, or when a format or a file is given.
 fn access_log(
     check: &Checker<'_>,
@@ -77,7 +104,7 @@ fn access_log(
     let on = file.access_log || file.access_log_format.is_some() || file.access_log_file.is_some();
     Ok(on.then(|| AccessLogSettings {
         format,
-        file: file.access_log_file.as_ref().map(Into::into),
+        file: file.access_log_file.as_ref().map(|f| check.resolve(f)),
     }))
 }
 
@@ -143,6 +170,7 @@ fn limits(check: &Checker<'_>, file: &ServerFile) -> Result<ConnectionLimits, Co
             None => default.max_header_bytes,
         },
         max_connections: max_connections as usize,
+        max_connections_set: file.max_connections.is_some(),
         max_connections_per_ip: file
             .max_connections_per_ip
             .as_ref()
@@ -164,10 +192,14 @@ fn tls_listener(
             key_file: check.readable(key, "server.tls_key_file")?,
             h2: file.h2.unwrap_or(true),
         })),
-        _ => Err(check.error(
-            &file.listen,
-            "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together".into(),
-        )),
+        (listen, cert, key) => {
+            let at = listen.as_ref().or(cert.as_ref()).or(key.as_ref());
+            let message = "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together";
+            Err(match at {
+                Some(at) => check.error(at, message.into()),
+                None => ConfigError::at(check.path, check.text, None, message.into()),
+            })
+        }
     }
 }
 

@@ -15,12 +15,23 @@ use toml::Spanned;
 /// The largest backend weight.
 const MAX_WEIGHT: i64 = 100;
 
-/// The upstream settings of `file` and the `routes` to its pools.
+/// `upstream.connect_timeout` when not given.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// `upstream.read_timeout` and `write_timeout` when not given.
+const IO_TIMEOUT: Duration = Duration::from_secs(60);
+/// `upstream.idle_timeout` when not given.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The upstream settings of `file` and the `routes` to its pools; no pools when there is no
+/// `[upstream]` (an instance that only decides: `[check]` or `[rls]`).
 pub(crate) fn upstream(
     check: &Checker<'_>,
-    file: &UpstreamFile,
+    file: Option<&UpstreamFile>,
     routes: &[RouteFile],
 ) -> Result<UpstreamSettings, ConfigError> {
+    let Some(file) = file else {
+        return no_upstream(check, routes);
+    };
     let ca_file = file
         .ca_file
         .as_ref()
@@ -44,26 +55,43 @@ pub(crate) fn upstream(
         connect_timeout: check.duration(
             file.connect_timeout.as_ref(),
             "upstream.connect_timeout",
-            Duration::from_secs(5),
+            CONNECT_TIMEOUT,
         )?,
         read_timeout: check.duration(
             file.read_timeout.as_ref(),
             "upstream.read_timeout",
-            Duration::from_secs(60),
+            IO_TIMEOUT,
         )?,
         write_timeout: check.duration(
             file.write_timeout.as_ref(),
             "upstream.write_timeout",
-            Duration::from_secs(60),
+            IO_TIMEOUT,
         )?,
         idle_timeout: idle_timeout(check, file)?,
+    })
+}
+
+/// No `[upstream]`: no pools, so no `[[route]]` may name one.
+fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSettings, ConfigError> {
+    if let Some(route) = routes.first() {
+        let message = "`route.pool`: a `[[route]]` picks a pool of `[upstream]`, and there is no `[upstream]`".to_owned();
+        return Err(check.error(&route.pool, message));
+    }
+    Ok(UpstreamSettings {
+        pools: Vec::new(),
+        routes: Vec::new(),
+        ca_file: None,
+        connect_timeout: CONNECT_TIMEOUT,
+        read_timeout: IO_TIMEOUT,
+        write_timeout: IO_TIMEOUT,
+        idle_timeout: IDLE_TIMEOUT,
     })
 }
 
 /// `upstream.idle_timeout`: above zero.
 fn idle_timeout(check: &Checker<'_>, file: &UpstreamFile) -> Result<Duration, ConfigError> {
     let key = "upstream.idle_timeout";
-    let idle = check.duration(file.idle_timeout.as_ref(), key, Duration::from_secs(3600))?;
+    let idle = check.duration(file.idle_timeout.as_ref(), key, IDLE_TIMEOUT)?;
     match &file.idle_timeout {
         Some(at) if idle.is_zero() => Err(check.error(at, format!("`{key}` must be above zero"))),
         _ => Ok(idle),

@@ -46,6 +46,22 @@ fn protect_metrics(check: &Checker<'_>, admin: &AdminFile) -> Result<bool, Confi
     }
 }
 
+/// Refuses a config that gives Floodgate nothing to do: no `[upstream]` to proxy to, no
+/// `[check]` or `[rls]` to answer.
+fn purpose(check: &Checker<'_>, file: &FileConfig) -> Result<(), ConfigError> {
+    if file.upstream.is_some() || file.check.is_some() || file.rls.is_some() {
+        return Ok(());
+    }
+    let message = "nothing to serve: add `[upstream]` (the backends to proxy to), `[check]` (the \
+                   decision endpoint) or `[rls]` (Envoy's rate limit service)";
+    Err(ConfigError::at(
+        check.path,
+        check.text,
+        None,
+        message.to_owned(),
+    ))
+}
+
 /// Validates a parsed file into the runtime config.
 pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Config, ConfigError> {
     let mut check = Checker {
@@ -64,7 +80,8 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             .parse()
             .expect("the default admin address is valid"),
     };
-    let server = server(&check, &file.server)?;
+    purpose(&check, &file)?;
+    let server = server(&check, &file.server, file.upstream.as_ref())?;
     let rls = match &file.rls {
         Some(table) => Some(rls::rls(&check, table, server.tls.as_ref())?),
         None => None,
@@ -74,7 +91,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         client_ip,
         hash_key,
     } = identity::identity(&check, &file.identity)?;
-    let upstream = upstream::upstream(&check, &file.upstream, &file.routes)?;
+    let upstream = upstream::upstream(&check, file.upstream.as_ref(), &file.routes)?;
     let store = store(&check, &file.store, upstream.read_timeout)?;
     Ok(Config {
         path: path.to_owned(),
@@ -93,7 +110,11 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
                 Some(path) => Some(check.readable(path, "admin.token_file")?.into()),
                 None => None,
             },
-            state_file: file.admin.state_file.as_ref().map(|p| p.get_ref().into()),
+            state_file: file
+                .admin
+                .state_file
+                .as_ref()
+                .map(|p| check.resolve(p.get_ref())),
             protect_metrics: protect_metrics(&check, &file.admin)?,
             bounds: Bounds {
                 max_bans: bound(&check, file.admin.max_bans.as_ref(), "admin.max_bans")?,
@@ -135,4 +156,53 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             },
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    fn load(text: &str) -> Result<crate::config::Config, String> {
+        parse(text, Path::new("t.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_config_that_only_decides_needs_no_upstream_nor_server_table() {
+        let config = load("[check]\nlisten = \"127.0.0.1:9100\"\n").unwrap();
+        assert_eq!(
+            config.server.listen, None,
+            "nothing to proxy, nothing listens"
+        );
+        assert!(config.upstream.pools.is_empty());
+        let config =
+            load("[server]\nlisten = \"127.0.0.1:8080\"\n[check]\nlisten = \"127.0.0.1:9100\"\n")
+                .unwrap();
+        assert_eq!(config.server.listen, None, "warned about, not opened");
+        let rules = tempfile::tempdir().unwrap();
+        let rls = format!("[rls]\nconfig_dir = \"{}\"\n", rules.path().display());
+        assert_eq!(load(&rls).unwrap().server.listen, None);
+    }
+
+    #[test]
+    fn a_config_with_nothing_to_serve_or_a_proxy_without_a_listener_is_refused() {
+        for (text, expected) in [
+            (
+                "[server]\nlisten = \"127.0.0.1:8080\"\n",
+                "t.toml:1:1: nothing to serve: add `[upstream]`",
+            ),
+            ("", "t.toml:1:1: nothing to serve"),
+            (
+                "[upstream]\nbackends = [\"127.0.0.1:8000\"]\n",
+                "t.toml:2:12: `[upstream]` needs `server.listen`",
+            ),
+            (
+                "[check]\nlisten = \"127.0.0.1:9100\"\n[[route]]\npool = \"api\"\n",
+                "t.toml:4:8: `route.pool`: a `[[route]]` picks a pool of `[upstream]`",
+            ),
+        ] {
+            let e = load(text).unwrap_err();
+            assert!(e.starts_with(expected), "{e}");
+        }
+    }
 }

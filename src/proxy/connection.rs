@@ -21,6 +21,9 @@ pub struct ConnectionLimits {
     pub max_header_bytes: usize,
     /// The most connections open at once; more are closed as soon as they are accepted.
     pub max_connections: usize,
+    /// Whether `max_connections` was written in the config: a written cap lowered to fit the
+    /// open-file limit is worth a warning, the default lowered is not.
+    pub max_connections_set: bool,
     /// The most connections open at once from one client address (an IPv6 /64).
     pub max_connections_per_ip: Option<usize>,
 }
@@ -32,6 +35,7 @@ impl Default for ConnectionLimits {
             keepalive_timeout: Duration::from_secs(60),
             max_header_bytes: 64 * 1024,
             max_connections: 10_000,
+            max_connections_set: false,
             max_connections_per_ip: None,
         }
     }

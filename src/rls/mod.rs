@@ -18,6 +18,7 @@ mod lookup;
 mod rules;
 #[cfg(feature = "rls")]
 mod server;
+mod yaml;
 
 #[cfg(feature = "rls")]
 pub use decide::{decide, Deciders};

@@ -1,13 +1,11 @@
-//! envoyproxy/ratelimit's configuration, as its users write it: one YAML file per domain
-//! (`domain`, nested `descriptors` of `key`, optional `value`, `rate_limit { unit,
-//! requests_per_unit, name, unlimited, replaces }`, `shadow_mode`), every `*.yaml` / `*.yml`
-//! of `rls.config_dir`. Each limit becomes a Floodgate bucket: capacity `requests_per_unit`,
-//! refilled over the unit (a token bucket, not a fixed window).
+//! envoyproxy/ratelimit's configuration (its file format in [`super::yaml`]), every `*.yaml` /
+//! `*.yml` of `rls.config_dir`, as a tree per domain. Each limit becomes a Floodgate bucket:
+//! capacity `requests_per_unit`, refilled over the unit (a token bucket, not a fixed window).
 
+use super::yaml::{quota_mode_lines, DescriptorFile, DomainFile};
 use crate::limiter::PolicyKey;
 use crate::policy::{Limits, Rate};
 use crate::telemetry::{Metrics, PolicyCounters};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -24,51 +22,6 @@ pub struct RulesError {
     pub column: usize,
     /// What is wrong.
     pub message: String,
-}
-
-/// One domain's file, as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DomainFile {
-    domain: String,
-    #[serde(default)]
-    descriptors: Vec<DescriptorFile>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DescriptorFile {
-    key: String,
-    value: Option<String>,
-    rate_limit: Option<RateLimitFile>,
-    #[serde(default)]
-    descriptors: Vec<DescriptorFile>,
-    #[serde(default)]
-    shadow_mode: bool,
-    /// Accepted and ignored: Floodgate's metrics are labelled by rule, never by a descriptor
-    /// value (labels stay bounded).
-    #[serde(default, rename = "detailed_metric")]
-    _detailed_metric: bool,
-    #[serde(default, rename = "value_to_metric")]
-    _value_to_metric: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RateLimitFile {
-    name: Option<String>,
-    #[serde(default)]
-    replaces: Vec<Replaces>,
-    unit: Option<String>,
-    requests_per_unit: Option<u64>,
-    #[serde(default)]
-    unlimited: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Replaces {
-    name: String,
 }
 
 /// What a matched descriptor does.
@@ -186,11 +139,14 @@ impl RlsRules {
     pub fn add(&mut self, file: &Path, text: &str) -> Result<(), RulesError> {
         let located = |e: serde_yaml_ng::Error| {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            // The place is said in front, as in every config error.
+            let message = e.to_string();
+            let place = format!(" at line {line} column {column}");
             RulesError {
                 file: file.to_owned(),
                 line,
                 column,
-                message: e.to_string(),
+                message: message.strip_suffix(&place).unwrap_or(&message).to_owned(),
             }
         };
         let parsed: DomainFile = serde_yaml_ng::from_str(text).map_err(located)?;
@@ -212,8 +168,31 @@ impl RlsRules {
         let mut root = Node::default();
         let path = parsed.domain.clone();
         build(&mut root, &parsed.descriptors, &path).map_err(at_file)?;
+        warn_quota_mode(file, text, &parsed);
         self.domains.insert(parsed.domain, root);
         Ok(())
+    }
+}
+
+/// Warns, located, at each `quota_mode: true` of `parsed` (the text of `file`): Floodgate
+/// holds such a limit like any other.
+fn warn_quota_mode(file: &Path, text: &str, parsed: &DomainFile) {
+    if !parsed
+        .descriptors
+        .iter()
+        .any(DescriptorFile::uses_quota_mode)
+    {
+        return;
+    }
+    let what = "`quota_mode: true` is read as an ordinary limit: a request over it is refused \
+                (envoyproxy/ratelimit refuses only when every quota-mode limit of the request \
+                is over); give it `shadow_mode: true` to count without refusing";
+    let lines = quota_mode_lines(text);
+    if lines.is_empty() {
+        log::warn!("{}: {what}", file.display());
+    }
+    for (line, column) in lines {
+        log::warn!("{}:{line}:{column}: {what}", file.display());
     }
 }
 
@@ -280,7 +259,7 @@ fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
         unit: code,
         shadow: d.shadow_mode,
         refuses_all: requests_per_unit == 0,
-        replaces: limit.replaces.iter().map(|r| r.name.clone()).collect(),
+        replaces: limit.replaces.clone(),
         counters: RuleCounters::default(),
     }))))
 }

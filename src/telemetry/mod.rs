@@ -4,6 +4,7 @@ mod backends;
 mod bots;
 mod counters;
 mod crowdsec;
+pub mod logger;
 mod metrics;
 mod offenders;
 mod policy;
