@@ -122,6 +122,15 @@ fn main() -> ExitCode {
     };
     match floodgate::app::build(&config, &launch) {
         Ok(server) => {
+            // Written now that the listeners are this process's (an upgrade has taken them
+            // over); removed when this guard drops after a clean exit.
+            let _pid_file = match floodgate::app::PidFile::write(&config.server.pid_file) {
+                Ok(pid_file) => pid_file,
+                Err(e) => {
+                    eprintln!("{}: {e}", config.path.display());
+                    return ExitCode::FAILURE;
+                }
+            };
             log::info!(
                 "floodgate {} (commit {}) listening on {} (admin {})",
                 env!("CARGO_PKG_VERSION"),
@@ -129,7 +138,8 @@ fn main() -> ExitCode {
                 config.server.listen,
                 config.admin.listen
             );
-            server.run_forever()
+            server.run(pingora::server::RunArgs::default());
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{}: {e}", config.path.display());
