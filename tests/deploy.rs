@@ -305,26 +305,23 @@ fn kubernetes_validate_accepts_every_manifest() {
 }
 
 #[test]
-fn the_configmaps_config_passes_floodgate_test() {
-    let manifest =
-        std::fs::read_to_string(root().join("deploy/kubernetes/configmap.yaml")).unwrap();
-    let (_, body) = manifest
-        .split_once("floodgate.toml: |\n")
-        .expect("the config's key");
-    let text: String = body
-        .lines()
-        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+fn every_configmaps_config_passes_floodgate_test() {
+    let configs: Vec<_> = manifests()
+        .into_iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .filter_map(|text| Some(text.split_once("floodgate.toml: |\n")?.1.to_owned()))
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let config = config_here(
-        &text,
-        dir.path(),
-        &[("/tmp/", "tmp/"), ("/etc/floodgate/tokens/", "tokens/")],
-    );
-    std::fs::write(
-        dir.path().join("tokens/tokens"),
-        "prometheus:a-token-of-sixteen-or-more\n",
-    )
-    .unwrap();
-    floodgate_test(&config);
+    assert_eq!(configs.len(), 2, "the gateway's and the sidecar's");
+    for body in configs {
+        let text: String = body
+            .lines()
+            .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let moves = [("/tmp/", "tmp/"), ("/etc/floodgate/tokens/", "tokens/")];
+        let config = config_here(&text, dir.path(), &moves);
+        let token = "prometheus:a-token-of-sixteen-or-more\n";
+        std::fs::write(dir.path().join("tokens/tokens"), token).unwrap();
+        floodgate_test(&config);
+    }
 }
