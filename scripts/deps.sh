@@ -104,3 +104,25 @@ need_pytools() {
 need_image_tools() {
     need_packages mmdebstrap:mmdebstrap podman:podman runc:runc slirp4netns:slirp4netns newuidmap:uidmap
 }
+
+# systemd-analyze, which judges deploy/systemd/floodgate.service (verify, and security's
+# exposure level): Debian's systemd package; nothing of it runs.
+need_systemd_analyze() {
+    need_packages systemd-analyze:systemd
+}
+
+# kubernetes-validate (PyPI, pinned), which checks deploy/kubernetes/ against Kubernetes'
+# schemas, in a venv of its own at ~/.cache/floodgate/kubernetes-validate. Sets
+# KUBERNETES_VALIDATE.
+need_kubernetes_validate() {
+    local venv=${FLOODGATE_KUBERNETES_VALIDATE_DIR:-$HOME/.cache/floodgate/kubernetes-validate}
+    KUBERNETES_VALIDATE=$venv/bin/kubernetes-validate
+    if [ -x "$KUBERNETES_VALIDATE" ] && [ "$("$KUBERNETES_VALIDATE" --version 2>/dev/null)" = 1.37.0 ]; then
+        return 0
+    fi
+    echo "installing kubernetes-validate 1.37.0 into $venv" >&2
+    python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
+    python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q kubernetes-validate==1.37.0 >&2
+}

@@ -121,6 +121,15 @@ fn main() -> ExitCode {
     };
     match floodgate::app::build(&config, &launch) {
         Ok(server) => {
+            // Written now that the listeners are this process's (an upgrade has taken them
+            // over); removed when this guard drops after a clean exit.
+            let _pid_file = match floodgate::app::PidFile::write(&config.server.pid_file) {
+                Ok(pid_file) => pid_file,
+                Err(e) => {
+                    eprintln!("{}: {e}", config.path.display());
+                    return ExitCode::FAILURE;
+                }
+            };
             let proxy = config
                 .server
                 .listen
@@ -133,7 +142,8 @@ fn main() -> ExitCode {
                 env!("FLOODGATE_COMMIT"),
                 config.admin.listen
             );
-            server.run_forever()
+            server.run(pingora::server::RunArgs::default());
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{}: {e}", config.path.display());

@@ -8,6 +8,7 @@ mod fleet;
 mod health;
 mod listener;
 mod optional;
+mod pid_file;
 mod preflight;
 mod reload;
 mod rlimit;
@@ -19,6 +20,7 @@ mod tls_files;
 
 pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;
+pub use pid_file::{PidFile, PidFileError};
 pub use preflight::{preflight, StateFileCheck};
 pub use reload::Reloader;
 pub use stores::{BuildError, Stores};
@@ -56,7 +58,7 @@ fn server_conf(config: &Config) -> ServerConf {
         threads: config.server.threads,
         grace_period_seconds: Some(whole_seconds(config.server.grace_period)),
         graceful_shutdown_timeout_seconds: Some(whole_seconds(config.server.shutdown_timeout)),
-        pid_file: config.server.pid_file.clone(),
+        pid_file: config.server.pid_file.display().to_string(),
         upgrade_sock: config.server.upgrade_sock.clone(),
         ca_file: config.upstream.ca_file.clone(),
         ..ServerConf::default()

@@ -42,6 +42,9 @@ pub enum BuildError {
     /// The access log's file cannot be opened.
     #[error("cannot open the access log: {0}")]
     AccessLog(std::io::Error),
+    /// The pid file cannot be written where `server.pid_file` says.
+    #[error("{0}")]
+    PidFile(#[from] super::pid_file::PidFileError),
     /// Envoy's rate limit service could not be set up.
     #[error("cannot set up the rate limit service: {0}")]
     Rls(String),

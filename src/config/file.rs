@@ -119,7 +119,7 @@ pub(crate) struct ServerFile {
     pub(crate) access_log_file: Option<String>,
     #[serde(default)]
     pub(crate) watch_config: bool,
-    pub(crate) pid_file: Option<String>,
+    pub(crate) pid_file: Option<Spanned<String>>,
     pub(crate) upgrade_sock: Option<String>,
     pub(crate) tls_listen: Option<Spanned<String>>,
     pub(crate) tls_cert_file: Option<Spanned<String>>,

@@ -74,8 +74,9 @@ pub struct ServerSettings {
     pub access_log: Option<AccessLogSettings>,
     /// Reload when the config file changes, not only on SIGHUP.
     pub watch_config: bool,
-    /// Where the pid is written (daemon mode and upgrades).
-    pub pid_file: String,
+    /// Where the process id is written once the listeners are this process's, and removed
+    /// from at a clean exit (the upgrade steps read it).
+    pub pid_file: PathBuf,
     /// The socket a new binary takes the listeners from during an upgrade.
     pub upgrade_sock: String,
     /// A TLS listener, besides the plain one.

@@ -8,6 +8,7 @@ use super::runtime::{ServerSettings, TlsListener};
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -36,10 +37,7 @@ pub(super) fn server(
         shadow: file.shadow,
         access_log: access_log(check, file)?,
         watch_config: file.watch_config,
-        pid_file: file
-            .pid_file
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate.pid".to_owned()),
+        pid_file: pid_file(check, file.pid_file.as_ref())?,
         upgrade_sock: file
             .upgrade_sock
             .clone()
@@ -106,6 +104,23 @@ fn access_log(
         format,
         file: file.access_log_file.as_ref().map(|f| check.resolve(f)),
     }))
+}
+
+/// `server.pid_file`'s default: the path the upgrade steps of the book read.
+const PID_FILE: &str = "/tmp/floodgate.pid";
+
+/// `server.pid_file`: a path, relative to the config file's directory when not absolute.
+fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<PathBuf, ConfigError> {
+    let Some(value) = value else {
+        return Ok(PathBuf::from(PID_FILE));
+    };
+    let text = value.get_ref();
+    if text.is_empty() || text.ends_with('/') {
+        let message = format!("`server.pid_file` must name a file, not `{text}`");
+        return Err(check.error(value, message));
+    }
+    let base = check.path.parent().unwrap_or(Path::new(""));
+    Ok(base.join(text))
 }
 
 /// Headers a request id may not travel in: HTTP's own and the forwarding headers.
@@ -213,6 +228,32 @@ mod tests {
             "[server]\nlisten = \"127.0.0.1:8080\"\n{server}\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n"
         );
         parse(&text, Path::new("f.toml"))
+    }
+
+    #[test]
+    fn the_pid_file_defaults_to_the_books_path_and_is_relative_to_the_config() {
+        assert_eq!(
+            load("").unwrap().server.pid_file,
+            Path::new("/tmp/floodgate.pid")
+        );
+        let text = "[server]\nlisten = \"127.0.0.1:8080\"\npid_file = \"run/f.pid\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
+        let server = parse(text, Path::new("/etc/floodgate/f.toml"))
+            .unwrap()
+            .server;
+        assert_eq!(server.pid_file, Path::new("/etc/floodgate/run/f.pid"));
+        let server = load("pid_file = \"/run/floodgate/floodgate.pid\"")
+            .unwrap()
+            .server;
+        assert_eq!(server.pid_file, Path::new("/run/floodgate/floodgate.pid"));
+        for bad in ["", "/run/floodgate/"] {
+            let e = load(&format!("pid_file = \"{bad}\""))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("f.toml:3:12: ") && e.contains("`server.pid_file` must name a file"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]
