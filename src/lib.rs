@@ -19,6 +19,7 @@ pub mod crowdsec;
 pub mod gate;
 pub mod identity;
 pub mod limiter;
+pub mod location;
 pub mod policy;
 pub mod proxy;
 pub mod rls;

@@ -10,7 +10,6 @@ use floodgate::bots::{Geo, GeoError, GeoKind, GeoSettings};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()
@@ -254,18 +253,6 @@ fn the_binary_refuses_a_missing_or_corrupt_database_at_its_key_and_describes_goo
     }
 }
 
-/// Sends SIGHUP and waits for the reload counter of `result` to move.
-fn reload(proxy: &Proxy, result: &str) {
-    let series = format!("floodgate_config_reloads_total{{result=\"{result}\"}}");
-    let before = proxy.metric(&series);
-    proxy.signal("HUP");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while proxy.metric(&series) == before {
-        assert!(Instant::now() < deadline, "no {result} reload counted");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_database_corrupted_while_running_is_refused_on_reload_and_the_old_config_serves() {
     let dir = tempfile::tempdir().unwrap();
@@ -276,7 +263,7 @@ fn a_database_corrupted_while_running_is_refused_on_reload_and_the_old_config_se
     assert_eq!(proxy.get("/", &[]).status(), 200);
     // Overwritten in place, as a careless download would: the running copy is in memory.
     std::fs::copy(random_file(dir.path()), &asn_db).unwrap();
-    reload(&proxy, "failure");
+    proxy.reload("failure");
     let log = proxy.log();
     assert!(
         log.contains("`geo.asn_db`") && log.contains("is not a MaxMind DB file"),
@@ -289,6 +276,6 @@ fn a_database_corrupted_while_running_is_refused_on_reload_and_the_old_config_se
     let fresh = tempfile::tempdir_in(dir.path()).unwrap();
     let written = write_asn_db(fresh.path(), &[("127.0.0.0/8", 64999)]);
     std::fs::rename(written, &asn_db).unwrap();
-    reload(&proxy, "success");
+    proxy.reload("success");
     assert_eq!(proxy.get("/", &[]).status(), 200);
 }

@@ -10,18 +10,6 @@ fn policy(capacity: u64) -> String {
     format!("[identity]\nsources = [\"header:x-api-key\"]\n\n[[policy]]\nname = \"p\"\ncapacity = {capacity}\nrate = \"1/h\"\n")
 }
 
-/// Sends SIGHUP and waits for the reload counter to move.
-fn reload(proxy: &Proxy, result: &str) {
-    let series = format!("floodgate_config_reloads_total{{result=\"{result}\"}}");
-    let before = proxy.metric(&series);
-    proxy.signal("HUP");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while proxy.metric(&series) == before {
-        assert!(Instant::now() < deadline, "no {result} reload counted");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_reload_changes_a_limit_without_failing_an_in_flight_request() {
     let upstream = Upstream::start();
@@ -37,7 +25,7 @@ fn a_reload_changes_a_limit_without_failing_an_in_flight_request() {
         });
         std::thread::sleep(Duration::from_millis(300));
         proxy.rewrite_config(|text| text.replace("capacity = 2", "capacity = 4"));
-        reload(&proxy, "success");
+        proxy.reload("success");
         assert_eq!(
             in_flight
                 .join()
@@ -68,7 +56,7 @@ fn buckets_survive_a_reload_of_an_unchanged_policy() {
             "[access]\ndeny = [\"header:x-api-key=evil\"]\n\n[[policy]]",
         )
     });
-    reload(&proxy, "success");
+    proxy.reload("success");
     assert_eq!(
         proxy.get("/", &[("x-api-key", "a")]).status(),
         429,
@@ -86,7 +74,7 @@ fn a_broken_file_on_reload_keeps_the_old_config_and_counts_a_failure() {
     let upstream = Upstream::start();
     let proxy = Proxy::start(&[&upstream.addr], &policy(1));
     proxy.rewrite_config(|text| text.replace("rate = \"1/h\"", "rate = \"fast\""));
-    reload(&proxy, "failure");
+    proxy.reload("failure");
     assert_eq!(proxy.get("/", &[("x-api-key", "a")]).status(), 200);
     assert_eq!(
         proxy.get("/", &[("x-api-key", "a")]).status(),
@@ -102,7 +90,7 @@ fn a_broken_file_on_reload_keeps_the_old_config_and_counts_a_failure() {
         text.replace("rate = \"fast\"", "rate = \"1/h\"")
             .replace("127.0.0.1:", "127.0.0.2:")
     });
-    reload(&proxy, "success");
+    proxy.reload("success");
     assert!(
         proxy
             .log()

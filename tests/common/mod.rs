@@ -218,6 +218,19 @@ impl Proxy {
         assert!(status.is_ok_and(|s| s.success()), "kill -{signal}");
     }
 
+    /// Sends SIGHUP and waits for the reload counter of `result` (`success`, `failure`) to
+    /// move.
+    pub fn reload(&self, result: &str) {
+        let series = format!("floodgate_config_reloads_total{{result=\"{result}\"}}");
+        let before = self.metric(&series);
+        self.signal("HUP");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.metric(&series) == before {
+            assert!(Instant::now() < deadline, "no {result} reload counted");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Replaces the config file's text (the harness's server tables stay in front).
     pub fn rewrite_config(&self, edit: impl FnOnce(&str) -> String) {
         let text = std::fs::read_to_string(&self.config_path).expect("read config");

@@ -4,6 +4,7 @@
 
 use super::crawler::{file_stem, Crawler, CrawlerError};
 use crate::identity::Category;
+use crate::location::line_and_column;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -149,18 +150,6 @@ fn crawler(entry: Entry) -> Result<Crawler, (Range<usize>, String)> {
         crawler.ranges_url = Some(url.into_inner());
     }
     Ok(crawler)
-}
-
-/// The 1-based line and column of byte `offset` in `text`.
-fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &text[..end];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 /// The shipped file's `[[crawler]]` sources, for its own test.
