@@ -4,7 +4,9 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{BotsFile, CrawlerFile};
-use crate::bots::{BotsSettings, Catalogue, Crawler, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT};
+use crate::bots::{
+    BotsSettings, Catalogue, Crawler, CrawlerError, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT,
+};
 use crate::identity::Category;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -43,12 +45,6 @@ fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigEr
         .get_ref()
         .parse()
         .map_err(|e| check.error(&entry.category, format!("`bots.crawler.category`: {e}")))?;
-    if category == Category::Spoofed {
-        let message = "`bots.crawler.category`: `spoofed` is what a failed claim shows, not a \
-                       crawler's category"
-            .to_owned();
-        return Err(check.error(&entry.category, message));
-    }
     let ranges_file = match &entry.ranges_file {
         Some(path) => Some(PathBuf::from(
             check.readable(path, "bots.crawler.ranges_file")?,
@@ -64,13 +60,22 @@ fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigEr
         &entry.rdns,
     )
     .map_err(|e| {
-        check.error(
-            &entry.user_agent,
-            format!("`bots.crawler` `{}`: {e}", entry.name.get_ref()),
-        )
+        let message = format!("`bots.crawler` `{}`: {e}", entry.name.get_ref());
+        check.error(field_of(entry, &e), message)
     })?;
     crawler.ranges_url = entry.ranges_url.as_ref().map(|u| u.get_ref().clone());
     Ok(crawler)
+}
+
+/// Where in `entry` the key `error` is about stands (`rdns`, a list of plain strings, at the
+/// entry's name).
+fn field_of<'f>(entry: &'f CrawlerFile, error: &CrawlerError) -> &'f Spanned<String> {
+    match error {
+        CrawlerError::Spoofed => &entry.category,
+        CrawlerError::EmptyOperator => entry.operator.as_ref().unwrap_or(&entry.name),
+        CrawlerError::BadRegex(_) | CrawlerError::MatchesEverything(_) => &entry.user_agent,
+        CrawlerError::BadName(_) | CrawlerError::BadSuffix(_) => &entry.name,
+    }
 }
 
 /// The ranges of each crawler of `catalogue`: its `ranges_file`, else the file
@@ -152,4 +157,73 @@ fn resolver(check: &Checker<'_>, text: &Spanned<String>) -> Result<SocketAddr, C
             );
             check.error(text, message)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::config::tests::BASE;
+    use std::path::Path;
+
+    fn error_of(bots: &str) -> String {
+        let text = format!("{BASE}\n{bots}\n");
+        parse(&text, Path::new("f.toml")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_bots_tables_are_refused_where_they_stand() {
+        let entry = |keys: &str| format!("[[bots.crawler]]\nname = \"X\"\n{keys}");
+        for (bots, at, says) in [
+            (
+                entry("category = \"crawler\"\nuser_agent = \"X/\""),
+                "f.toml:11:",
+                "not a bot category",
+            ),
+            (
+                entry("category = \"spoofed\"\nuser_agent = \"X/\""),
+                "f.toml:11:",
+                "cannot be `spoofed`",
+            ),
+            (
+                entry("category = \"monitor\"\nuser_agent = \"(\""),
+                "f.toml:12:",
+                "not a valid regex",
+            ),
+            (
+                entry("category = \"monitor\"\nuser_agent = \".*\""),
+                "f.toml:12:",
+                "matches every",
+            ),
+            (
+                "[bots]\ndns_timeout = \"0s\"".to_owned(),
+                "f.toml:10:",
+                "from 1ms to 5s",
+            ),
+            (
+                "[bots]\nresolver = \"dns.example\"".to_owned(),
+                "f.toml:10:",
+                "DNS server's address",
+            ),
+        ] {
+            let error = error_of(&bots);
+            assert!(
+                error.starts_with(at) && error.contains(says),
+                "{bots}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_defaults_ask_the_system_within_200ms_and_know_the_shipped_catalogue() {
+        let config = parse(BASE, Path::new("f.toml")).unwrap();
+        assert_eq!(config.bots.dns, crate::bots::DnsSettings::default());
+        assert!(config.bots.crawlers.catalogue.len() > 100);
+        assert_eq!(config.bots.crawlers.with_ranges(), 0);
+        let with_resolver = format!("{BASE}\n[bots]\nresolver = \"127.0.0.1\"\n");
+        let config = parse(&with_resolver, Path::new("f.toml")).unwrap();
+        assert_eq!(
+            config.bots.dns.resolver,
+            Some("127.0.0.1:53".parse().unwrap())
+        );
+    }
 }
