@@ -14,6 +14,7 @@ mod jwt;
 mod key;
 mod named;
 mod network;
+mod pass;
 mod sender_source;
 mod source;
 mod source_error;
@@ -26,6 +27,9 @@ pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, Token
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use named::{NamedCaller, NamedCallerError};
 pub use network::Network;
+pub use pass::{
+    Bind, Challenge, ChallengeKind, Pass, PassId, Reach, DEFAULT_DIFFICULTY, MAX_DIFFICULTY,
+};
 pub use sender_source::SenderSource;
 pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
@@ -126,6 +130,8 @@ pub struct Request<'a> {
     token: OnceLock<TokenState>,
     facts: RequestFacts<'a>,
     traits: &'a Traits,
+    pass: Option<&'a Pass>,
+    reach: Reach,
 }
 
 impl<'a> Request<'a> {
@@ -144,6 +150,8 @@ impl<'a> Request<'a> {
             token: OnceLock::new(),
             facts: RequestFacts::default(),
             traits: &NO_TRAITS,
+            pass: None,
+            reach: Reach::NotAPage,
         }
     }
 
@@ -156,6 +164,24 @@ impl<'a> Request<'a> {
     /// What is known of the request's sender.
     pub fn traits(&self) -> &'a Traits {
         self.traits
+    }
+
+    /// The request with the pass it carried (its signature, expiry and network checked) and
+    /// whether a challenge page could reach its sender.
+    pub fn with_pass(mut self, pass: Option<&'a Pass>, reach: Reach) -> Self {
+        self.pass = pass;
+        self.reach = reach;
+        self
+    }
+
+    /// The good pass the request carried, if any.
+    pub fn pass(&self) -> Option<&'a Pass> {
+        self.pass
+    }
+
+    /// Whether a challenge page could reach the request's sender.
+    pub fn reach(&self) -> Reach {
+        self.reach
     }
 
     /// The bearer token, verified on first use.

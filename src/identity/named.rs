@@ -32,6 +32,9 @@ pub enum NamedCallerError {
     /// A value no request could carry there: empty, too long, or not an address for `ip`.
     #[error("the value for `{0}` is empty, longer than 4096 bytes or not valid there")]
     Value(String),
+    /// A pass named other than by its digest, alone.
+    #[error("a `pass` is named alone, by the 32-hex-digit digest the access log shows")]
+    Pass,
 }
 
 impl NamedCaller<'_> {
@@ -42,6 +45,11 @@ impl NamedCaller<'_> {
         key: &IdentityKey,
     ) -> Result<Identity, NamedCallerError> {
         let parts = self.source.parts();
+        if let ([Source::Pass], [digest]) = (parts, self.values) {
+            // A pass's id is never shown: it is named by the digest the access log shows.
+            return Identity::from_hex(digest.trim())
+                .ok_or(NamedCallerError::Pass);
+        }
         if parts.len() != self.values.len() {
             return Err(NamedCallerError::Count {
                 spec: self.source.to_string(),
@@ -82,6 +90,8 @@ fn part_value(
         Source::Sender(sender) => sender
             .named_value(value)
             .ok_or_else(|| NamedCallerError::Value(part.to_string()))?,
+        // Named alone, by its digest (above): never as a part of a composite.
+        Source::Pass => return Err(NamedCallerError::Pass),
     };
     let bytes = match part {
         Source::Fact(super::Fact::Const(name)) => name.as_bytes().to_vec(),

@@ -39,6 +39,9 @@ pub enum Source {
     /// What is known of the sender (`asn`, `country`, `bot`): one bucket for a whole network,
     /// country or crawler operator, however many addresses it uses.
     Sender(SenderSource),
+    /// The id of the challenge pass the request carried (`pass`): one bucket per solved
+    /// browser, however many addresses it moves through.
+    Pass,
 }
 
 /// Several sources that identify a caller together (`header:x-tenant+ip`): all must yield.
@@ -54,8 +57,10 @@ impl FromStr for Source {
     type Err = SourceError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        if text == "ip" {
-            return Ok(Source::Ip);
+        match text {
+            "ip" => return Ok(Source::Ip),
+            "pass" => return Ok(Source::Pass),
+            _ => {}
         }
         if let Some(sender) = SenderSource::ALL.into_iter().find(|s| s.word() == text) {
             return Ok(Source::Sender(sender));
@@ -92,6 +97,7 @@ impl fmt::Display for Source {
             Source::Ip => f.write_str("ip"),
             Source::Fact(fact) => fact.fmt(f),
             Source::Sender(sender) => f.write_str(sender.word()),
+            Source::Pass => f.write_str("pass"),
         }
     }
 }
@@ -180,6 +186,7 @@ impl Source {
             Source::Ip => req.client_ip.map(|ip| Cow::Owned(folding.fold(ip))),
             Source::Fact(fact) => fact.value(req),
             Source::Sender(sender) => sender.value(req.traits()),
+            Source::Pass => req.pass().map(|pass| Cow::Borrowed(&pass.id.0[..])),
             Source::Jwt(claim) => match req.token() {
                 TokenState::Absent => None,
                 TokenState::Invalid(e) => return Err(e.clone()),
