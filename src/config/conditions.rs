@@ -34,13 +34,18 @@ pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, C
     let Some(word) = &file.action else {
         return Ok(Action::Limit);
     };
-    Action::from_word(word.get_ref()).ok_or_else(|| {
-        let message = format!(
-            "`policy.action` must be `limit`, `deny` or `allow`, not `{}`",
-            word.get_ref()
-        );
-        check.error(word, message)
-    })
+    match word.get_ref().as_str() {
+        "limit" => Ok(Action::Limit),
+        "deny" => Ok(Action::Deny),
+        "allow" => Ok(Action::Allow),
+        "challenge" => Ok(Action::Challenge(super::challenge::of_action(check, file)?)),
+        other => {
+            let message = format!(
+                "`policy.action` must be `limit`, `deny`, `allow` or `challenge`, not `{other}`"
+            );
+            Err(check.error(word, message))
+        }
+    }
 }
 
 /// Refuses, where it stands, the first key of a `deny` or `allow` policy that only a `limit`
@@ -75,6 +80,7 @@ pub(crate) fn no_bucket_keys(
         ),
         ("max_delay", file.max_delay.as_ref().map(Spanned::span)),
         ("block_for", file.block_for.as_ref().map(Spanned::span)),
+        ("on_limit", file.on_limit.as_ref().map(Spanned::span)),
     ];
     match given.into_iter().find(|(_, at)| at.is_some()) {
         None => Ok(()),

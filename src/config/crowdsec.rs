@@ -50,13 +50,15 @@ pub(crate) fn crowdsec(
         None => CrowdSecSettings::SCOPES.map(str::to_owned).to_vec(),
     };
     let on_captcha = match &file.on_captcha {
-        None => Remedy::Ban,
+        None => Remedy::Challenge,
         Some(value) => match value.get_ref().as_str() {
+            "challenge" => Remedy::Challenge,
             "ban" => Remedy::Ban,
             "throttle" => Remedy::Throttle,
             other => {
-                let message =
-                    format!("`crowdsec.on_captcha` must be `ban` or `throttle`, not `{other}`");
+                let message = format!(
+                    "`crowdsec.on_captcha` must be `challenge`, `ban` or `throttle`, not `{other}`"
+                );
                 return Err(check.error(value, message));
             }
         },
@@ -99,7 +101,7 @@ mod tests {
         let settings = config.crowdsec.unwrap();
         assert_eq!(settings.poll_interval, Duration::from_secs(10));
         assert_eq!(settings.scopes, ["ip", "range"]);
-        assert_eq!(settings.on_captcha, Remedy::Ban);
+        assert_eq!(settings.on_captcha, Remedy::Challenge);
         assert_eq!(settings.max_answer_bytes, 16 << 20);
         for (extra, message) in [
             ("poll_interval = \"10ms\"\n", "at least 1s"),

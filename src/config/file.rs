@@ -31,6 +31,7 @@ pub(crate) struct FileConfig {
     #[serde(default)]
     pub(crate) bots: BotsFile,
     pub(crate) geo: Option<GeoFile>,
+    pub(crate) challenge: Option<ChallengeFile>,
 }
 
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.
@@ -337,6 +338,23 @@ pub(crate) struct PolicyFile {
     pub(crate) max_held: Option<Spanned<i64>>,
     pub(crate) block_for: Option<Spanned<String>>,
     pub(crate) action: Option<Spanned<String>>,
+    pub(crate) challenge: Option<Spanned<String>>,
+    pub(crate) difficulty: Option<Spanned<i64>>,
+    pub(crate) bind: Option<Spanned<String>>,
+    pub(crate) on_limit: Option<Spanned<String>>,
+}
+
+/// `[challenge]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChallengeFile {
+    pub(crate) status: Option<Spanned<i64>>,
+    pub(crate) pass_ttl: Option<Spanned<String>>,
+    pub(crate) nonce_ttl: Option<Spanned<String>>,
+    pub(crate) refresh_wait: Option<Spanned<String>>,
+    pub(crate) path: Option<Spanned<String>>,
+    pub(crate) cookie: Option<Spanned<String>>,
+    pub(crate) never_paths: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

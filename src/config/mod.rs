@@ -3,6 +3,7 @@
 //! names are resolved and stores connected when the server is built.
 
 mod bots;
+mod challenge;
 mod check;
 mod conditions;
 mod crowdsec;

@@ -50,6 +50,10 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
         None => None,
     };
     Ok(Rules {
+        on_limit: match file.action.as_ref().map(|a| a.get_ref().as_str()) {
+            Some("challenge") => None,
+            _ => super::challenge::on_limit(check, file)?,
+        },
         cost_header: match &file.cost_header {
             Some(h) => Some(header(h, "policy.cost_header")?),
             None => None,

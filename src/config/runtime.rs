@@ -53,6 +53,8 @@ pub struct Config {
     pub bots: BotsSettings,
     /// The ASN and country databases (`[geo]`), read whole; empty when not configured.
     pub geo: Arc<Geo>,
+    /// `[challenge]`: the pages, passes and nonces every challenge shares.
+    pub challenge: crate::challenge::ChallengeSettings,
 }
 
 /// `[server]`.

@@ -9,7 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{bots, crowdsec, decisions, geo, rls};
+use super::{bots, challenge, crowdsec, decisions, geo, rls};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -148,6 +148,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             None => None,
         },
         bots: bots::bots(&check, &file.bots)?,
+        challenge: challenge::settings(&check, file.challenge.as_ref())?,
         geo: geo::geo(&check, file.geo.as_ref())?,
         response: ResponseSettings {
             throttle_status: match &file.response.status {

@@ -14,6 +14,8 @@ pub enum Remedy {
     Throttle,
     /// The banned answer (403), as an operator's ban.
     Ban,
+    /// A challenge for a page load (a pass answers it); the banned answer for anything else.
+    Challenge,
 }
 
 impl Remedy {
@@ -22,6 +24,7 @@ impl Remedy {
         match self {
             Remedy::Ban => "ban",
             Remedy::Throttle => "throttle",
+            Remedy::Challenge => "challenge",
         }
     }
 }

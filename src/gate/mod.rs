@@ -11,6 +11,7 @@
 
 mod aftercare;
 mod bound;
+mod challenges;
 mod check;
 mod concurrency;
 mod cost;
@@ -22,13 +23,15 @@ mod verdict;
 
 pub use aftercare::Aftercare;
 pub use bound::Planned;
+pub use challenges::CROWDSEC;
 pub use cost::BadCost;
-pub use outcome::{Busy, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
+pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
 use crate::control::{now_ms, BanHit, Block, Control, ControlView};
 use crate::identity::{
-    Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
+    Access, AccessRules, Bind, Challenge, ChallengeKind, Fact, IdentityChain, IdentityError,
+    IdentityKey, Request, Source, DEFAULT_DIFFICULTY,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
@@ -69,6 +72,8 @@ pub struct Gate {
     counters: GateCounters,
     last_error_log_s: AtomicU64,
     needs_host: bool,
+    /// What a CrowdSec `captcha` decision asks.
+    captcha: challenges::Captcha,
 }
 
 /// What the gate's decisions are made by: the bucket store, the concurrency slots, and what
@@ -131,7 +136,28 @@ impl Gate {
             },
             last_error_log_s: AtomicU64::new(0),
             needs_host,
+            captcha: challenges::Captcha {
+                name: Arc::from(CROWDSEC),
+                challenge: Challenge {
+                    kind: ChallengeKind::Pow {
+                        difficulty: DEFAULT_DIFFICULTY,
+                    },
+                    bind: Bind::Network,
+                },
+            },
         }
+    }
+
+    /// The gate answering CrowdSec `captcha` decisions with `challenge`.
+    pub fn with_captcha(mut self, challenge: Challenge) -> Self {
+        self.captcha.challenge = challenge;
+        self
+    }
+
+    /// Whether any policy challenges (by `action` or `on_limit`).
+    pub fn challenges(&self) -> bool {
+        self.policies()
+            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
     }
 
     /// Whether any route or source looks at the host (so the proxy need not work it out
@@ -181,8 +207,8 @@ impl Gate {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
         }
-        if let Some(block) = self.blocked(req) {
-            return Outcome::Blocked(block);
+        if let Some(outcome) = self.blocked(req).and_then(|b| self.blocked_outcome(req, b)) {
+            return outcome;
         }
         match self.access.check(req) {
             Access::Denied => return self.listed(AccessList::Deny),
@@ -190,11 +216,15 @@ impl Gate {
             Access::Limited => {}
         }
         let matched = self.matching(req, route);
-        if let Some(ruled) = ruling::rule(&matched) {
-            return ruled;
-        }
+        let awaiting = match ruling::rule(&matched, req) {
+            ruling::Ruling::Decided(outcome) => return outcome,
+            ruling::Ruling::Limits(awaiting) => awaiting,
+        };
         match self.plan(req, &matched, &control, now) {
-            Ok(planned) => self.check(&planned).await,
+            Ok(planned) => {
+                let outcome = self.check(&planned).await;
+                self.challenge_after(req, outcome, awaiting)
+            }
             Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
                 log::debug!("refusing a request: {e}");

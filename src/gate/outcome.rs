@@ -3,7 +3,7 @@
 
 use super::{Aftercare, BadCost, LevelId, Quota, Standing};
 use crate::control::{BanHit, Block, Remedy};
-use crate::identity::Identity;
+use crate::identity::{Challenge, Identity};
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
 use std::sync::Arc;
@@ -41,6 +41,21 @@ pub enum Outcome<'g> {
     Unpayable(Unpayable<'g>),
     /// The store could not decide and `on_error` says what happens.
     Undecided(Undecided),
+    /// A page load without a good pass: answer with the challenge page (a `challenge`
+    /// policy, a dry bucket of an `on_limit = "challenge"` policy, or a CrowdSec `captcha`).
+    /// The aftercare is what the limits that paid still owe.
+    Challenged(Challenged<'g>, Aftercare),
+}
+
+/// A challenge to answer a request with.
+#[derive(Debug, Clone, Copy)]
+pub struct Challenged<'g> {
+    /// The policy that set it (`crowdsec` for a CrowdSec `captcha` decision).
+    pub policy: &'g Arc<str>,
+    /// Its policy's id, which the pass records (0 for CrowdSec).
+    pub policy_id: u64,
+    /// What it asks.
+    pub challenge: &'g Challenge,
 }
 
 /// A refusal for want of a concurrency slot.
@@ -139,11 +154,13 @@ pub enum OutcomeKind {
     StoreError,
     /// The store failed; the request was refused.
     StoreUnavailable,
+    /// Answered with a challenge page.
+    Challenged,
 }
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 12] = [
+    pub const ALL: [OutcomeKind; 13] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
@@ -156,6 +173,7 @@ impl OutcomeKind {
         OutcomeKind::BadCost,
         OutcomeKind::StoreError,
         OutcomeKind::StoreUnavailable,
+        OutcomeKind::Challenged,
     ];
 
     /// The word written in the access log.
@@ -173,6 +191,7 @@ impl OutcomeKind {
             OutcomeKind::BadCost => "bad_cost",
             OutcomeKind::StoreError => "store_error",
             OutcomeKind::StoreUnavailable => "store_unavailable",
+            OutcomeKind::Challenged => "challenged",
         }
     }
 }
@@ -190,6 +209,7 @@ impl Outcome<'_> {
             Outcome::Blocked(block) => match block.remedy {
                 Remedy::Ban => OutcomeKind::Banned,
                 Remedy::Throttle => OutcomeKind::Throttled,
+                Remedy::Challenge => OutcomeKind::Banned,
             },
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
             Outcome::BadCost(_) => OutcomeKind::BadCost,
@@ -199,6 +219,7 @@ impl Outcome<'_> {
             }
             Outcome::Undecided(Undecided::Pass) => OutcomeKind::StoreError,
             Outcome::Undecided(Undecided::Refuse) => OutcomeKind::StoreUnavailable,
+            Outcome::Challenged(..) => OutcomeKind::Challenged,
         }
     }
 
@@ -230,9 +251,9 @@ impl Outcome<'_> {
     /// The work later phases owe the request (settlements, slots), taken out of the outcome.
     pub fn take_aftercare(&mut self) -> Aftercare {
         match self {
-            Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare) => {
-                std::mem::take(aftercare)
-            }
+            Outcome::Allowed(_, aftercare)
+            | Outcome::Unlimited(aftercare)
+            | Outcome::Challenged(_, aftercare) => std::mem::take(aftercare),
             _ => Aftercare::default(),
         }
     }

@@ -1,6 +1,7 @@
-//! What a policy does to the requests it matches: limit them, deny them, or let them past
-//! every limit.
+//! What a policy does to the requests it matches: limit them, deny them, let them past every
+//! limit, or challenge them.
 
+use crate::identity::Challenge;
 use std::fmt;
 
 /// A policy's `action`.
@@ -13,16 +14,14 @@ pub enum Action {
     Deny,
     /// `"allow"`: the request skips every limit.
     Allow,
+    /// `"challenge"`: a page load without a good pass gets this challenge instead of the
+    /// backend's page; a request that cannot show a page is refused (403).
+    Challenge(Challenge),
 }
 
 impl Action {
-    /// Every action.
-    pub const ALL: [Action; 3] = [Self::Limit, Self::Deny, Self::Allow];
-
-    /// The action `word` names, or `None`.
-    pub fn from_word(word: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|action| action.word() == word)
-    }
+    /// Every action's word, in the order errors list them.
+    pub const WORDS: [&'static str; 4] = ["limit", "deny", "allow", "challenge"];
 
     /// The word in config files.
     pub fn word(self) -> &'static str {
@@ -30,12 +29,24 @@ impl Action {
             Self::Limit => "limit",
             Self::Deny => "deny",
             Self::Allow => "allow",
+            Self::Challenge(_) => "challenge",
+        }
+    }
+
+    /// The challenge this action sets, if it is `challenge`.
+    pub fn challenge(&self) -> Option<&Challenge> {
+        match self {
+            Self::Challenge(challenge) => Some(challenge),
+            _ => None,
         }
     }
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.word())
+        match self {
+            Self::Challenge(challenge) => write!(f, "challenge ({challenge})"),
+            _ => f.write_str(self.word()),
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! settles it, how many requests of one caller may run at once, whether a request waits
 //! instead of being refused, and the penalty for a refusal.
 
+use crate::identity::Challenge;
 use crate::limiter::{BucketSpec, Terms};
 use http::HeaderName;
 use std::fmt;
@@ -41,6 +42,9 @@ pub struct Rules {
     pub shaping: Option<Shaping>,
     /// `block_for`: how long a refusal keeps the caller refused.
     pub block_for: Option<Duration>,
+    /// `on_limit = "challenge"`: a page load the bucket cannot pay for gets this challenge
+    /// instead of a 429 (unless its pass already answers it).
+    pub on_limit: Option<Challenge>,
 }
 
 impl Rules {
@@ -83,6 +87,9 @@ impl fmt::Display for Rules {
         }
         if let Some(d) = self.block_for {
             write!(f, "; blocks {d:?} after a refusal")?;
+        }
+        if let Some(challenge) = self.on_limit {
+            write!(f, "; once dry, page loads get a challenge ({challenge})")?;
         }
         Ok(())
     }

@@ -100,6 +100,9 @@ pub(crate) fn render(
         Outcome::Unpayable(unpayable) => unpayable_refusal(throttle_status, unpayable, policies),
         Outcome::BadCost(bad) => bad_cost(bad),
         Outcome::Undecided(Undecided::Refuse) => store_unavailable(),
+        // The challenge room renders its page (it needs a nonce); this is only reached when
+        // no room is there to do it, and fails closed.
+        Outcome::Challenged(challenged, _) => denied(challenged.policy, bot),
     }
 }
 
@@ -276,7 +279,9 @@ fn banned(ban: &BanHit) -> Action {
 /// logged, never answered.
 fn blocked(block: &Block, throttle_status: u16) -> Action {
     match block.remedy {
-        Remedy::Ban => banned(&BanHit {
+        // A `captcha` decision the challenge could not reach (not a page load) stands as a
+        // ban.
+        Remedy::Ban | Remedy::Challenge => banned(&BanHit {
             id: block.id,
             expires_at_ms: Some(block.expires_at_ms),
         }),

@@ -70,6 +70,11 @@ vocabulary! {
         AllowedByRule => "allowed_by_rule",
         /// This `allow` policy in shadow mode matched; the limits still applied.
         ShadowAllowed => "shadow_allowed",
+        /// This `challenge` policy matched a page load without a good pass: it got the
+        /// challenge page.
+        Challenged => "challenged",
+        /// This `challenge` policy in shadow mode would have challenged the request.
+        ShadowChallenged => "shadow_challenged",
     }
 }
 

@@ -1,0 +1,218 @@
+//! A policy's challenge (`action = "challenge"` or `on_limit = "challenge"`, with
+//! `challenge`, `difficulty` and `bind`) and the `[challenge]` table.
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{ChallengeFile, PolicyFile};
+use crate::challenge::ChallengeSettings;
+use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY, MAX_DIFFICULTY};
+use std::time::Duration;
+use toml::Spanned;
+
+/// The challenge of a policy whose `action` is `challenge`.
+pub(crate) fn of_action(check: &Checker<'_>, file: &PolicyFile) -> Result<Challenge, ConfigError> {
+    if let Some(on_limit) = &file.on_limit {
+        let message = "`policy.on_limit` is for `limit` policies: a `challenge` policy challenges \
+                       every page load without a pass"
+            .to_owned();
+        return Err(check.error(on_limit, message));
+    }
+    challenge(check, file)
+}
+
+/// A `limit` policy's `on_limit`: the challenge a dry bucket answers page loads with, or
+/// `None` for the ordinary refusal (`"refuse"`, the default). The challenge keys without
+/// `on_limit = "challenge"` are refused where they stand.
+pub(crate) fn on_limit(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+) -> Result<Option<Challenge>, ConfigError> {
+    let challenging = match &file.on_limit {
+        None => false,
+        Some(word) => match word.get_ref().as_str() {
+            "refuse" => false,
+            "challenge" => true,
+            other => {
+                let message =
+                    format!("`policy.on_limit` must be `refuse` or `challenge`, not `{other}`");
+                return Err(check.error(word, message));
+            }
+        },
+    };
+    match challenging {
+        true => Ok(Some(challenge(check, file)?)),
+        false => no_challenge_keys(check, file).map(|()| None),
+    }
+}
+
+/// Refuses the challenge keys of a policy that challenges no one.
+pub(crate) fn no_challenge_keys(check: &Checker<'_>, file: &PolicyFile) -> Result<(), ConfigError> {
+    let given = [
+        ("challenge", file.challenge.as_ref().map(Spanned::span)),
+        ("difficulty", file.difficulty.as_ref().map(Spanned::span)),
+        ("bind", file.bind.as_ref().map(Spanned::span)),
+    ];
+    match given.into_iter().find(|(_, at)| at.is_some()) {
+        None => Ok(()),
+        Some((key, at)) => {
+            let message = format!(
+                "`policy.{key}` is for policies that challenge: `action = \"challenge\"` or \
+                 `on_limit = \"challenge\"`"
+            );
+            Err(ConfigError::at(check.path, check.text, at, message))
+        }
+    }
+}
+
+fn challenge(check: &Checker<'_>, file: &PolicyFile) -> Result<Challenge, ConfigError> {
+    let kind = match &file.challenge {
+        None => "pow",
+        Some(word) => match word.get_ref().as_str() {
+            kind @ ("pow" | "refresh") => kind,
+            other => {
+                let message =
+                    format!("`policy.challenge` must be `refresh` or `pow`, not `{other}`");
+                return Err(check.error(word, message));
+            }
+        },
+    };
+    let kind = match (kind, &file.difficulty) {
+        ("refresh", Some(bits)) => {
+            let message = "`policy.difficulty` is for `challenge = \"pow\"`: a `refresh` \
+                           challenge does no work"
+                .to_owned();
+            return Err(check.error(bits, message));
+        }
+        ("refresh", None) => ChallengeKind::Refresh,
+        (_, bits) => ChallengeKind::Pow {
+            difficulty: match bits {
+                Some(bits) => {
+                    check.integer(bits, "policy.difficulty", 1..=i64::from(MAX_DIFFICULTY))? as u8
+                }
+                None => DEFAULT_DIFFICULTY,
+            },
+        },
+    };
+    let bind = match &file.bind {
+        None => Bind::default(),
+        Some(word) => Bind::ALL
+            .into_iter()
+            .find(|b| b.word() == word.get_ref())
+            .ok_or_else(|| {
+                let message = format!(
+                    "`policy.bind` must be `none` or `network`, not `{}`",
+                    word.get_ref()
+                );
+                check.error(word, message)
+            })?,
+    };
+    Ok(Challenge { kind, bind })
+}
+
+/// The `[challenge]` table's settings (the defaults without one).
+pub(crate) fn settings(
+    check: &Checker<'_>,
+    file: Option<&ChallengeFile>,
+) -> Result<ChallengeSettings, ConfigError> {
+    let defaults = ChallengeSettings::default();
+    let Some(file) = file else {
+        return Ok(defaults);
+    };
+    let day = Duration::from_secs(24 * 3600);
+    Ok(ChallengeSettings {
+        status: match &file.status {
+            Some(status) => check.integer(status, "challenge.status", 200..=599)? as u16,
+            None => defaults.status,
+        },
+        pass_ttl: bounded(
+            check,
+            file.pass_ttl.as_ref(),
+            "challenge.pass_ttl",
+            defaults.pass_ttl,
+            365 * day,
+        )?,
+        nonce_ttl: bounded(
+            check,
+            file.nonce_ttl.as_ref(),
+            "challenge.nonce_ttl",
+            defaults.nonce_ttl,
+            day,
+        )?,
+        refresh_wait: bounded(
+            check,
+            file.refresh_wait.as_ref(),
+            "challenge.refresh_wait",
+            defaults.refresh_wait,
+            Duration::from_secs(60),
+        )?,
+        path: match &file.path {
+            Some(path) => solution_path(check, path)?,
+            None => defaults.path,
+        },
+        cookie: match &file.cookie {
+            Some(name) => cookie_name(check, name)?,
+            None => defaults.cookie,
+        },
+        never_paths: match &file.never_paths {
+            Some(list) => list.get_ref().clone(),
+            None => defaults.never_paths,
+        },
+    })
+}
+
+/// A duration of `key` from 1 second up to `most`.
+fn bounded(
+    check: &Checker<'_>,
+    value: Option<&Spanned<String>>,
+    key: &str,
+    default: Duration,
+    most: Duration,
+) -> Result<Duration, ConfigError> {
+    let duration = check.duration(value, key, default)?;
+    match (value, duration < Duration::from_secs(1) || duration > most) {
+        (Some(at), true) => {
+            let message = format!(
+                "`{key}` must be from 1s to {}",
+                humantime::format_duration(most)
+            );
+            Err(check.error(at, message))
+        }
+        _ => Ok(duration),
+    }
+}
+
+fn solution_path(check: &Checker<'_>, path: &Spanned<String>) -> Result<String, ConfigError> {
+    let text = path.get_ref();
+    let plain = text.starts_with('/')
+        && text.len() > 1
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/-_.~".contains(&b));
+    match plain {
+        true => Ok(text.clone()),
+        false => Err(check.error(
+            path,
+            format!(
+                "`challenge.path` must be a plain path like `/.floodgate/challenge`, not `{text}`"
+            ),
+        )),
+    }
+}
+
+fn cookie_name(check: &Checker<'_>, name: &Spanned<String>) -> Result<String, ConfigError> {
+    let text = name.get_ref();
+    let token = !text.is_empty()
+        && text.len() <= 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    match token {
+        true => Ok(text.clone()),
+        false => Err(check.error(
+            name,
+            format!(
+                "`challenge.cookie` must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{text}`"
+            ),
+        )),
+    }
+}

@@ -1,0 +1,99 @@
+//! When a request gets a challenge page instead of what the limits decided: a `challenge`
+//! policy awaiting a request the limits let through, a dry bucket of a policy with
+//! `on_limit = "challenge"`, or a CrowdSec `captcha` decision. Only page loads are
+//! challenged, never verified crawlers, and never a request whose pass answers the challenge:
+//! those get the ordinary answer.
+
+use super::bound::BoundPolicy;
+use super::ruling::is_verified_crawler;
+use super::{Challenged, Gate, Outcome};
+use crate::control::Block;
+use crate::identity::{Challenge, Reach, Request};
+use crate::telemetry::Decision;
+use std::sync::Arc;
+
+/// The name CrowdSec's `captcha` challenges go by (its `policy` label).
+pub const CROWDSEC: &str = "crowdsec";
+
+/// What a CrowdSec `captcha` decision gets.
+pub(super) struct Captcha {
+    pub(super) name: Arc<str>,
+    pub(super) challenge: Challenge,
+}
+
+impl Gate {
+    /// What the limits' `outcome` becomes for `req` when `awaiting` (a `challenge` policy
+    /// the rules found) or a dry bucket's `on_limit` asks for a challenge.
+    pub(super) fn challenge_after<'g>(
+        &'g self,
+        req: &Request<'_>,
+        outcome: Outcome<'g>,
+        awaiting: Option<&'g BoundPolicy>,
+    ) -> Outcome<'g> {
+        match (outcome, awaiting) {
+            (Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare), Some(bound)) => {
+                bound.counters.count(Decision::Challenged);
+                let challenge = bound
+                    .policy
+                    .action
+                    .challenge()
+                    .expect("only challenge policies await");
+                Outcome::Challenged(challenged(bound, challenge), aftercare)
+            }
+            (Outcome::Throttled(decided), _) => {
+                let bound = &self.policies[decided.standing.level.policy];
+                match bound.policy.rules.on_limit.as_ref() {
+                    Some(challenge) if challengeable(req, challenge) => {
+                        Outcome::Challenged(challenged(bound, challenge), Default::default())
+                    }
+                    _ => Outcome::Throttled(decided),
+                }
+            }
+            (outcome, _) => outcome,
+        }
+    }
+
+    /// What a CrowdSec decision `block` makes of `req`: `None` when a `captcha` decision's
+    /// challenge is answered by the request's pass (the request goes on).
+    pub(super) fn blocked_outcome<'g>(
+        &'g self,
+        req: &Request<'_>,
+        block: Block,
+    ) -> Option<Outcome<'g>> {
+        use crate::control::Remedy;
+        if block.remedy != Remedy::Challenge {
+            return Some(Outcome::Blocked(block));
+        }
+        let captcha = &self.captcha;
+        if req.pass().is_some_and(|p| p.satisfies(&captcha.challenge)) {
+            return None;
+        }
+        match challengeable(req, &captcha.challenge) {
+            true => Some(Outcome::Challenged(
+                Challenged {
+                    policy: &captcha.name,
+                    policy_id: 0,
+                    challenge: &captcha.challenge,
+                },
+                Default::default(),
+            )),
+            false => Some(Outcome::Blocked(block)),
+        }
+    }
+}
+
+/// Whether `req` may be shown `challenge`: a page load, not a verified crawler, and no pass
+/// that answers it already.
+fn challengeable(req: &Request<'_>, challenge: &Challenge) -> bool {
+    req.reach() == Reach::Page
+        && !is_verified_crawler(req)
+        && !req.pass().is_some_and(|p| p.satisfies(challenge))
+}
+
+fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenged<'g> {
+    Challenged {
+        policy: bound.policy.name(),
+        policy_id: bound.policy.key.id(),
+        challenge,
+    }
+}
