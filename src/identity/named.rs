@@ -47,8 +47,7 @@ impl NamedCaller<'_> {
         let parts = self.source.parts();
         if let ([Source::Pass], [digest]) = (parts, self.values) {
             // A pass's id is never shown: it is named by the digest the access log shows.
-            return Identity::from_hex(digest.trim())
-                .ok_or(NamedCallerError::Pass);
+            return Identity::from_hex(digest.trim()).ok_or(NamedCallerError::Pass);
         }
         if parts.len() != self.values.len() {
             return Err(NamedCallerError::Count {
