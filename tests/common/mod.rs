@@ -4,6 +4,7 @@
 //! them (`#[path]`), so the other test binaries do not build those crates in.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod certs;
 pub mod cluster;
 pub mod crowdsec;

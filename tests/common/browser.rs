@@ -1,0 +1,308 @@
+//! A real browser for the tests: one headless Chromium per `Plan`, driven by Selenium
+//! (`tests/browser/drive.py`, run by the pytools venv's python) through navigations and waits,
+//! answering with what it saw: final URLs, titles, text, statuses, timings and cookies.
+//! `scripts/deps.sh`'s `need_browser` installs Chromium, its driver and Selenium first.
+
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What one Chromium does, in order: cookies set first, then each navigation and its wait.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    steps: Vec<Step>,
+    set_cookies: Vec<Cookie>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
+    headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_agent: Option<String>,
+    javascript: bool,
+    timeout_s: u64,
+}
+
+/// One navigation and what to wait for after it.
+#[derive(Debug, Clone, Serialize)]
+struct Step {
+    url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until_url_prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until_text: Option<String>,
+    timeout_s: f64,
+}
+
+/// What a navigation waits for by default, at most.
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The whole run's limit by default (Chromium's start included).
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long past the run's limit the script gets to quit Chromium before it is killed.
+const GRACE: Duration = Duration::from_secs(15);
+
+impl Default for Plan {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Plan {
+    /// An empty plan: no steps, no cookies, JavaScript on, a 120 s limit.
+    pub fn new() -> Self {
+        Self {
+            steps: Vec::new(),
+            set_cookies: Vec::new(),
+            headers: Vec::new(),
+            user_agent: None,
+            javascript: true,
+            timeout_s: RUN_TIMEOUT.as_secs(),
+        }
+    }
+
+    /// Adds a navigation to `url`; without a wait, the step ends when the page has loaded.
+    pub fn visit(mut self, url: impl Into<String>) -> Self {
+        self.steps.push(Step {
+            url: url.into(),
+            until_url_prefix: None,
+            until_text: None,
+            timeout_s: STEP_TIMEOUT.as_secs_f64(),
+        });
+        self
+    }
+
+    /// The last navigation waits until the browser's URL starts with `prefix`.
+    pub fn until_url_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.last_step().until_url_prefix = Some(prefix.into());
+        self
+    }
+
+    /// The last navigation waits until the page's visible text contains `text`.
+    pub fn until_text(mut self, text: impl Into<String>) -> Self {
+        self.last_step().until_text = Some(text.into());
+        self
+    }
+
+    /// The last navigation's wait gives up (`timed_out`) after `limit` (default 30 s).
+    pub fn step_timeout(mut self, limit: Duration) -> Self {
+        self.last_step().timeout_s = limit.as_secs_f64();
+        self
+    }
+
+    /// Sets `cookie` in the browser before the first navigation.
+    pub fn cookie(mut self, cookie: Cookie) -> Self {
+        self.set_cookies.push(cookie);
+        self
+    }
+
+    /// Sends `name: value` with every request the browser makes.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Replaces Chromium's User-Agent (which names `HeadlessChrome`).
+    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = Some(agent.into());
+        self
+    }
+
+    /// Turns JavaScript on or off (on by default).
+    pub fn javascript(mut self, on: bool) -> Self {
+        self.javascript = on;
+        self
+    }
+
+    /// The whole run's limit (default 120 s): past it the run panics, Chromium quit.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout_s = limit.as_secs().max(1);
+        self
+    }
+
+    /// Runs the plan in a fresh headless Chromium; see [`run`].
+    pub fn run(&self) -> Report {
+        run(self)
+    }
+
+    fn last_step(&mut self) -> &mut Step {
+        self.steps
+            .last_mut()
+            .expect("a wait follows a visit: call Plan::visit first")
+    }
+}
+
+fn as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+/// A browser cookie, as reported and as set (`Plan::cookie`): a `domain` with a leading dot
+/// is a domain cookie, else a host-only one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cookie {
+    pub name: String,
+    pub value: String,
+    pub domain: String,
+    pub path: String,
+    #[serde(rename = "httpOnly")]
+    pub http_only: bool,
+    pub secure: bool,
+    /// `Strict`, `Lax` or `None`; absent when the server set none.
+    #[serde(rename = "sameSite")]
+    pub same_site: Option<String>,
+    /// Seconds since the epoch; absent for a session cookie.
+    pub expiry: Option<u64>,
+}
+
+impl Cookie {
+    /// A host-only session cookie for `domain` (e.g. `127.0.0.1`) on path `/`.
+    pub fn new(name: &str, value: &str, domain: &str) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            domain: domain.into(),
+            path: "/".into(),
+            http_only: false,
+            secure: false,
+            same_site: None,
+            expiry: None,
+        }
+    }
+}
+
+/// What the browser saw: one report per step, then every cookie it holds.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Report {
+    pub steps: Vec<StepReport>,
+    pub cookies: Vec<Cookie>,
+}
+
+impl Report {
+    /// The cookie named `name`, if the browser holds one.
+    pub fn cookie(&self, name: &str) -> Option<&Cookie> {
+        self.cookies.iter().find(|c| c.name == name)
+    }
+}
+
+/// One navigation's outcome.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepReport {
+    /// The URL the browser showed when the wait ended.
+    pub url: String,
+    /// The document's `<title>`.
+    pub title: String,
+    /// The page's visible text, its first 4 KB.
+    pub text: String,
+    /// The HTTP status of the last document received for `url`, if one was seen.
+    pub status: Option<u16>,
+    /// Milliseconds from the navigation's start until the wait was met (or gave up).
+    pub millis: u64,
+    /// The wait was not met in time; the rest tells what the browser showed then.
+    pub timed_out: bool,
+    /// Every document the step received (redirects' targets, challenge pages…), in order.
+    pub documents: Vec<Document>,
+}
+
+/// A document response the browser received.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Document {
+    pub url: String,
+    pub status: u16,
+}
+
+/// Runs `plan` in a fresh headless Chromium and parses its report; panics, with the
+/// script's stderr, when the run fails or outlasts the plan's limit.
+pub fn run(plan: &Plan) -> Report {
+    let input = serde_json::to_vec(plan).expect("a plan serializes");
+    let limit = Duration::from_secs(plan.timeout_s) + GRACE;
+    let (status, stdout, stderr) = drive(&input, limit);
+    assert!(status, "the browser run failed:\n{}", tail(&stderr, 60));
+    serde_json::from_slice(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "the browser's report does not parse ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&stdout),
+            tail(&stderr, 60)
+        )
+    })
+}
+
+/// Runs drive.py with `input` on stdin, in a process group of its own (killed whole past
+/// `limit`): whether it succeeded, its stdout and stderr.
+fn drive(input: &[u8], limit: Duration) -> (bool, Vec<u8>, String) {
+    let mut child = Command::new(python())
+        .arg(script())
+        .env("SE_OFFLINE", "true")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the browser script starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input).expect("the plan is written");
+    drop(stdin);
+    let stdout = reader(child.stdout.take().expect("stdout"));
+    let stderr = reader(child.stderr.take().expect("stderr"));
+    let succeeded = wait_or_kill(&mut child, limit);
+    let stdout = stdout.join().expect("stdout read");
+    let stderr = String::from_utf8_lossy(&stderr.join().expect("stderr read")).into_owned();
+    (succeeded, stdout, stderr)
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = pipe.read_to_end(&mut out);
+        out
+    })
+}
+
+/// Waits for `child` up to `limit`; past it, kills its process group (Chromium with it).
+fn wait_or_kill(child: &mut Child, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status.success();
+        }
+        if Instant::now() >= deadline {
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last `lines` lines of `text`.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// tests/browser/drive.py.
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/drive.py")
+}
+
+/// The pytools venv's python, with Chromium, chromedriver and Selenium installed: made
+/// once per test binary by `need_browser`.
+fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = Command::new("bash")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "-c",
+                ". scripts/deps.sh && need_browser && echo \"$PYTOOLS_PYTHON\"",
+            ])
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "need_browser failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
