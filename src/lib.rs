@@ -11,6 +11,7 @@
 pub mod admin;
 pub mod app;
 pub mod bots;
+pub mod challenge;
 pub mod check;
 pub mod clock;
 pub mod config;
