@@ -81,6 +81,11 @@ impl Pages {
             Slot::NonceUrl => Value::Query(input.nonce),
             Slot::To => Value::Query(input.target),
             Slot::Wait => Value::Html(wait),
+            Slot::Seconds => Value::Html(if input.wait_s == 1 {
+                "second"
+            } else {
+                "seconds"
+            }),
             Slot::Difficulty => Value::Html(bits),
         })
     }
@@ -185,7 +190,9 @@ mod tests {
         let refresh = format!(r#"<meta http-equiv="refresh" content="3; url={url}">"#);
         assert!(page.contains(&refresh), "{page}");
         assert!(page.contains(&format!(r#"<a href="{url}">Continue</a>"#)));
-        assert!(page.contains("continues by itself in 3 seconds"));
+        assert!(page.contains("continues by itself in 3 seconds."));
+        let one = PageInput { wait_s: 1, ..INPUT };
+        assert!(text(ChallengeKind::Refresh, &one).contains("by itself in 1 second."));
         let query = url.split_once('?').unwrap().1.replace("&amp;", "&");
         let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
             .into_owned()
@@ -266,8 +273,8 @@ mod tests {
             known,
             "5f36efce86f68877cee18fda5637abb2a1bb409f4326cc741fdf13200aa26980"
         );
-        assert!(super::super::pow::solved(&nonce, solution, 8), "{solution}");
+        assert!(crate::challenge::solved(&nonce, solution, 8), "{solution}");
         let n: u64 = solution.parse().unwrap();
-        assert!((0..n).all(|m| !super::super::pow::solved(&nonce, &m.to_string(), 8)));
+        assert!((0..n).all(|m| !crate::challenge::solved(&nonce, &m.to_string(), 8)));
     }
 }

@@ -18,6 +18,8 @@ pub(super) enum Slot {
     To,
     /// `{{wait}}`: seconds before a `refresh` page reloads.
     Wait,
+    /// `{{seconds}}`: `second` or `seconds`, after `{{wait}}` in a sentence.
+    Seconds,
     /// `{{difficulty}}`: the `pow` difficulty in bits.
     Difficulty,
 }
@@ -30,6 +32,7 @@ impl Slot {
             "nonce_url" => Self::NonceUrl,
             "to" => Self::To,
             "wait" => Self::Wait,
+            "seconds" => Self::Seconds,
             "difficulty" => Self::Difficulty,
             _ => return None,
         })
