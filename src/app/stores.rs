@@ -3,7 +3,9 @@
 
 use super::digest_key::digest_key;
 use crate::bots::Profiler;
+use crate::challenge::{Challenges, MemoryNonces, NonceLedger, RedisNonces};
 use crate::config::{AdminSettings, Config};
+use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
 use crate::gate::{Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
@@ -48,6 +50,9 @@ pub enum BuildError {
     /// Envoy's rate limit service could not be set up.
     #[error("cannot set up the rate limit service: {0}")]
     Rls(String),
+    /// A `challenge.never_paths` pattern is not one.
+    #[error("cannot set up the challenge: {0}")]
+    Challenge(String),
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
     CrowdSec(String),
@@ -73,6 +78,8 @@ pub struct Stores {
     pub metrics: Arc<Metrics>,
     /// The operators' bans and overrides.
     pub control: Arc<Control>,
+    /// Where redeemed challenge nonces are remembered (beside the buckets).
+    pub nonces: Arc<dyn NonceLedger>,
     /// The key of identity digests, chosen when the server is built (a reload keeps it: a new
     /// key would be new buckets for everyone).
     pub digest_key: IdentityKey,
@@ -108,6 +115,7 @@ impl Stores {
                     limiter,
                     in_flight: Arc::new(MemorySlots::new()),
                     redis: None,
+                    nonces: Arc::new(MemoryNonces::default()),
                     fleet: Arc::new(FleetSize::new(Some(1), gauge)),
                     // The memory store always decides; its fallback is never asked.
                     fallback: Fallback::Allow,
@@ -134,6 +142,7 @@ impl Stores {
                     control: Arc::new(Control::new(Box::new(ledger), store.clone(), admin.bounds)),
                     limiter: store.clone(),
                     in_flight: Arc::new(store.slots()),
+                    nonces: Arc::new(RedisNonces::new(store.clone())),
                     redis: Some(store),
                     fleet,
                     fallback,
@@ -164,6 +173,7 @@ impl Stores {
             },
             &self.metrics,
         );
+        let challenges = self.challenges(config, &gate)?;
         let callers = Callers {
             client_ip: config.client_ip.clone(),
             jwt: config.jwt.clone(),
@@ -181,7 +191,38 @@ impl Stores {
             previous.and_then(|p| p.profiler.as_deref()),
             config.geo.clone(),
             self.metrics.bots.clone(),
-        ))))
+        )))
+        .with_challenges(challenges))
+    }
+
+    /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.
+    fn challenges(
+        &self,
+        config: &Config,
+        gate: &Gate,
+    ) -> Result<Option<Arc<Challenges>>, BuildError> {
+        let captcha = config
+            .crowdsec
+            .as_ref()
+            .is_some_and(|c| c.on_captcha == Remedy::Challenge);
+        if !gate.challenges() && !captcha {
+            return Ok(None);
+        }
+        let mut names: std::collections::HashMap<u64, Arc<str>> = gate
+            .policies()
+            .filter(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
+            .map(|p| (p.key.id(), p.name().clone()))
+            .collect();
+        names.insert(0, Arc::from(crate::gate::CROWDSEC));
+        let room = Challenges::new(
+            config.challenge.clone(),
+            &self.digest_key,
+            self.nonces.clone(),
+            names,
+            self.metrics.challenges.clone(),
+        )
+        .map_err(|e| BuildError::Challenge(e.to_string()))?;
+        Ok(Some(Arc::new(room)))
     }
 }
 

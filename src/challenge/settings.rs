@@ -28,17 +28,6 @@ impl ChallengeSettings {
     pub const PATH: &'static str = "/.floodgate/challenge";
     /// `challenge.cookie` when not given.
     pub const COOKIE: &'static str = "floodgate_pass";
-    /// `challenge.never_paths` when not given: well-known paths, `robots.txt`, feeds.
-    pub const NEVER_PATHS: [&'static str; 8] = [
-        "/.well-known/*",
-        "/robots.txt",
-        "/favicon.ico",
-        "*.xml",
-        "*.rss",
-        "*.atom",
-        "*/feed",
-        "*/feed/",
-    ];
 }
 
 impl Default for ChallengeSettings {
@@ -50,7 +39,10 @@ impl Default for ChallengeSettings {
             refresh_wait: Duration::from_secs(2),
             path: Self::PATH.to_owned(),
             cookie: Self::COOKIE.to_owned(),
-            never_paths: Self::NEVER_PATHS.map(str::to_owned).to_vec(),
+            never_paths: super::DEFAULT_NEVER_PATHS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
         }
     }
 }

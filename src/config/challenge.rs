@@ -4,7 +4,7 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{ChallengeFile, PolicyFile};
-use crate::challenge::ChallengeSettings;
+use crate::challenge::{ChallengeSettings, PageRules};
 use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY, MAX_DIFFICULTY};
 use std::time::Duration;
 use toml::Spanned;
@@ -154,7 +154,7 @@ pub(crate) fn settings(
             None => defaults.cookie,
         },
         never_paths: match &file.never_paths {
-            Some(list) => list.get_ref().clone(),
+            Some(list) => never_paths(check, list)?,
             None => defaults.never_paths,
         },
     })
@@ -178,6 +178,16 @@ fn bounded(
             Err(check.error(at, message))
         }
         _ => Ok(duration),
+    }
+}
+
+fn never_paths(
+    check: &Checker<'_>,
+    list: &Spanned<Vec<String>>,
+) -> Result<Vec<String>, ConfigError> {
+    match PageRules::new(list.get_ref()) {
+        Ok(_) => Ok(list.get_ref().clone()),
+        Err(e) => Err(check.error(list, format!("`challenge.never_paths`: {e}"))),
     }
 }
 

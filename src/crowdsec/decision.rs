@@ -73,8 +73,8 @@ impl LapiDecision {
 }
 
 impl Held {
-    /// The blocklist entry: `ban` bans, `captcha` does what `on_captcha` says (Floodgate has
-    /// no captcha page), `throttle` throttles, and any other remediation bans, as CrowdSec's
+    /// The blocklist entry: `ban` bans, `captcha` does what `on_captcha` says (the challenge
+    /// by default), `throttle` throttles, and any other remediation bans, as CrowdSec's
     /// own components fall back to. `None` when the value is no address or range.
     pub fn block(&self, on_captcha: Remedy) -> Option<Block> {
         let net = match self.value.parse::<IpAddr>() {

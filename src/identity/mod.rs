@@ -31,7 +31,7 @@ pub use pass::{
     Bind, Challenge, ChallengeKind, Pass, PassId, Reach, DEFAULT_DIFFICULTY, MAX_DIFFICULTY,
 };
 pub use sender_source::SenderSource;
-pub use source::{IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
+pub use source::{cookie_value, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
 pub use traits::{
     BadCountry, BotClaim, Category, Country, Proof, Traits, UnknownCategory, Verification,

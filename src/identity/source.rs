@@ -206,7 +206,7 @@ fn claim_bytes(value: &serde_json::Value) -> Cow<'_, [u8]> {
 
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 cookie-string):
 /// name and value trimmed, a quoted value unquoted (see the module doc).
-fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
+pub fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
     headers
         .get_all(COOKIE)
         .iter()

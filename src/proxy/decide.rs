@@ -1,8 +1,9 @@
 //! The request's facts, read from the session and handed to the gate.
 
 use super::Snapshot;
+use crate::clock::wall_now_us;
 use crate::gate::Outcome;
-use crate::identity::{Request, RequestFacts, Traits};
+use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
 use crate::policy::{request_host, RouteFacts};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
@@ -13,13 +14,32 @@ pub(super) fn peer_ip(session: &Session) -> Option<IpAddr> {
     session.client_addr()?.as_inet().map(|a| a.ip())
 }
 
+/// What the gate decided about a request, and what was learnt of its sender on the way.
+pub(super) struct Decision<'s> {
+    /// The gate's outcome.
+    pub(super) outcome: Outcome<'s>,
+    /// What is known of the sender.
+    pub(super) traits: Traits,
+    /// The client address (behind trusted proxies).
+    pub(super) client_ip: Option<IpAddr>,
+    /// The good pass the request carried.
+    pub(super) pass: Option<Pass>,
+}
+
 /// What the gate of `snapshot` decides about the request in `session`, and what is known of
 /// its sender.
-pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> (Outcome<'s>, Traits) {
+pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Decision<'s> {
     let req = session.req_header();
     let callers = &snapshot.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
     let traits = snapshot.traits(client_ip, &req.headers).await;
+    let (pass, reach) = match &snapshot.challenges {
+        Some(room) => (
+            room.pass_of(&req.headers, client_ip, wall_now_us() / 1_000_000),
+            room.reach(&req.method, req.uri.path(), &req.headers),
+        ),
+        None => (None, Reach::NotAPage),
+    };
     let host = host(req, snapshot.gate.needs_host());
     let route = route_facts(req, host.as_deref());
     let facts = RequestFacts {
@@ -34,10 +54,16 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> (Ou
         callers.jwt.as_deref(),
     )
     .with_facts(facts)
-    .with_traits(&traits);
+    .with_traits(&traits)
+    .with_pass(pass.as_ref(), reach);
     let outcome = snapshot.gate.decide(&request, &route).await;
     drop(request);
-    (outcome, traits)
+    Decision {
+        outcome,
+        traits,
+        client_ip,
+        pass,
+    }
 }
 
 /// The request's host, when something `needed` it (working it out costs an allocation).

@@ -3,6 +3,7 @@
 //! when the request arrived), tell the pool how its backend did, and report.
 
 mod access_log;
+mod challenge;
 mod connection;
 mod decide;
 mod edits;
@@ -40,7 +41,7 @@ pub use upstream::{
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::{Aftercare, Outcome, OutcomeKind, Ticket};
-use crate::identity::BotClaim;
+use crate::identity::{BotClaim, Identity};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -83,8 +84,11 @@ pub struct RequestCtx {
     front: front::Front,
     /// The crawler the request claimed, for the log line and a deny's body.
     bot: Option<BotClaim>,
-    /// The `deny` or `allow` policy that decided the request, for the log line.
+    /// The `deny`, `allow` or `challenge` policy that decided the request, for the log line.
     ruled_by: Option<Arc<str>>,
+    /// The digest of the pass the request carried (what the control API names it by), for
+    /// the log line.
+    pass: Option<Identity>,
 }
 
 impl Floodgate {
@@ -122,9 +126,37 @@ impl Floodgate {
             Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
                 ctx.ruled_by = Some(Arc::clone(policy));
             }
+            Outcome::Challenged(challenged, _) => {
+                ctx.ruled_by = Some(Arc::clone(challenged.policy));
+            }
             _ => {}
         }
         snapshot.render(outcome, ctx.bot.as_ref())
+    }
+
+    /// The answer to `session`'s request under `snapshot`: what a solution earns, the
+    /// challenge page the gate asked for, or what the gate decided.
+    async fn answer(&self, snapshot: &Snapshot, session: &Session, ctx: &mut RequestCtx) -> Action {
+        let room = snapshot.challenges.as_deref();
+        if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
+            let client = snapshot
+                .callers
+                .client_ip
+                .resolve(decide::peer_ip(session), &session.req_header().headers);
+            return challenge::solution(room, session.req_header(), client, ctx.front.tls).await;
+        }
+        let mut decision = decide::decide(snapshot, session).await;
+        ctx.bot = decision.traits.bot.take();
+        ctx.pass = decision.pass.map(|pass| {
+            crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
+        });
+        let action = self.note_outcome(&mut decision.outcome, snapshot, ctx);
+        match (&decision.outcome, room) {
+            (Outcome::Challenged(challenged, _), Some(room)) => {
+                challenge::page(room, challenged, session.req_header(), decision.client_ip)
+            }
+            _ => action,
+        }
     }
 }
 
@@ -156,6 +188,7 @@ impl ProxyHttp for Floodgate {
             front: front::Front::default(),
             bot: None,
             ruled_by: None,
+            pass: None,
         }
     }
 
@@ -185,11 +218,7 @@ impl ProxyHttp for Floodgate {
             Some(snapshot) => snapshot,
             None => self.snapshot.load_full(),
         };
-        let action = {
-            let (mut outcome, traits) = decide::decide(&snapshot, session).await;
-            ctx.bot = traits.bot;
-            self.note_outcome(&mut outcome, &snapshot, ctx)
-        };
+        let action = self.answer(&snapshot, session, ctx).await;
         ctx.snapshot = Some(snapshot);
         match action {
             Action::Forward(headers) => {

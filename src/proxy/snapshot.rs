@@ -6,6 +6,7 @@ use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
 use crate::bots::Profiler;
+use crate::challenge::Challenges;
 use crate::gate::Gate;
 use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Traits};
 use http::HeaderMap;
@@ -40,6 +41,9 @@ pub struct Snapshot {
     /// Works out what is known of a request's sender (set through
     /// [`Snapshot::with_profiler`]); nothing is known without one.
     pub profiler: Option<Arc<Profiler>>,
+    /// Opens passes and renders challenge pages, when anything challenges (set through
+    /// [`Snapshot::with_challenges`]).
+    pub challenges: Option<Arc<Challenges>>,
 }
 
 impl Snapshot {
@@ -60,6 +64,7 @@ impl Snapshot {
             access_log,
             front: FrontSettings::default(),
             profiler: None,
+            challenges: None,
         }
     }
 
@@ -87,6 +92,11 @@ impl Snapshot {
         bot: Option<&BotClaim>,
     ) -> super::Action {
         super::render::render(outcome, &self.policy_headers, self.throttle_status, bot)
+    }
+
+    /// The snapshot answering challenges with `challenges`.
+    pub fn with_challenges(self, challenges: Option<Arc<Challenges>>) -> Self {
+        Self { challenges, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

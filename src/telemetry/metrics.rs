@@ -6,6 +6,7 @@
 
 use super::backends::BackendGauge;
 use super::bots::BotMetrics;
+use super::challenges::ChallengeMetrics;
 use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
@@ -60,6 +61,8 @@ pub struct Metrics {
     pub crowdsec: CrowdSecMetrics,
     /// Requests claiming a crawler, by category and verification.
     pub bots: BotMetrics,
+    /// `floodgate_challenges_total`.
+    pub challenges: ChallengeMetrics,
     /// Whether each configured backend is up.
     pub backends: BackendGauge,
 }
@@ -181,6 +184,7 @@ impl Metrics {
             store: StoreMetrics::new(),
             crowdsec: CrowdSecMetrics::new(),
             bots: BotMetrics::new(),
+            challenges: ChallengeMetrics::new(),
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
@@ -189,6 +193,7 @@ impl Metrics {
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),
+            metrics.challenges.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),
             Box::new(metrics.blocked.clone()),

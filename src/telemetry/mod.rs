@@ -2,6 +2,7 @@
 
 mod backends;
 mod bots;
+mod challenges;
 mod counters;
 mod crowdsec;
 pub mod logger;
@@ -13,6 +14,7 @@ mod vocab;
 
 pub use backends::BackendGauge;
 pub use bots::BotMetrics;
+pub use challenges::{ChallengeMetrics, ChallengeResult};
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;
 pub use metrics::Metrics;

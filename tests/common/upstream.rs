@@ -149,7 +149,12 @@ async fn answer(
     }
     let host = req.headers().get("host").cloned();
     let usage = param(&req, "usage").and_then(|u| hyper::header::HeaderValue::from_str(u).ok());
-    let mut resp = hyper::Response::new(Full::new(Bytes::from_static(b"ok")));
+    // `?say=WORD` answers WORD instead of `ok` (a page a browser can be told to wait for).
+    let body = match param(&req, "say") {
+        Some(word) => Bytes::from(word.to_owned()),
+        None => Bytes::from_static(b"ok"),
+    };
+    let mut resp = hyper::Response::new(Full::new(body));
     *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
     let headers = resp.headers_mut();
     if let Some(usage) = usage {

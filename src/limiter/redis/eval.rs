@@ -40,6 +40,28 @@ impl RedisStore {
             .unwrap_or(Err(LimiterError::Timeout))
     }
 
+    /// Marks `key` used for `ttl_ms` (`SET key 1 NX PX ttl`): `true` the first time, `false`
+    /// while it is marked. One round trip on the side connection, within the store's budget.
+    pub async fn set_once(&self, key: &str, ttl_ms: u64) -> Result<bool, LimiterError> {
+        let call = async {
+            let mut conn = self.side.get().await.map_err(unreachable)?;
+            redis::cmd("SET")
+                .arg(key)
+                .arg(1)
+                .arg("NX")
+                .arg("PX")
+                .arg(ttl_ms.max(1))
+                .query_async::<Option<String>>(&mut conn)
+                .await
+                .map(|set| set.is_some())
+                .map_err(|e| LimiterError::Store(e.to_string()))
+        };
+        let budget = self.timeout.max(Duration::from_millis(500));
+        tokio::time::timeout(budget, call)
+            .await
+            .unwrap_or(Err(LimiterError::Timeout))
+    }
+
     /// Every value of the hash at `key`, read with HSCAN [`HSCAN_COUNT`] at a time (so a big
     /// hash never holds Redis up the way one HVALS would). Values changed meanwhile may be
     /// missed or seen twice: the caller reconciles with a log of changes.

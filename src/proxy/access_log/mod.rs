@@ -114,13 +114,17 @@ fn floodgate_line(
         Some(claim) => format!(" bot={} crawler={}", claim.category(), claim.name),
         None => String::new(),
     };
+    let pass = match &ctx.pass {
+        Some(pass) => format!(" pass={}", pass.hex()),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),

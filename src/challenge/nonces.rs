@@ -1,0 +1,132 @@
+//! Nonces are redeemed once, fleet-wide: in Redis (`SET … NX PX`) when the buckets live there,
+//! else in this process. A nonce is remembered as long as it could be redeemed; a ledger that
+//! cannot answer refuses the redemption (a new challenge, never a pass).
+
+use crate::limiter::{LimiterError, RedisStore};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How a redemption fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redeemed {
+    /// The nonce's first redemption.
+    First,
+    /// Redeemed before.
+    Replayed,
+}
+
+/// Why the ledger could not tell.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LedgerError {
+    /// Redis failed or did not answer in time.
+    #[error(transparent)]
+    Store(#[from] LimiterError),
+    /// The process holds as many unexpired nonces as it may.
+    #[error("{0} nonces are remembered already")]
+    Full(usize),
+}
+
+/// Where used nonces are remembered.
+#[async_trait]
+pub trait NonceLedger: Send + Sync {
+    /// Records the redemption of nonce `id`, remembered until `until_ms` (Unix ms; `now_ms`
+    /// is now).
+    async fn redeem(
+        &self,
+        id: &[u8; 16],
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<Redeemed, LedgerError>;
+}
+
+/// The fleet's ledger, beside the buckets in Redis.
+pub struct RedisNonces {
+    store: Arc<RedisStore>,
+}
+
+impl RedisNonces {
+    /// The ledger kept under `store`'s prefix.
+    pub fn new(store: Arc<RedisStore>) -> Self {
+        Self { store }
+    }
+}
+
+#[async_trait]
+impl NonceLedger for RedisNonces {
+    async fn redeem(
+        &self,
+        id: &[u8; 16],
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<Redeemed, LedgerError> {
+        let key = format!("{}:nonce:{}", self.store.prefix(), hex(id));
+        let ttl = until_ms.saturating_sub(now_ms);
+        match self.store.set_once(&key, ttl).await? {
+            true => Ok(Redeemed::First),
+            false => Ok(Redeemed::Replayed),
+        }
+    }
+}
+
+/// The most nonces one process remembers: a flood of solutions beyond it is refused until
+/// some expire.
+pub const MAX_REMEMBERED: usize = 1_000_000;
+
+/// One process's ledger (the memory store).
+#[derive(Default)]
+pub struct MemoryNonces {
+    used: Mutex<HashMap<[u8; 16], u64>>,
+}
+
+#[async_trait]
+impl NonceLedger for MemoryNonces {
+    async fn redeem(
+        &self,
+        id: &[u8; 16],
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<Redeemed, LedgerError> {
+        let mut used = self.used.lock();
+        if used.len() >= MAX_REMEMBERED {
+            used.retain(|_, until| *until > now_ms);
+            if used.len() >= MAX_REMEMBERED {
+                return Err(LedgerError::Full(used.len()));
+            }
+        }
+        match used.get(id) {
+            Some(until) if *until > now_ms => Ok(Redeemed::Replayed),
+            _ => {
+                used.insert(*id, until_ms);
+                Ok(Redeemed::First)
+            }
+        }
+    }
+}
+
+fn hex(id: &[u8; 16]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_nonce_is_redeemed_once_while_it_is_remembered() {
+        let ledger = MemoryNonces::default();
+        let id = [1; 16];
+        assert_eq!(ledger.redeem(&id, 0, 100).await.unwrap(), Redeemed::First);
+        assert_eq!(
+            ledger.redeem(&id, 50, 150).await.unwrap(),
+            Redeemed::Replayed
+        );
+        // Forgotten once it could no longer be redeemed anyway.
+        assert_eq!(ledger.redeem(&id, 100, 200).await.unwrap(), Redeemed::First);
+        assert_eq!(
+            ledger.redeem(&[2; 16], 100, 200).await.unwrap(),
+            Redeemed::First
+        );
+    }
+}

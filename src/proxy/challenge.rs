@@ -1,0 +1,121 @@
+//! Challenges into HTTP: the page the gate asked for (not a success: `challenge.status`,
+//! never stored, never indexed, only its own inline script and style allowed), and what a
+//! solution earns (a pass cookie and a 303 to where the client was going, a new page, or a
+//! 400 naming the parameter).
+
+use super::render::{problem, problem_body, Action};
+use crate::challenge::{Challenges, Page, Redemption};
+use crate::clock::wall_now_us;
+use crate::gate::Challenged;
+use bytes::Bytes;
+use http::header::{
+    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION,
+    REFERRER_POLICY, SET_COOKIE, X_CONTENT_TYPE_OPTIONS,
+};
+use http::{HeaderName, HeaderValue};
+use pingora::http::{RequestHeader, ResponseHeader};
+use std::net::IpAddr;
+
+const X_ROBOTS_TAG: HeaderName = HeaderName::from_static("x-robots-tag");
+
+/// The page `challenged` asks for, for `req` from `client`.
+pub(super) fn page(
+    room: &Challenges,
+    challenged: &Challenged<'_>,
+    req: &RequestHeader,
+    client: Option<IpAddr>,
+) -> Action {
+    let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+    let now_ms = wall_now_us() / 1000;
+    match room.page(
+        challenged.challenge,
+        challenged.policy_id,
+        target,
+        client,
+        now_ms,
+    ) {
+        Ok(page) => page_answer(&page),
+        Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+/// What the solution in `req` from `client` earns (`tls`: whether it came over TLS, so the
+/// pass cookie is `Secure`).
+pub(super) async fn solution(
+    room: &Challenges,
+    req: &RequestHeader,
+    client: Option<IpAddr>,
+    tls: bool,
+) -> Action {
+    if req.method != http::Method::GET && req.method != http::Method::HEAD {
+        let body = problem_body(405, "Solutions come back with GET.", serde_json::json!({}));
+        return problem(
+            405,
+            body,
+            &[(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"))],
+        );
+    }
+    let now_ms = wall_now_us() / 1000;
+    match room.redeem(req.uri.query(), client, now_ms, tls).await {
+        Ok(Redemption::Passed { cookie, target }) => see_other(&target, Some(&cookie)),
+        Ok(Redemption::Back { target }) => see_other(&target, None),
+        Ok(Redemption::Again(page)) => page_answer(&page),
+        Ok(Redemption::Malformed(which)) => {
+            let detail = format!("The challenge solution's `{which}` is missing or not valid.");
+            let body = problem_body(400, &detail, serde_json::json!({ "parameter": which }));
+            problem(400, body, &[])
+        }
+        Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+fn page_answer(page: &Page) -> Action {
+    let build = || -> pingora::Result<Box<ResponseHeader>> {
+        let mut header = ResponseHeader::build(page.status, Some(7))?;
+        header.insert_header(CONTENT_TYPE, "text/html; charset=utf-8")?;
+        header.insert_header(CONTENT_LENGTH, page.body.len())?;
+        header.insert_header(CACHE_CONTROL, "no-store")?;
+        header.insert_header(X_ROBOTS_TAG, "noindex, nofollow")?;
+        header.insert_header(CONTENT_SECURITY_POLICY, page.csp.clone())?;
+        header.insert_header(X_CONTENT_TYPE_OPTIONS, "nosniff")?;
+        header.insert_header(REFERRER_POLICY, "same-origin")?;
+        Ok(Box::new(header))
+    };
+    match build() {
+        Ok(header) => Action::Answer(header, page.body.clone()),
+        Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+/// A 303 to `target` (a checked same-origin path), setting `cookie` if given.
+fn see_other(target: &str, cookie: Option<&str>) -> Action {
+    let build = || -> pingora::Result<Box<ResponseHeader>> {
+        let mut header = ResponseHeader::build(303, Some(4))?;
+        header.insert_header(LOCATION, target)?;
+        header.insert_header(CONTENT_LENGTH, 0)?;
+        header.insert_header(CACHE_CONTROL, "no-store")?;
+        if let Some(cookie) = cookie {
+            header.insert_header(SET_COOKIE, cookie)?;
+        }
+        Ok(Box::new(header))
+    };
+    match build() {
+        Ok(header) => Action::Answer(header, Bytes::new()),
+        Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+/// No page could be made (no randomness, an unbuildable header): refused, never forwarded.
+fn unavailable(why: &str) -> Action {
+    log::error!("could not answer with a challenge: {why}");
+    let body = problem_body(
+        503,
+        "The challenge cannot be shown right now; retry shortly.",
+        serde_json::json!({ "retry_after": 1 }),
+    );
+    problem(
+        503,
+        body,
+        &[(http::header::RETRY_AFTER, HeaderValue::from(1u64))],
+    )
+}
