@@ -226,11 +226,14 @@ fn each_pass_is_a_caller_with_its_own_bucket() {
     }
 }
 
+/// A method, a target and headers.
+type Ask<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
 #[test]
 fn feeds_json_and_posts_get_the_ordinary_answer_never_the_page() {
     let (upstream, proxy) = start(CHALLENGE);
     let visitor = Visitor::new(&base(&proxy), "127.0.0.1");
-    let asks: [(&str, &str, &[(&str, &str)]); 6] = [
+    let asks: [Ask; 6] = [
         ("GET", "/feed.xml", &[]),
         ("GET", "/blog/feed", &[]),
         (
