@@ -9,8 +9,9 @@ mod common;
 #[path = "challenge/visitor.rs"]
 mod visitor;
 
-use common::Upstream;
+use common::redis::RedisServer;
 use common::Proxy;
+use common::Upstream;
 use std::process::Command;
 use std::time::Duration;
 use visitor::{Visitor, Work};
@@ -283,5 +284,36 @@ fn on_limit_challenges_no_one_until_the_bucket_is_dry() {
         statuses,
         [200, 200, 200, 429],
         "the pass's own bucket, then 429"
+    );
+}
+
+#[test]
+fn a_fleet_on_redis_shares_passes_and_redeems_each_nonce_once() {
+    let redis = RedisServer::start();
+    let upstream = Upstream::start();
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n\n{CHALLENGE}",
+        redis.url()
+    );
+    let one = Proxy::start(&[&upstream.addr], &config);
+    let two = Proxy::start(&[&upstream.addr], &config);
+    let mut visitor = Visitor::new(&base(&one), "127.0.0.1");
+    let page = visitor.get("/");
+    let nonce = page.nonce().unwrap();
+    let solution = visitor::proof_of_work(&nonce, 16);
+    assert_eq!(visitor.redeem(&nonce, Some(&solution), "/").status, 303);
+    let elsewhere = Visitor::new(&base(&two), "127.0.0.1");
+    let mut replayer = elsewhere.moved_to("127.0.0.1");
+    let replayed = replayer.redeem(&nonce, Some(&solution), "/");
+    assert!(
+        replayed.is_challenge(),
+        "the other instance knows the nonce was used"
+    );
+    let mut holder = Visitor::new(&base(&two), "127.0.0.1");
+    holder.pass = visitor.pass.clone();
+    assert_eq!(
+        holder.get("/").status,
+        200,
+        "a pass one instance gave, another honours"
     );
 }

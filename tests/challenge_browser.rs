@@ -7,8 +7,8 @@
 mod common;
 
 use common::browser::{Plan, Report};
-use common::Upstream;
 use common::Proxy;
+use common::Upstream;
 use std::time::Duration;
 
 /// The word the backend's page says (`?say=`), which a browser waits for.

@@ -7,11 +7,15 @@
 
 mod common;
 
+#[path = "challenge/visitor.rs"]
+mod visitor;
+
 use common::crowdsec::Lapi;
 use common::front::Front;
 use common::redis::RedisServer;
 use common::{client_from, Proxy, Upstream};
 use std::time::{Duration, Instant};
+use visitor::{Visitor, Work};
 
 /// CrowdSec's recommended interval, Floodgate's default.
 const INTERVAL: Duration = Duration::from_secs(10);
@@ -372,4 +376,43 @@ fn an_answer_over_max_answer_bytes_is_refused_and_logged_while_the_default_cap_a
     assert!(capped.metric("floodgate_crowdsec_pulls_total{result=\"error\"}") >= 1.0);
     assert_eq!(capped.metric("floodgate_crowdsec_decisions"), 0.0);
     assert_eq!(default.metric("floodgate_crowdsec_decisions"), 201.0);
+}
+
+#[test]
+fn a_captcha_decision_gets_the_challenge_and_a_pass_answers_it() {
+    let lapi = Lapi::start();
+    let key = lapi.bouncer_key("floodgate-captcha", "captcha-key-0123456789abcdef");
+    let upstream = Upstream::start();
+    let proxy = Proxy::start(&[&upstream.addr], &crowdsec_table(&lapi, &key, ""));
+    let added = Instant::now();
+    lapi.cscli(&[
+        "decisions",
+        "add",
+        "--ip",
+        "127.0.0.7",
+        "--duration",
+        "1h",
+        "--type",
+        "captcha",
+    ]);
+    until_all(
+        &[&proxy],
+        "127.0.0.7",
+        403,
+        added,
+        INTERVAL + Duration::from_secs(1),
+    );
+    let mut visitor = Visitor::new(&proxy.url(""), "127.0.0.7");
+    let json = visitor.send("GET", "/api", &[("accept", "application/json")]);
+    assert_eq!(json.status, 403, "what cannot show a page stays banned");
+    assert!(json.nonce().is_none());
+    let solved = visitor.solve("/x?y=1", Work::Pow(16));
+    assert_eq!((solved.status, solved.header("location")), (303, "/x?y=1"));
+    assert_eq!(
+        visitor.get("/x?y=1").status,
+        200,
+        "the pass answers the captcha"
+    );
+    let issued = "floodgate_challenges_total{kind=\"pow\",policy=\"crowdsec\",result=\"issued\"}";
+    assert!(proxy.metric(issued) >= 1.0);
 }
