@@ -226,3 +226,6 @@ fn cookie_name(check: &Checker<'_>, name: &Spanned<String>) -> Result<String, Co
         )),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -97,3 +97,6 @@ fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenge
         challenge,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -170,4 +170,28 @@ mod tests {
             Err(NamedCallerError::Count { parts: 2, .. })
         ));
     }
+
+    #[test]
+    fn a_pass_is_named_alone_by_the_digest_its_requests_have() {
+        use crate::identity::{Bind, ChallengeKind, Pass, PassId, Reach};
+        let pass = Pass {
+            id: PassId([9; 16]),
+            kind: ChallengeKind::Refresh,
+            bind: Bind::Network,
+            policy: 1,
+            expires_s: 0,
+        };
+        let headers = HeaderMap::new();
+        let req = Request::new(&headers, None, None, None).with_pass(Some(&pass), Reach::Page);
+        let seen = identified("pass", &req);
+        assert_eq!(named("pass", &[&seen.hex()]), Ok(seen));
+        assert_eq!(
+            named("pass", &["not-a-digest"]),
+            Err(NamedCallerError::Pass)
+        );
+        assert_eq!(
+            named("pass+ip", &[&seen.hex(), "192.0.2.1"]),
+            Err(NamedCallerError::Pass)
+        );
+    }
 }
