@@ -40,8 +40,29 @@ pub(crate) fn on_limit(
         },
     };
     match challenging {
-        true => Ok(Some(challenge(check, file)?)),
+        true => {
+            warn_without_pass(check, file);
+            Ok(Some(challenge(check, file)?))
+        }
         false => no_challenge_keys(check, file).map(|()| None),
+    }
+}
+
+/// Warns, located, when an `on_limit = "challenge"` policy does not name its callers by their
+/// pass: a browser that solved the challenge is still the caller whose bucket is dry, so it
+/// meets a 429 until the bucket refills.
+fn warn_without_pass(check: &Checker<'_>, file: &PolicyFile) {
+    let by_pass = file.sources.as_ref().is_some_and(|list| {
+        list.get_ref()
+            .iter()
+            .any(|s| s.get_ref().split('+').any(|p| p == "pass"))
+    });
+    if let (false, Some(on_limit)) = (by_pass, &file.on_limit) {
+        let message = "`policy.on_limit = \"challenge\"` without `pass` in `policy.sources`: a \
+                       browser that solves the challenge keeps its dry bucket and gets 429s; \
+                       `sources = [\"pass\", \"ip\"]` gives each pass a bucket of its own"
+            .to_owned();
+        log::warn!("{}", check.error(on_limit, message));
     }
 }
 

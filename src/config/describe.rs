@@ -156,6 +156,7 @@ impl fmt::Display for Config {
         for line in self.geo.describe() {
             writeln!(f, "geo             {line}")?;
         }
+        self.describe_challenge(f)?;
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }
@@ -256,6 +257,34 @@ impl fmt::Display for Config {
 
 impl Config {
     /// The crawler catalogue, how claims are verified.
+    /// The `[challenge]` settings, when a policy or CrowdSec challenges.
+    fn describe_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let policies = self
+            .policies
+            .iter()
+            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some());
+        let captcha = self
+            .crowdsec
+            .as_ref()
+            .is_some_and(|c| c.on_captcha == crate::control::Remedy::Challenge);
+        if !policies && !captcha {
+            return Ok(());
+        }
+        let c = &self.challenge;
+        writeln!(
+            f,
+            "challenge       pages answered {} (refresh after {}s); solutions at {}, nonces good {}s; \
+             passes in cookie `{}` for {}s; never on {}",
+            c.status,
+            c.refresh_wait.as_secs(),
+            c.path,
+            c.nonce_ttl.as_secs(),
+            c.cookie,
+            c.pass_ttl.as_secs(),
+            c.never_paths.join(" ")
+        )
+    }
+
     fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let crawlers = &self.bots.crawlers;
         let catalogue = &crawlers.catalogue;
