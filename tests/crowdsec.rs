@@ -8,6 +8,7 @@
 mod common;
 
 #[path = "challenge/visitor.rs"]
+#[allow(dead_code)]
 mod visitor;
 
 use common::crowdsec::Lapi;
