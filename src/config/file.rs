@@ -381,6 +381,7 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) country: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) bot: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) verified: Option<Spanned<bool>>,
+    pub(crate) ja4: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,10 +1,10 @@
-//! A policy's `match.asn`, `match.country`, `match.bot` and `match.verified`: conditions on
-//! what is known of the sender.
+//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified` and `match.ja4`:
+//! conditions on what is known of the sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country};
+use crate::identity::{Category, Country, Ja4};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -25,6 +25,7 @@ pub(crate) fn sender(
         country: words::<Country>(check, file.country.as_ref(), "country")?,
         bot: words::<Category>(check, file.bot.as_ref(), "bot")?,
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
+        ja4: words::<Ja4>(check, file.ja4.as_ref(), "ja4")?,
     })
 }
 

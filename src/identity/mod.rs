@@ -34,7 +34,8 @@ pub use sender_source::SenderSource;
 pub use source::{cookie_value, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
 pub use traits::{
-    BadCountry, BotClaim, Category, Country, Proof, Traits, UnknownCategory, Verification,
+    BadCountry, BadJa4, BotClaim, Category, Country, Ja4, Proof, Traits, UnknownCategory,
+    Verification,
 };
 
 use http::header::{HeaderMap, AUTHORIZATION};
@@ -116,6 +117,7 @@ static NO_TRAITS: Traits = Traits {
     asn: None,
     country: None,
     bot: None,
+    ja4: None,
 };
 
 /// The parts of a request that identity sources read.

@@ -1,4 +1,5 @@
-//! The identity sources read from what is known of the sender (`asn`, `country`, `bot`).
+//! The identity sources read from what is known of the sender (`asn`, `country`, `bot`,
+//! `agent`, `ja4`).
 
 use super::{Category, Country, Traits};
 use std::borrow::Cow;
@@ -13,11 +14,17 @@ pub enum SenderSource {
     /// `bot`: the operator of the crawler the request claims to be; nothing for a claim that
     /// failed verification (`spoofed`), so an impostor never drains the real crawler's bucket.
     Bot,
+    /// `agent`: the verified signed agent (Web Bot Auth), named by its key directory's host
+    /// (`chatgpt.com`): one bucket whatever addresses it uses; nothing unless verified.
+    Agent,
+    /// `ja4`: the JA4 fingerprint of the client's TLS stack.
+    Ja4,
 }
 
 impl SenderSource {
     /// Every sender source.
-    pub const ALL: [SenderSource; 3] = [Self::Asn, Self::Country, Self::Bot];
+    pub const ALL: [SenderSource; 5] =
+        [Self::Asn, Self::Country, Self::Bot, Self::Agent, Self::Ja4];
 
     /// The word in config files.
     pub fn word(self) -> &'static str {
@@ -25,6 +32,8 @@ impl SenderSource {
             Self::Asn => "asn",
             Self::Country => "country",
             Self::Bot => "bot",
+            Self::Agent => "agent",
+            Self::Ja4 => "ja4",
         }
     }
 
@@ -43,6 +52,15 @@ impl SenderSource {
                 .as_ref()
                 .filter(|claim| claim.category() != Category::Spoofed)
                 .map(|claim| Cow::Borrowed(claim.operator.as_bytes())),
+            Self::Agent => traits
+                .bot
+                .as_ref()
+                .filter(|claim| claim.claimed == Category::SignedAgent && claim.verified())
+                .map(|claim| Cow::Borrowed(claim.name.as_bytes())),
+            Self::Ja4 => traits
+                .ja4
+                .as_ref()
+                .map(|j| Cow::Borrowed(j.as_str().as_bytes())),
         }
     }
 
@@ -60,6 +78,15 @@ impl SenderSource {
             }
             Self::Country => Some(value.parse::<Country>().ok()?.as_str().as_bytes().to_vec()),
             Self::Bot => Some(value.as_bytes().to_vec()),
+            Self::Agent => Some(value.to_ascii_lowercase().into_bytes()),
+            Self::Ja4 => Some(
+                value
+                    .parse::<super::Ja4>()
+                    .ok()?
+                    .as_str()
+                    .as_bytes()
+                    .to_vec(),
+            ),
         }
     }
 }

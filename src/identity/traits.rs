@@ -14,8 +14,12 @@ pub struct Traits {
     pub asn: Option<u32>,
     /// The client address's country (`[geo] country_db`).
     pub country: Option<Country>,
-    /// The crawler the User-Agent claims, if it names one the catalogue knows.
+    /// The crawler the User-Agent claims, if it names one the catalogue knows, or the signed
+    /// agent a `Signature-Agent` names (a signature outranks a User-Agent).
     pub bot: Option<BotClaim>,
+    /// The JA4 fingerprint of the client's TLS ClientHello (Floodgate's own TLS listener, or a
+    /// trusted proxy's header).
+    pub ja4: Option<Ja4>,
 }
 
 /// A crawler a request claims to be, and how the claim fared.
@@ -68,6 +72,9 @@ pub enum Proof {
     /// The address's reverse DNS name ends in one of the crawler's suffixes and resolves
     /// forward to the address.
     ReverseDns,
+    /// The request carries an HTTP Message Signature (Web Bot Auth) under a key the agent
+    /// publishes (or the config names).
+    Signature,
 }
 
 /// Which kind of bot a crawler is.
@@ -87,13 +94,15 @@ pub enum Category {
     FeedReader,
     /// HTTP libraries, command-line clients and headless browsers' default user agents.
     Automation,
+    /// An agent that signs its requests (Web Bot Auth): named by its key directory's host.
+    SignedAgent,
     /// A crawler's user agent from an address that is not the crawler's.
     Spoofed,
 }
 
 impl Category {
     /// Every category.
-    pub const ALL: [Category; 8] = [
+    pub const ALL: [Category; 9] = [
         Self::SearchEngine,
         Self::AiCrawler,
         Self::AiSearch,
@@ -101,6 +110,7 @@ impl Category {
         Self::Monitor,
         Self::FeedReader,
         Self::Automation,
+        Self::SignedAgent,
         Self::Spoofed,
     ];
 
@@ -114,6 +124,7 @@ impl Category {
             Self::Monitor => "monitor",
             Self::FeedReader => "feed-reader",
             Self::Automation => "automation",
+            Self::SignedAgent => "signed-agent",
             Self::Spoofed => "spoofed",
         }
     }
@@ -127,7 +138,7 @@ impl fmt::Display for Category {
 
 /// A word that names no category.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a bot category (search-engine, ai-crawler, ai-search, ai-assistant, monitor, feed-reader, automation, spoofed)")]
+#[error("`{0}` is not a bot category (search-engine, ai-crawler, ai-search, ai-assistant, monitor, feed-reader, automation, signed-agent, spoofed)")]
 pub struct UnknownCategory(pub String);
 
 impl FromStr for Category {
@@ -138,6 +149,56 @@ impl FromStr for Category {
             .into_iter()
             .find(|c| c.word() == word)
             .ok_or_else(|| UnknownCategory(word.to_owned()))
+    }
+}
+
+/// A JA4 TLS client fingerprint (`t13d1516h2_8daaf6152771_02713d6af862`): its 36 ASCII
+/// characters, checked when made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ja4([u8; 36]);
+
+/// Text that is not a JA4 fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a JA4 fingerprint (like \"t13d1516h2_8daaf6152771_02713d6af862\")")]
+pub struct BadJa4(pub String);
+
+impl Ja4 {
+    /// The fingerprint as text.
+    pub fn as_str(&self) -> &str {
+        // ASCII only (checked when made).
+        std::str::from_utf8(&self.0).unwrap_or("")
+    }
+}
+
+impl FromStr for Ja4 {
+    type Err = BadJa4;
+
+    /// `JA4_a` (10 characters: protocol `t`/`q`/`d`, version, `d`/`i`, two counts, ALPN),
+    /// then `_`, 12 hex digits, `_`, 12 hex digits; letters read in lower case.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = || BadJa4(text.chars().take(64).collect());
+        let bytes: [u8; 36] = text.as_bytes().try_into().map_err(|_| bad())?;
+        let lower = bytes.map(|b| b.to_ascii_lowercase());
+        let (a, rest) = lower.split_at(10);
+        let hex = |part: &[u8]| part.iter().all(u8::is_ascii_hexdigit);
+        let shape = matches!(a[0], b't' | b'q' | b'd')
+            && matches!(a[3], b'd' | b'i')
+            && a[4..8].iter().all(u8::is_ascii_digit)
+            && a.iter().all(u8::is_ascii_alphanumeric)
+            && rest[0] == b'_'
+            && rest[13] == b'_'
+            && hex(&rest[1..13])
+            && hex(&rest[14..]);
+        match shape {
+            true => Ok(Self(lower)),
+            false => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Ja4 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -188,6 +249,24 @@ mod tests {
             assert_eq!(category.word().parse(), Ok(category));
         }
         assert!("crawler".parse::<Category>().is_err());
+    }
+
+    #[test]
+    fn ja4_fingerprints_are_read_in_lower_case_and_checked() {
+        let text = "t13d1516h2_8daaf6152771_02713d6af862";
+        assert_eq!(text.parse::<Ja4>().unwrap().as_str(), text);
+        let upper = "T13D1516H2_8DAAF6152771_02713D6AF862";
+        assert_eq!(upper.parse::<Ja4>().unwrap().as_str(), text);
+        for bad in [
+            "",
+            "t13d1516h2",
+            "x13d1516h2_8daaf6152771_02713d6af862",
+            "t13d1516h2-8daaf6152771_02713d6af862",
+            "t13d1516h2_8daaf615277g_02713d6af862",
+            "t13x1516h2_8daaf6152771_02713d6af862",
+        ] {
+            assert!(bad.parse::<Ja4>().is_err(), "{bad}");
+        }
     }
 
     #[test]

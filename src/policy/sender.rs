@@ -1,8 +1,8 @@
 //! Conditions on what is known of a request's sender: its network (`match.asn`), country
-//! (`match.country`), the crawler category it shows (`match.bot`) and whether its claim was
-//! verified (`match.verified`).
+//! (`match.country`), the crawler category it shows (`match.bot`), whether its claim was
+//! verified (`match.verified`) and its TLS stack (`match.ja4`).
 
-use crate::identity::{Category, Country, Traits};
+use crate::identity::{Category, Country, Ja4, Traits};
 use std::fmt;
 
 /// A policy's conditions on the sender; every one given must hold.
@@ -17,6 +17,8 @@ pub struct SenderConditions {
     /// `match.verified`: `true` holds for a crawler whose claim was verified, `false` for every
     /// other request (no claim, an unchecked, unfinished or failed one).
     pub verified: Option<bool>,
+    /// `match.ja4`: the client's TLS ClientHello has one of these JA4 fingerprints.
+    pub ja4: Vec<Ja4>,
 }
 
 impl SenderConditions {
@@ -32,6 +34,7 @@ impl SenderConditions {
             && self
                 .verified
                 .is_none_or(|wanted| traits.bot.as_ref().is_some_and(|c| c.verified()) == wanted)
+            && listed(&self.ja4, traits.ja4.as_ref())
     }
 
     /// Whether no condition is given.
@@ -40,6 +43,7 @@ impl SenderConditions {
             && self.country.is_empty()
             && self.bot.is_empty()
             && self.verified.is_none()
+            && self.ja4.is_empty()
     }
 }
 
@@ -70,6 +74,13 @@ impl fmt::Display for SenderConditions {
                 f,
                 " bot {}",
                 words(self.bot.iter().map(Category::to_string).collect())
+            )?;
+        }
+        if !self.ja4.is_empty() {
+            write!(
+                f,
+                " ja4 {}",
+                words(self.ja4.iter().map(Ja4::to_string).collect())
             )?;
         }
         match self.verified {
@@ -107,7 +118,7 @@ mod tests {
         let traits = |asn, country: Option<&str>| Traits {
             asn,
             country: country.map(|c| c.parse().unwrap()),
-            bot: None,
+            ..Traits::default()
         };
         assert!(dutch_network.hold(&traits(Some(64500), Some("nl"))));
         assert!(!dutch_network.hold(&traits(Some(64501), Some("NL"))));
