@@ -114,7 +114,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 23] = [
+const TABLES: [(&str, &str); 24] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -138,6 +138,7 @@ const TABLES: [(&str, &str); 23] = [
     ("geo", "[geo]\nKEY"),
     ("bots", "[bots]\nKEY"),
     ("bots.crawler", "[[bots.crawler]]\nKEY"),
+    ("challenge", "[challenge]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and
