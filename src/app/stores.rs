@@ -3,15 +3,15 @@
 
 use super::digest_key::digest_key;
 use crate::bots::Profiler;
-use crate::challenge::{Challenges, MemoryNonces, NonceLedger, RedisNonces};
+use crate::challenge::Challenges;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
 use crate::gate::{Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
-    Fallback, FleetSize, InFlight, Limiter, LimiterError, MemorySlots, MemoryStore, RedisStore,
-    StoreSettings,
+    Fallback, FleetSize, InFlight, Limiter, LimiterError, MemoryNonces, MemorySlots, MemoryStore,
+    NonceLedger, RedisNonces, RedisStore, StoreSettings,
 };
 use crate::proxy::{AccessLog, Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;

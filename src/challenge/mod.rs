@@ -2,10 +2,9 @@
 //! turns an anonymous client into a caller the gate can name and limit (the source `pass`).
 //! The gate decides who is challenged; this room opens passes before it decides (`token`),
 //! tells which requests a page can reach (`reach`, `accept`), renders the pages it asks for
-//! (`page`, `template`), and receives solutions (`redeem`: `pow`, `target`, `nonces`).
+//! (`page`, `template`), and receives solutions (`redeem`: `pow`, `target`, nonces used once in the limiter's ledger).
 
 mod accept;
-mod nonces;
 mod page;
 mod pow;
 mod reach;
@@ -16,7 +15,6 @@ mod target;
 mod template;
 mod token;
 
-pub use nonces::{LedgerError, MemoryNonces, NonceLedger, Redeemed, RedisNonces, MAX_REMEMBERED};
 pub use page::{PageInput, Pages};
 pub use pow::{solved, MAX_SOLUTION_DIGITS};
 pub use reach::{PageRules, PatternError, DEFAULT_NEVER_PATHS};

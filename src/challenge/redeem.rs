@@ -4,12 +4,12 @@
 //! redirect back, where whatever asked asks again; a malformed one a 400. Never a pass on
 //! doubt: a ledger that cannot answer means a new challenge.
 
-use super::nonces::Redeemed;
 use super::pow;
 use super::room::{Challenges, Page, PageError};
 use super::target::return_target;
 use super::token::{Nonce, TOKEN_LEN};
 use crate::identity::ChallengeKind;
+use crate::limiter::Redeemed;
 use crate::telemetry::ChallengeResult;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -112,7 +112,11 @@ impl Challenges {
         if !(fresh && solved) {
             return false;
         }
-        match self.nonces.redeem(&nonce.id, now_ms, expires_ms).await {
+        match self
+            .nonces
+            .redeem("challenge", &nonce.id, now_ms, expires_ms)
+            .await
+        {
             Ok(Redeemed::First) => true,
             Ok(Redeemed::Replayed) => false,
             Err(e) => {

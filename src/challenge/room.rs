@@ -2,13 +2,13 @@
 //! could reach its sender, and renders the challenge pages the gate asks for, each with a
 //! fresh signed nonce. Built with each snapshot; the nonce ledger outlives reloads.
 
-use super::nonces::NonceLedger;
 use super::page::{PageInput, Pages};
 use super::reach::{PageRules, PatternError};
 use super::settings::ChallengeSettings;
 use super::target::return_target;
 use super::token::Signer;
 use crate::identity::{cookie_value, Challenge, IdentityKey, Pass, Reach};
+use crate::limiter::NonceLedger;
 use crate::telemetry::{ChallengeMetrics, ChallengeResult};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};

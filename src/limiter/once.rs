@@ -1,8 +1,9 @@
-//! Nonces are redeemed once, fleet-wide: in Redis (`SET … NX PX`) when the buckets live there,
-//! else in this process. A nonce is remembered as long as it could be redeemed; a ledger that
-//! cannot answer refuses the redemption (a new challenge, never a pass).
+//! Values used once, fleet-wide: a challenge's nonce, a signed request's nonce. In Redis
+//! (`SET {prefix}:once:{scope}:{id} 1 NX PX …`) when the buckets live there, else in this
+//! process. A value is remembered as long as it could be presented again; a ledger that cannot
+//! answer is an error, which callers take as a refusal (never a pass).
 
-use crate::limiter::{LimiterError, RedisStore};
+use super::{LimiterError, RedisStore};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -28,13 +29,14 @@ pub enum LedgerError {
     Full(usize),
 }
 
-/// Where used nonces are remembered.
+/// Where used values are remembered.
 #[async_trait]
 pub trait NonceLedger: Send + Sync {
-    /// Records the redemption of nonce `id`, remembered until `until_ms` (Unix ms; `now_ms`
-    /// is now).
+    /// Records the use of value `id` of `scope` (`challenge`, `signature`), remembered until
+    /// `until_ms` (Unix ms; `now_ms` is now).
     async fn redeem(
         &self,
+        scope: &'static str,
         id: &[u8; 16],
         now_ms: u64,
         until_ms: u64,
@@ -57,11 +59,12 @@ impl RedisNonces {
 impl NonceLedger for RedisNonces {
     async fn redeem(
         &self,
+        scope: &'static str,
         id: &[u8; 16],
         now_ms: u64,
         until_ms: u64,
     ) -> Result<Redeemed, LedgerError> {
-        let key = format!("{}:nonce:{}", self.store.prefix(), hex(id));
+        let key = format!("{}:once:{scope}:{}", self.store.prefix(), hex(id));
         let ttl = until_ms.saturating_sub(now_ms);
         match self.store.set_once(&key, ttl).await? {
             true => Ok(Redeemed::First),
@@ -77,28 +80,30 @@ pub const MAX_REMEMBERED: usize = 1_000_000;
 /// One process's ledger (the memory store).
 #[derive(Default)]
 pub struct MemoryNonces {
-    used: Mutex<HashMap<[u8; 16], u64>>,
+    used: Mutex<HashMap<(&'static str, [u8; 16]), u64>>,
 }
 
 #[async_trait]
 impl NonceLedger for MemoryNonces {
     async fn redeem(
         &self,
+        scope: &'static str,
         id: &[u8; 16],
         now_ms: u64,
         until_ms: u64,
     ) -> Result<Redeemed, LedgerError> {
         let mut used = self.used.lock();
+        let id = (scope, *id);
         if used.len() >= MAX_REMEMBERED {
             used.retain(|_, until| *until > now_ms);
             if used.len() >= MAX_REMEMBERED {
                 return Err(LedgerError::Full(used.len()));
             }
         }
-        match used.get(id) {
+        match used.get(&id) {
             Some(until) if *until > now_ms => Ok(Redeemed::Replayed),
             _ => {
-                used.insert(*id, until_ms);
+                used.insert(id, until_ms);
                 Ok(Redeemed::First)
             }
         }
