@@ -119,19 +119,19 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_nonce_is_redeemed_once_while_it_is_remembered() {
+    async fn a_value_is_used_once_while_it_is_remembered() {
         let ledger = MemoryNonces::default();
         let id = [1; 16];
-        assert_eq!(ledger.redeem(&id, 0, 100).await.unwrap(), Redeemed::First);
-        assert_eq!(
-            ledger.redeem(&id, 50, 150).await.unwrap(),
-            Redeemed::Replayed
-        );
-        // Forgotten once it could no longer be redeemed anyway.
-        assert_eq!(ledger.redeem(&id, 100, 200).await.unwrap(), Redeemed::First);
-        assert_eq!(
-            ledger.redeem(&[2; 16], 100, 200).await.unwrap(),
-            Redeemed::First
-        );
+        let first = ledger.redeem("t", &id, 0, 100).await.unwrap();
+        assert_eq!(first, Redeemed::First);
+        let again = ledger.redeem("t", &id, 50, 150).await.unwrap();
+        assert_eq!(again, Redeemed::Replayed);
+        // Forgotten once it could no longer be presented anyway.
+        let later = ledger.redeem("t", &id, 100, 200).await.unwrap();
+        assert_eq!(later, Redeemed::First);
+        let other = ledger.redeem("u", &[2; 16], 100, 200).await.unwrap();
+        assert_eq!(other, Redeemed::First);
+        let scoped = ledger.redeem("u", &id, 120, 200).await.unwrap();
+        assert_eq!(scoped, Redeemed::First, "scopes are apart");
     }
 }
