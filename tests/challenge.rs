@@ -317,3 +317,23 @@ fn a_fleet_on_redis_shares_passes_and_redeems_each_nonce_once() {
         "a pass one instance gave, another honours"
     );
 }
+
+#[test]
+fn the_pass_is_secure_over_https_as_a_trusted_proxy_says_and_only_then() {
+    let trusting = format!("{CHALLENGE}\n[identity.ip]\ntrusted_proxies = [\"127.0.0.2/32\"]\n");
+    let (_upstream, proxy) = start(&trusting);
+    let https = [("x-forwarded-proto", "https")];
+    for (address, secure) in [("127.0.0.2", true), ("127.0.0.1", false)] {
+        let visitor = Visitor::new(&base(&proxy), address);
+        let page = visitor.get("/");
+        let nonce = page.nonce().unwrap();
+        let query = format!(
+            "/.floodgate/challenge?nonce={nonce}&solution={}&to=%2F",
+            visitor::proof_of_work(&nonce, 16)
+        );
+        let answer = visitor.send("GET", &query, &https);
+        assert_eq!(answer.status, 303, "{address}");
+        let cookie = answer.header("set-cookie");
+        assert_eq!(cookie.ends_with("; Secure"), secure, "{address}: {cookie}");
+    }
+}

@@ -108,7 +108,8 @@ impl Challenges {
             action: &self.settings.path,
             nonce: &nonce,
             target: return_target(target).unwrap_or("/"),
-            wait_s: self.settings.refresh_wait.as_secs().max(1) as u32,
+            // Whole seconds, rounded up: the page never reloads before the server accepts it.
+            wait_s: (self.settings.refresh_wait.as_millis().div_ceil(1000)).max(1) as u32,
         };
         let body = self.pages.render(challenge.kind, &input);
         self.count(policy_id, challenge.kind.word(), ChallengeResult::Issued);

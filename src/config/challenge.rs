@@ -140,7 +140,7 @@ pub(crate) fn settings(
         return Ok(defaults);
     };
     let day = Duration::from_secs(24 * 3600);
-    Ok(ChallengeSettings {
+    let settings = ChallengeSettings {
         status: match &file.status {
             Some(status) => check.integer(status, "challenge.status", 200..=599)? as u16,
             None => defaults.status,
@@ -178,7 +178,23 @@ pub(crate) fn settings(
             Some(list) => never_paths(check, list)?,
             None => defaults.never_paths,
         },
-    })
+    };
+    match (settings.nonce_ttl <= settings.refresh_wait, &file.nonce_ttl) {
+        (true, Some(at)) => Err(check.error(
+            at,
+            "`challenge.nonce_ttl` must be longer than `challenge.refresh_wait`: a `refresh` \
+             page's nonce would expire before its reload"
+                .to_owned(),
+        )),
+        (true, None) => Err(ConfigError::at(
+            check.path,
+            check.text,
+            None,
+            "`challenge.refresh_wait` must be shorter than `challenge.nonce_ttl` (5m by default)"
+                .to_owned(),
+        )),
+        (false, _) => Ok(settings),
+    }
 }
 
 /// A duration of `key` from 1 second up to `most`.

@@ -7,7 +7,7 @@ use super::grpc;
 use super::request_id;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Version};
-use pingora::http::ResponseHeader;
+use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::protocols::http::HttpTask;
 use pingora::proxy::Session;
 use pingora::Result;
@@ -53,6 +53,18 @@ pub(super) struct Front {
 }
 
 impl Front {
+    /// Whether the client's request came over HTTPS: to this listener's TLS, or to a trusted
+    /// proxy that says so (`X-Forwarded-Proto: https`).
+    pub(super) fn came_over_https(&self, req: &RequestHeader) -> bool {
+        let forwarded = || {
+            req.headers
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+        };
+        self.tls || (self.trusted_peer && forwarded())
+    }
+
     /// The front of the request in `session`, under `settings`; `trusted_peer` says whether
     /// its TCP peer is a trusted proxy.
     pub(super) fn begin(settings: &FrontSettings, session: &Session, trusted_peer: bool) -> Self {

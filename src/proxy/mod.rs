@@ -143,7 +143,8 @@ impl Floodgate {
                 .callers
                 .client_ip
                 .resolve(decide::peer_ip(session), &session.req_header().headers);
-            return challenge::solution(room, session.req_header(), client, ctx.front.tls).await;
+            let secure = ctx.front.came_over_https(session.req_header());
+            return challenge::solution(room, session.req_header(), client, secure).await;
         }
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();

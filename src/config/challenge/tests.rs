@@ -113,6 +113,10 @@ fn the_challenge_table_is_read_and_checked() {
         ("cookie = \"a b\"", "`challenge.cookie`"),
         ("never_paths = [\"/a*b\"]", "`challenge.never_paths`"),
         ("status = 99", "`challenge.status`"),
+        (
+            "nonce_ttl = \"10s\"\nrefresh_wait = \"30s\"",
+            "must be longer than",
+        ),
     ] {
         let error = table(keys).expect_err(keys);
         assert!(error.contains(expected), "{keys}: {error}");
