@@ -110,7 +110,7 @@ fn pass_ops<'a>(room: &'a Challenges, signer: &'a Signer, headers: &'a HeaderMap
             }),
         },
         Op {
-            name: "  of which open_pass alone",
+            name: "· of which open_pass alone",
             target_ns: None,
             run: Box::new(move |_, iters| {
                 let value = cookie_value(headers, "floodgate_pass").expect("the pass");
@@ -142,7 +142,7 @@ fn solution_ops<'a>(signer: &'a Signer, nonce: &'a str, solution: &'a str) -> Ve
             }),
         },
         Op {
-            name: "  of which solved alone (one SHA-256)",
+            name: "· of which solved alone (one SHA-256)",
             target_ns: None,
             run: Box::new(move |_, iters| {
                 for _ in 0..iters {
@@ -196,7 +196,7 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
             }),
         },
         Op {
-            name: "  of which Signer::nonce",
+            name: "· of which Signer::nonce",
             target_ns: None,
             run: Box::new(move |_, iters| {
                 for _ in 0..iters {
@@ -205,7 +205,7 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
             }),
         },
         Op {
-            name: "    of which getrandom (16 bytes)",
+            name: "· · of which getrandom (16 bytes)",
             target_ns: None,
             run: Box::new(|_, iters| {
                 for _ in 0..iters {
@@ -216,7 +216,7 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
             }),
         },
         Op {
-            name: "  of which Pages::render",
+            name: "· of which Pages::render",
             target_ns: None,
             run: Box::new(move |_, iters| {
                 let input = PageInput {
