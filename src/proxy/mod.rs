@@ -108,13 +108,8 @@ impl Floodgate {
         }
     }
 
-    /// Keeps what later phases need of `outcome` and says what to do now.
-    fn note_outcome(
-        &self,
-        outcome: &mut Outcome<'_>,
-        snapshot: &Snapshot,
-        ctx: &mut RequestCtx,
-    ) -> Action {
+    /// Keeps what later phases need of `outcome`.
+    fn note_outcome(&self, outcome: &mut Outcome<'_>, ctx: &mut RequestCtx) {
         ctx.outcome = Some(outcome.kind());
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
@@ -131,7 +126,6 @@ impl Floodgate {
             }
             _ => {}
         }
-        snapshot.render(outcome, ctx.bot.as_ref())
     }
 
     /// The answer to `session`'s request under `snapshot`: what a solution earns, the
@@ -151,12 +145,12 @@ impl Floodgate {
         ctx.pass = decision.pass.map(|pass| {
             crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
         });
-        let action = self.note_outcome(&mut decision.outcome, snapshot, ctx);
+        self.note_outcome(&mut decision.outcome, ctx);
         match (&decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
                 challenge::page(room, challenged, session.req_header(), decision.client_ip)
             }
-            _ => action,
+            (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
         }
     }
 }
