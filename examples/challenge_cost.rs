@@ -5,10 +5,10 @@
 //! usage: challenge_cost [ROUNDS] [ITERS]   (defaults 15 and 200,000; build with --release)
 
 use floodgate::challenge::{
-    solved, ChallengeSettings, Challenges, MemoryNonces, NonceLedger, PageInput, Pages, Redemption,
-    Signer,
+    solved, ChallengeSettings, Challenges, PageInput, Pages, Redemption, Signer,
 };
 use floodgate::identity::{cookie_value, Bind, Challenge, ChallengeKind, IdentityKey};
+use floodgate::limiter::{MemoryNonces, NonceLedger};
 use floodgate::telemetry::Metrics;
 use http::header::COOKIE;
 use http::{HeaderMap, HeaderValue};
@@ -165,7 +165,9 @@ fn ledger_ops<'a>(queries: &'a [String]) -> Vec<Op<'a>> {
                 for i in 0..iters as u64 {
                     let mut id = [0u8; 16];
                     id[..8].copy_from_slice(&(round << 40 | i).to_le_bytes());
-                    black_box(ready(ledger.redeem(&id, NOW_MS, NOW_MS + 300_000)).ok());
+                    black_box(
+                        ready(ledger.redeem("challenge", &id, NOW_MS, NOW_MS + 300_000)).ok(),
+                    );
                 }
             }),
         },
