@@ -34,14 +34,15 @@ pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, C
     let Some(word) = &file.action else {
         return Ok(Action::Limit);
     };
-    match word.get_ref().as_str() {
-        "limit" => Ok(Action::Limit),
-        "deny" => Ok(Action::Deny),
-        "allow" => Ok(Action::Allow),
-        "challenge" => Ok(Action::Challenge(super::challenge::of_action(check, file)?)),
-        other => {
+    match Action::from_word(word.get_ref()) {
+        Some(Action::Challenge(_)) => {
+            Ok(Action::Challenge(super::challenge::of_action(check, file)?))
+        }
+        Some(action) => Ok(action),
+        None => {
             let message = format!(
-                "`policy.action` must be `limit`, `deny`, `allow` or `challenge`, not `{other}`"
+                "`policy.action` must be `limit`, `deny`, `allow` or `challenge`, not `{}`",
+                word.get_ref()
             );
             Err(check.error(word, message))
         }

@@ -36,7 +36,7 @@ pub(super) fn rule<'g>(matched: &[&'g BoundPolicy], req: &Request<'_>) -> Ruling
             return Ruling::Decided(Outcome::Denied(bound.policy.name()));
         }
     }
-    for bound in ruling("allow") {
+    for bound in ruling(Action::Allow) {
         if bound.policy.shadow {
             bound.counters.count(Decision::ShadowAllowed);
         } else if allowed_by.is_none() {

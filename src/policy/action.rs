@@ -1,7 +1,7 @@
 //! What a policy does to the requests it matches: limit them, deny them, let them past every
 //! limit, or challenge them.
 
-use crate::identity::Challenge;
+use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY};
 use std::fmt;
 
 /// A policy's `action`.
@@ -20,8 +20,23 @@ pub enum Action {
 }
 
 impl Action {
-    /// Every action's word, in the order errors list them.
-    pub const WORDS: [&'static str; 4] = ["limit", "deny", "allow", "challenge"];
+    /// The action `word` names (a `challenge` with the default challenge), or `None`.
+    pub fn from_word(word: &str) -> Option<Self> {
+        let challenge = Challenge {
+            kind: ChallengeKind::Pow {
+                difficulty: DEFAULT_DIFFICULTY,
+            },
+            bind: Bind::default(),
+        };
+        [
+            Self::Limit,
+            Self::Deny,
+            Self::Allow,
+            Self::Challenge(challenge),
+        ]
+        .into_iter()
+        .find(|action| action.word() == word)
+    }
 
     /// The word in config files.
     pub fn word(self) -> &'static str {
