@@ -23,12 +23,8 @@ pub(super) enum Ruling<'g> {
 /// it is shown).
 pub(super) fn rule<'g>(matched: &[&'g BoundPolicy], req: &Request<'_>) -> Ruling<'g> {
     let mut allowed_by = None;
-    let ruling = |word| {
-        matched
-            .iter()
-            .filter(move |b| b.policy.action.word() == word)
-    };
-    for bound in ruling("deny") {
+    let ruling = |action: Action| matched.iter().filter(move |b| b.policy.action == action);
+    for bound in ruling(Action::Deny) {
         if bound.policy.shadow {
             bound.counters.count(Decision::ShadowDenied);
         } else {
