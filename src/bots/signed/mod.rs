@@ -14,6 +14,9 @@ mod settings;
 mod timing;
 mod verifier;
 
+#[cfg(test)]
+mod tests;
+
 pub use directory::{
     DirectoryError, DEFAULT_MAX_AGE, FETCH_TIMEOUT, MAX_AGE_BOUNDS, MAX_BYTES, WELL_KNOWN,
 };
