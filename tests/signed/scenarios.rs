@@ -4,32 +4,32 @@
 
 use super::directory::{Directories, Mode};
 use super::signer::{Headers, Signer};
+use crate::common::redis::RedisServer;
 use crate::common::{client_from, free_port, Proxy, Upstream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Signed requests to `/observe` are denied with a body naming what they showed; verified
 /// signed agents have 5 requests a day to `/bucket`, one bucket per agent.
-fn config(agents: &[&str], ca: &Path) -> String {
-    let agents: Vec<String> = agents.iter().map(|a| format!("\"{a}\"")).collect();
-    format!(
-        r#"
-[bots.signed]
-agents = [{}]
-ca_file = "{}"
-
+const POLICIES: &str = r#"
 [[policy]]
 name = "observe"
 action = "deny"
-match = {{ path_prefix = "/observe", bot = ["signed-agent", "spoofed"] }}
+match = { path_prefix = "/observe", bot = ["signed-agent", "spoofed"] }
 
 [[policy]]
 name = "agents"
 capacity = 5
 rate = "5/d"
 sources = ["agent"]
-match = {{ path_prefix = "/bucket", bot = ["signed-agent"], verified = true }}
-"#,
+match = { path_prefix = "/bucket", bot = ["signed-agent"], verified = true }
+"#;
+
+/// The directories of `agents` may be fetched, trusting `ca`.
+fn config(agents: &[&str], ca: &Path) -> String {
+    let agents: Vec<String> = agents.iter().map(|a| format!("\"{a}\"")).collect();
+    format!(
+        "[bots.signed]\nagents = [{}]\nca_file = \"{}\"\n{POLICIES}",
         agents.join(", "),
         ca.display()
     )
@@ -203,4 +203,40 @@ fn slow_garbage_huge_or_unlisted_directories_never_verify_nor_hold_a_request() {
         proxy.metric("floodgate_signed_requests_total{result=\"verified\"}"),
         0.0
     );
+}
+
+#[test]
+fn a_signature_used_once_anywhere_in_the_fleet_is_refused_everywhere_else() {
+    let signer = Signer::new();
+    let redis = RedisServer::start();
+    let jwk = serde_json::to_value(signer.jwk()).expect("a JWK");
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n\n[[bots.signed.key]]\nagent = \"Agent.example\"\n\
+         jwk = {{ kty = \"OKP\", crv = \"Ed25519\", x = \"{}\" }}\n{POLICIES}",
+        redis.url(),
+        jwk["x"].as_str().expect("x")
+    );
+    let upstream = Upstream::start();
+    let a = Proxy::start(&[&upstream.addr], &config);
+    let b = Proxy::start(&[&upstream.addr], &config);
+    // Both proxies serve one site: the signature's authority is theirs alike.
+    let mut headers = signer.sign("site.example", "https://agent.example");
+    headers.push(("host".into(), "site.example".into()));
+    let seen = observe(&a, &headers);
+    assert_eq!(
+        (seen.bot.as_str(), seen.agent.as_str(), seen.verified),
+        ("signed-agent", "agent.example", true),
+        "verified under the key written in the config, no directory asked"
+    );
+    let replayed = observe(&b, &headers);
+    assert_eq!(
+        (replayed.bot.as_str(), replayed.verified),
+        ("spoofed", false)
+    );
+    let fresh = {
+        let mut headers = signer.sign_in_python("site.example", "https://agent.example");
+        headers.push(("host".into(), "site.example".into()));
+        headers
+    };
+    assert!(observe(&b, &fresh).verified);
 }
