@@ -236,7 +236,16 @@ fn a_signature_used_once_anywhere_in_the_fleet_is_refused_everywhere_else() {
     let fresh = {
         let mut headers = signer.sign_in_python("site.example", "https://agent.example");
         headers.push(("host".into(), "site.example".into()));
+        headers.push((
+            "user-agent".into(),
+            "Mozilla/5.0 (compatible; Googlebot/2.1)".into(),
+        ));
         headers
     };
-    assert!(observe(&b, &fresh).verified);
+    let seen = observe(&b, &fresh);
+    assert_eq!(
+        (seen.bot.as_str(), seen.verified),
+        ("signed-agent", true),
+        "a signature outranks the User-Agent's claim"
+    );
 }
