@@ -82,20 +82,22 @@ need_mdbook() {
 }
 
 # The Python tools the tests drive (PyPI `mmdb-writer` writes MaxMind-format databases,
-# `dnslib` serves DNS on loopback, `selenium` drives Chromium: tests/browser/drive.py), in a
+# `dnslib` serves DNS on loopback, `selenium` drives Chromium: tests/browser/drive.py,
+# `http-message-signatures` signs requests as a second RFC 9421 implementation:
+# tests/signed/sign.py), in a
 # venv of their own at ~/.cache/floodgate/pytools so nothing touches the system's Python. Sets
 # PYTOOLS_PYTHON.
 need_pytools() {
     local venv=${FLOODGATE_PYTOOLS_DIR:-$HOME/.cache/floodgate/pytools}
     PYTOOLS_PYTHON=$venv/bin/python
-    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium' 2>/dev/null; then
+    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium, http_message_signatures' 2>/dev/null; then
         return 0
     fi
-    echo "installing mmdb-writer, dnslib and selenium into $venv" >&2
+    echo "installing mmdb-writer, dnslib, selenium and http-message-signatures into $venv" >&2
     python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
     python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
     python3 -m venv "$venv" >&2
-    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium >&2
+    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures >&2
 }
 
 # Headless Chromium and its driver for the browser tests (tests/common/browser.rs runs

@@ -114,7 +114,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 24] = [
+const TABLES: [(&str, &str); 26] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -138,6 +138,8 @@ const TABLES: [(&str, &str); 24] = [
     ("geo", "[geo]\nKEY"),
     ("bots", "[bots]\nKEY"),
     ("bots.crawler", "[[bots.crawler]]\nKEY"),
+    ("bots.signed", "[bots.signed]\nKEY"),
+    ("bots.signed.key", "[[bots.signed.key]]\nKEY"),
     ("challenge", "[challenge]\nKEY"),
 ];
 

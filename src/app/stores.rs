@@ -191,6 +191,8 @@ impl Stores {
             previous.and_then(|p| p.profiler.as_deref()),
             config.geo.clone(),
             self.metrics.bots.clone(),
+            self.metrics.signed.clone(),
+            self.nonces.clone(),
         )))
         .with_challenges(challenges))
     }

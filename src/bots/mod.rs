@@ -11,6 +11,7 @@ mod geo;
 mod profile;
 mod ranges;
 mod settings;
+pub mod signed;
 pub mod update;
 
 pub use catalogue::{Catalogue, CatalogueError, Crawler, CrawlerError};
@@ -20,3 +21,4 @@ pub use geo::{Geo, GeoError, GeoKind, GeoSettings};
 pub use profile::Profiler;
 pub use ranges::{Ranges, RangesError};
 pub use settings::{BotsSettings, DnsSettings, DNS_TIMEOUT};
+pub use signed::{Message, SignedAgents, SignedSettings};

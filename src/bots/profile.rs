@@ -1,15 +1,19 @@
 //! A request's [`Traits`]: the network and country of its address, and the crawler its
 //! User-Agent claims with how the claim fared. A claim is verified by the crawler's published
 //! ranges (no I/O), else by reverse DNS confirmed forward (cached; never longer than
-//! `bots.dns_timeout`). Counts `floodgate_bot_requests_total`.
+//! `bots.dns_timeout`). A Web Bot Auth signature outranks the User-Agent: a request offering
+//! one is the signed agent it names, verified or not. Counts `floodgate_bot_requests_total`.
 
-use super::{BotsSettings, Crawler, Crawlers, DnsSettings, Geo, ReverseDns};
+use super::{BotsSettings, Crawler, Crawlers, DnsSettings, Geo, Message, ReverseDns, SignedAgents};
+use crate::clock::wall_now_us;
 use crate::identity::{BotClaim, Proof, Traits, Verification};
-use crate::telemetry::BotMetrics;
+use crate::limiter::NonceLedger;
+use crate::telemetry::{BotMetrics, SignedMetrics};
 use http::header::USER_AGENT;
 use http::HeaderMap;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Works out what is known of a request's sender.
 pub struct Profiler {
@@ -20,18 +24,22 @@ pub struct Profiler {
     /// What `dns` was set up with.
     dns_settings: DnsSettings,
     geo: Arc<Geo>,
+    /// `None` when `[bots.signed]` configures nothing: signatures are not looked at.
+    signed: Option<SignedAgents>,
     metrics: BotMetrics,
 }
 
 impl Profiler {
     /// A profiler knowing the crawlers of `settings`, asking reverse DNS as they say (the
     /// resolver and cache of `previous` when its settings are the same, so a reload keeps
-    /// what was learnt) and reading `geo`.
+    /// what was learnt) and reading `geo`; signed agents' nonces are redeemed in `nonces`.
     pub fn new(
         settings: &BotsSettings,
         previous: Option<&Profiler>,
         geo: Arc<Geo>,
         metrics: BotMetrics,
+        signed_metrics: SignedMetrics,
+        nonces: Arc<dyn NonceLedger>,
     ) -> Self {
         let kept = previous
             .filter(|p| p.dns_settings == settings.dns)
@@ -45,28 +53,45 @@ impl Profiler {
                 None
             }
         });
+        let signed = (!settings.signed.is_empty()).then(|| {
+            let previous = previous.and_then(|p| p.signed.as_ref());
+            SignedAgents::new(&settings.signed, previous, nonces, signed_metrics)
+        });
         Self {
             crawlers: settings.crawlers.clone(),
             dns,
             dns_settings: settings.dns.clone(),
             geo,
+            signed,
             metrics,
         }
     }
 
-    /// What is known of the sender of a request from `client` with `headers`.
-    pub async fn profile(&self, client: Option<IpAddr>, headers: &HeaderMap) -> Traits {
+    /// What is known of the sender of `request`, from `client`.
+    pub async fn profile(&self, client: Option<IpAddr>, request: &Message<'_>) -> Traits {
         let client = client.map(|ip| ip.to_canonical());
         let mut traits = Traits::default();
         if let (Some(ip), false) = (client, self.geo.is_empty()) {
             traits.asn = self.geo.asn(ip);
             traits.country = self.geo.country(ip);
         }
-        traits.bot = self.claim(client, headers).await;
+        traits.bot = match self.signed_claim(request).await {
+            Some(signed) => Some(signed),
+            None => self.claim(client, request.headers).await,
+        };
         if let Some(claim) = &traits.bot {
             self.metrics.count(claim.category(), claim.verified());
         }
         traits
+    }
+
+    /// The signed agent `request` claims to be, if it offers a signature and signatures are
+    /// verified.
+    async fn signed_claim(&self, request: &Message<'_>) -> Option<BotClaim> {
+        let signed = self.signed.as_ref()?;
+        signed
+            .verify(request, wall_now_us() / 1000, Instant::now())
+            .await
     }
 
     /// The crawler the first User-Agent claims, checked against `client`.

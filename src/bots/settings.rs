@@ -1,6 +1,6 @@
 //! What `[bots]` sets: the crawlers known and how their reverse-DNS claims are checked.
 
-use super::Crawlers;
+use super::{Crawlers, SignedSettings};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,4 +33,6 @@ pub struct BotsSettings {
     pub crawlers: Arc<Crawlers>,
     /// How reverse-DNS claims are checked.
     pub dns: DnsSettings,
+    /// How signed agents are verified (`[bots.signed]`).
+    pub signed: SignedSettings,
 }

@@ -20,6 +20,7 @@ mod replays;
 pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
 pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WINDOW};
 
+use crate::bots::Message;
 use crate::gate::Gate;
 use crate::identity::{ClientIpResolver, Request, RequestFacts};
 use crate::policy::{normalize_path, request_host, RouteFacts};
@@ -106,7 +107,14 @@ impl CheckApp {
             host: host.as_deref(),
         };
         let jwt = snapshot.callers.jwt.as_deref();
-        let traits = snapshot.traits(client_ip, &req.headers).await;
+        let target = signed_target(&asked);
+        let message = Message {
+            method: &asked.method,
+            uri: &target,
+            authority: asked.host.as_deref(),
+            headers: &req.headers,
+        };
+        let traits = snapshot.traits(client_ip, &message).await;
         let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
             .with_facts(facts)
             .with_traits(&traits);
@@ -165,6 +173,18 @@ impl CheckApp {
         ];
         Some(replay_key(id, &facts))
     }
+}
+
+/// The target of the request being decided (its path and query), as a signature covers it;
+/// `/` when it is no URI.
+fn signed_target(asked: &Asked) -> http::Uri {
+    let target = match &asked.query {
+        Some(query) => format!("{}?{query}", asked.path),
+        None => asked.path.clone(),
+    };
+    target
+        .parse()
+        .unwrap_or_else(|_| http::Uri::from_static("/"))
 }
 
 /// The digests of the callers `gate` finds in `request`: by `[identity] sources`, then by

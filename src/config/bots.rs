@@ -35,6 +35,7 @@ pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings,
                 None => None,
             },
         },
+        signed: super::signed::signed(check, file.signed.as_ref())?,
     })
 }
 

@@ -303,6 +303,23 @@ impl Config {
             f,
             "reverse DNS     {resolver}, a request waits at most {:?}",
             dns.timeout
+        )?;
+        let signed = &self.bots.signed;
+        if signed.is_empty() {
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "signed agents   directories of {} fetched{}, {} keys in the config",
+            match signed.agents.is_empty() {
+                true => "none".to_owned(),
+                false => signed.agents.join(" "),
+            },
+            signed
+                .ca_file
+                .as_ref()
+                .map_or(String::new(), |p| format!(" (CA {})", p.display())),
+            signed.keys.len()
         )
     }
 }

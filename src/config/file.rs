@@ -43,6 +43,34 @@ pub(crate) struct BotsFile {
     pub(crate) ranges_dir: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) crawler: Vec<CrawlerFile>,
+    pub(crate) signed: Option<SignedFile>,
+}
+
+/// `[bots.signed]`: signed agents (Web Bot Auth).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SignedFile {
+    #[serde(default)]
+    pub(crate) agents: Vec<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) key: Vec<SignedKeyFile>,
+}
+
+/// `[[bots.signed.key]]`: a key written in the config for an agent.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SignedKeyFile {
+    pub(crate) agent: Spanned<String>,
+    pub(crate) jwk: Spanned<JwkFile>,
+}
+
+/// A public key as a JWK (members other than these, like `kid` or `use`, are passed over).
+#[derive(Debug, Deserialize)]
+pub(crate) struct JwkFile {
+    pub(crate) kty: String,
+    pub(crate) crv: String,
+    pub(crate) x: String,
 }
 
 /// `[[bots.crawler]]`: a crawler added to the catalogue, or replacing one of the same name.

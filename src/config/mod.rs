@@ -21,6 +21,7 @@ mod runtime;
 mod sender;
 mod sentinel;
 mod server;
+mod signed;
 mod store;
 mod upstream;
 mod validate;

@@ -5,11 +5,10 @@ use super::access_log::AccessLog;
 use super::front::FrontSettings;
 use super::render::PolicyHeaders;
 use super::upstream::Upstream;
-use crate::bots::Profiler;
+use crate::bots::{Message, Profiler};
 use crate::challenge::Challenges;
 use crate::gate::Gate;
 use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Traits};
-use http::HeaderMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -76,10 +75,10 @@ impl Snapshot {
         }
     }
 
-    /// What is known of the sender of a request from `client` with `headers`.
-    pub async fn traits(&self, client: Option<IpAddr>, headers: &HeaderMap) -> Traits {
+    /// What is known of the sender of `request`, from `client`.
+    pub async fn traits(&self, client: Option<IpAddr>, request: &Message<'_>) -> Traits {
         match &self.profiler {
-            Some(profiler) => profiler.profile(client, headers).await,
+            Some(profiler) => profiler.profile(client, request).await,
             None => Traits::default(),
         }
     }

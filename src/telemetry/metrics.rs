@@ -10,6 +10,7 @@ use super::challenges::ChallengeMetrics;
 use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
+use super::signed::SignedMetrics;
 use super::store::StoreMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
 use prometheus::{
@@ -61,6 +62,8 @@ pub struct Metrics {
     pub crowdsec: CrowdSecMetrics,
     /// Requests claiming a crawler, by category and verification.
     pub bots: BotMetrics,
+    /// Signed agents' requests and key-directory fetches.
+    pub signed: SignedMetrics,
     /// `floodgate_challenges_total`.
     pub challenges: ChallengeMetrics,
     /// Whether each configured backend is up.
@@ -184,12 +187,14 @@ impl Metrics {
             store: StoreMetrics::new(),
             crowdsec: CrowdSecMetrics::new(),
             bots: BotMetrics::new(),
+            signed: SignedMetrics::new(),
             challenges: ChallengeMetrics::new(),
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend(metrics.policies.collectors());
         collectors.extend(metrics.crowdsec.collectors());
+        collectors.extend(metrics.signed.collectors());
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),

@@ -9,6 +9,7 @@ pub mod logger;
 mod metrics;
 mod offenders;
 mod policy;
+mod signed;
 mod store;
 mod vocab;
 
@@ -20,8 +21,9 @@ pub use crowdsec::CrowdSecMetrics;
 pub use metrics::Metrics;
 pub use offenders::{Offender, Offenders};
 pub use policy::PolicyCounters;
+pub use signed::SignedMetrics;
 pub use store::StoreMetrics;
 pub use vocab::{
-    AccessList, ConnectionRefusal, Decision, HeldResult, PenaltyEvent, PullResult, ReloadResult,
-    SettleResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
+    AccessList, ConnectionRefusal, Decision, FetchResult, HeldResult, PenaltyEvent, PullResult,
+    ReloadResult, SettleResult, SignedResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
 };

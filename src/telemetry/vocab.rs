@@ -201,3 +201,27 @@ vocabulary! {
         Error => "error",
     }
 }
+
+vocabulary! {
+    /// How a signed request's signature fared (`result` of `floodgate_signed_requests_total`).
+    SignedResult {
+        /// Verified under a key the agent publishes or the config names.
+        Verified => "verified",
+        /// The signature does not hold: wrong, expired, from the future, or replayed.
+        Failed => "failed",
+        /// Not checkable now: the agent's keys are not known (yet), or the nonce ledger did not
+        /// answer.
+        Unfinished => "unfinished",
+    }
+}
+
+vocabulary! {
+    /// How a fetch of an agent's key directory ended (`result` of
+    /// `floodgate_signed_directory_fetches_total`).
+    FetchResult {
+        /// The directory answered with usable keys.
+        Ok => "ok",
+        /// Unreachable, slow, too large, or unreadable.
+        Error => "error",
+    }
+}

@@ -16,13 +16,13 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    /// Starts the thread.
-    pub(crate) fn start() -> std::io::Result<Self> {
+    /// Starts the thread, named `name`.
+    pub(crate) fn start(name: &str) -> std::io::Result<Self> {
         let runtime = Builder::new_current_thread().enable_all().build()?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         std::thread::Builder::new()
-            .name("floodgate-dns".into())
+            .name(name.into())
             .spawn(move || {
                 runtime.block_on(async {
                     // Err means the sender was dropped: time to stop either way.

@@ -11,6 +11,7 @@ mod reverse;
 mod suffix;
 
 pub use answer::{FAILURE_LIFETIME, NEGATIVE_LIFETIME, POSITIVE_LIFETIME};
+pub(crate) use background::Background;
 pub use cache::{CAPACITY, MAX_LOOKUPS};
 pub use lookup::{LOOKUP_DEADLINE, MAX_NAMES};
 pub use resolver::QUERY_TIMEOUT;

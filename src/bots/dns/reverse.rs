@@ -50,7 +50,7 @@ impl ReverseDns {
     /// Verification asking `settings.resolver` (or the system's servers), holding a request
     /// at most `settings.timeout`.
     pub fn new(settings: &DnsSettings) -> Result<ReverseDns, DnsError> {
-        let background = Background::start().map_err(DnsError::Thread)?;
+        let background = Background::start("floodgate-dns").map_err(DnsError::Thread)?;
         let resolver = {
             let _inside = background.handle().enter();
             Asker::new(settings)?

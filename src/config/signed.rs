@@ -1,0 +1,167 @@
+//! `[bots.signed]` → the agents whose key directories may be fetched (authorities, lower
+//! case), the CA file trusted for them (read now: PEM certificates), and `[[bots.signed.key]]`
+//! keys (Ed25519 JWKs).
+
+use super::check::Checker;
+use super::error::ConfigError;
+use super::file::{SignedFile, SignedKeyFile};
+use crate::bots::signed::{ConfiguredKey, SignedSettings};
+use http::uri::Authority;
+use std::path::PathBuf;
+use std::sync::Arc;
+use toml::Spanned;
+use web_bot_auth::keyring::Thumbprintable;
+
+/// The checked `[bots.signed]` table (nothing verified when it is absent).
+pub(crate) fn signed(
+    check: &Checker<'_>,
+    file: Option<&SignedFile>,
+) -> Result<SignedSettings, ConfigError> {
+    let Some(file) = file else {
+        return Ok(SignedSettings::default());
+    };
+    let agents = file
+        .agents
+        .iter()
+        .map(|agent| authority(check, agent, "bots.signed.agents"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ca_file = match &file.ca_file {
+        Some(path) => Some(ca_file(check, path)?),
+        None => None,
+    };
+    let keys = file
+        .key
+        .iter()
+        .map(|key| configured_key(check, key))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SignedSettings {
+        agents,
+        ca_file,
+        keys,
+    })
+}
+
+/// An agent's authority: a host, or a host and port (`chatgpt.com`, `127.0.0.1:8443`).
+fn authority(
+    check: &Checker<'_>,
+    text: &Spanned<String>,
+    key: &str,
+) -> Result<Arc<str>, ConfigError> {
+    let value = text.get_ref().trim().to_ascii_lowercase();
+    match value.parse::<Authority>() {
+        Ok(a) if !value.contains('@') && !a.host().is_empty() => Ok(value.into()),
+        _ => Err(check.error(
+            text,
+            format!(
+                "`{key}`: `{value}` is not an agent's authority (a host or host:port, like \"chatgpt.com\")"
+            ),
+        )),
+    }
+}
+
+/// `bots.signed.ca_file`: a readable file of PEM certificates.
+fn ca_file(check: &Checker<'_>, path: &Spanned<String>) -> Result<PathBuf, ConfigError> {
+    let resolved = PathBuf::from(check.readable(path, "bots.signed.ca_file")?);
+    let pem = std::fs::read(&resolved)
+        .map_err(|e| check.error(path, format!("`bots.signed.ca_file`: cannot read it: {e}")))?;
+    match reqwest::Certificate::from_pem_bundle(&pem) {
+        Ok(certificates) if !certificates.is_empty() => Ok(resolved),
+        _ => Err(check.error(
+            path,
+            "`bots.signed.ca_file` holds no PEM certificate".to_owned(),
+        )),
+    }
+}
+
+/// One `[[bots.signed.key]]`: an agent and its Ed25519 public key as a JWK.
+fn configured_key(check: &Checker<'_>, key: &SignedKeyFile) -> Result<ConfiguredKey, ConfigError> {
+    let agent = authority(check, &key.agent, "bots.signed.key.agent")?;
+    let jwk = key.jwk.get_ref();
+    let bad = |why: &str| {
+        check.error(
+            &key.jwk,
+            format!("`bots.signed.key.jwk`: {why} (an Ed25519 public key: kty = \"OKP\", crv = \"Ed25519\", x = its 32 bytes in base64url)"),
+        )
+    };
+    if jwk.kty != "OKP" || jwk.crv != "Ed25519" {
+        return Err(bad("not an Ed25519 key"));
+    }
+    let jwk = Thumbprintable::OKP {
+        crv: jwk.crv.clone(),
+        x: jwk.x.clone(),
+    };
+    jwk.public_key()
+        .map_err(|_| bad("`x` is no Ed25519 public key"))?;
+    Ok(ConfiguredKey { agent, jwk })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::config::tests::BASE;
+    use std::path::Path;
+
+    const X: &str = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo";
+
+    fn error_of(signed: &str) -> String {
+        let text = format!("{BASE}\n{signed}\n");
+        parse(&text, Path::new("f.toml")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_signed_tables_are_refused_where_they_stand() {
+        for (signed, at, says) in [
+            (
+                "[bots.signed]\nagents = [\"ok.example\", \"https://a.example/\"]".to_owned(),
+                "f.toml:10:",
+                "not an agent's authority",
+            ),
+            (
+                "[bots.signed]\nca_file = \"missing.pem\"".to_owned(),
+                "f.toml:10:",
+                "cannot read",
+            ),
+            (
+                format!("[[bots.signed.key]]\nagent = \"a.example\"\njwk = {{ kty = \"RSA\", crv = \"Ed25519\", x = \"{X}\" }}"),
+                "f.toml:11:",
+                "not an Ed25519 key",
+            ),
+            (
+                "[[bots.signed.key]]\nagent = \"a.example\"\njwk = { kty = \"OKP\", crv = \"Ed25519\", x = \"AAAA\" }".to_owned(),
+                "f.toml:11:",
+                "no Ed25519 public key",
+            ),
+            (
+                format!("[[bots.signed.key]]\nagent = \"a b\"\njwk = {{ kty = \"OKP\", crv = \"Ed25519\", x = \"{X}\" }}"),
+                "f.toml:10:",
+                "not an agent's authority",
+            ),
+        ] {
+            let error = error_of(&signed);
+            assert!(
+                error.starts_with(at) && error.contains(says),
+                "{signed}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn agents_and_keys_are_read_in_lower_case() {
+        let text = format!(
+            "{BASE}\n[bots.signed]\nagents = [\"ChatGPT.com\", \"127.0.0.1:8443\"]\n\
+             [[bots.signed.key]]\nagent = \"Example.com\"\njwk = {{ kty = \"OKP\", crv = \"Ed25519\", x = \"{X}\" }}\n"
+        );
+        let config = parse(&text, Path::new("f.toml")).unwrap();
+        let signed = &config.bots.signed;
+        assert_eq!(
+            signed.agents.iter().map(|a| &**a).collect::<Vec<_>>(),
+            ["chatgpt.com", "127.0.0.1:8443"]
+        );
+        assert_eq!(&*signed.keys[0].agent, "example.com");
+        assert!(parse(BASE, Path::new("f.toml"))
+            .unwrap()
+            .bots
+            .signed
+            .is_empty());
+    }
+}
