@@ -8,6 +8,7 @@
 //! to that hop: they are never believed. A request from an untrusted peer is identified by the
 //! peer, whatever its headers say.
 
+use super::Ja4;
 use http::header::{HeaderMap, HeaderName};
 use ipnet::IpNet;
 use std::fmt;
@@ -65,13 +66,34 @@ impl fmt::Display for ForwardingHeader {
 pub struct ClientIpResolver {
     trusted: Vec<IpNet>,
     header: ForwardingHeader,
+    /// `identity.ja4_header`: where trusted proxies put the client's JA4.
+    ja4_header: Option<HeaderName>,
 }
 
 impl ClientIpResolver {
     /// A resolver that believes `header`, and no other forwarding header, only from peers
     /// inside `trusted`.
     pub fn new(trusted: Vec<IpNet>, header: ForwardingHeader) -> Self {
-        Self { trusted, header }
+        Self {
+            trusted,
+            header,
+            ja4_header: None,
+        }
+    }
+
+    /// The same resolver, believing the client's JA4 in `header` from trusted proxies.
+    pub fn with_ja4_header(mut self, header: Option<HeaderName>) -> Self {
+        self.ja4_header = header;
+        self
+    }
+
+    /// What trusted proxies say of a request's JA4: `None` when nothing is believed (the
+    /// peer is not a trusted proxy, or no `identity.ja4_header`), else the JA4 `headers`
+    /// hold (`Some(None)` if it is missing or not a JA4).
+    pub fn forwarded_ja4(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<Option<Ja4>> {
+        let header = self.ja4_header.as_ref().filter(|_| self.trusts(peer))?;
+        let text = headers.get(header).and_then(|v| v.to_str().ok());
+        Some(text.and_then(|t| t.trim().parse().ok()))
     }
 
     /// The trusted proxy networks.

@@ -32,7 +32,8 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     let req = session.req_header();
     let callers = &snapshot.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
-    let traits = snapshot.traits(client_ip, &req.headers).await;
+    let mut traits = snapshot.traits(client_ip, &req.headers).await;
+    traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session);
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
             room.pass_of(&req.headers, client_ip, wall_now_us() / 1_000_000),
