@@ -311,4 +311,31 @@ mod tests {
         assert_eq!(parse_node("_hidden"), None);
         assert_eq!(parse_node("300.1.1.1"), None);
     }
+
+    #[test]
+    fn a_ja4_header_is_believed_only_from_trusted_proxies() {
+        let ja4 = "t13d1516h2_8daaf6152771_02713d6af862";
+        let told = headers(&[("x-ja4", "t13d1516h2_8daaf6152771_02713d6af862")]);
+        let junk = headers(&[("x-ja4", "junk")]);
+        let resolver = resolver(&["10.0.0.0/8"]).with_ja4_header(Some("x-ja4".parse().unwrap()));
+        let believed = resolver.forwarded_ja4(ip("10.1.2.3"), &told);
+        assert_eq!(believed, Some(Some(ja4.parse().unwrap())));
+        assert_eq!(resolver.forwarded_ja4(ip("10.1.2.3"), &junk), Some(None));
+        assert_eq!(
+            resolver.forwarded_ja4(ip("10.1.2.3"), &HeaderMap::new()),
+            Some(None)
+        );
+        assert_eq!(
+            resolver.forwarded_ja4(ip("192.0.2.1"), &told),
+            None,
+            "not a proxy"
+        );
+        assert_eq!(resolver.forwarded_ja4(None, &told), None);
+        let unset = self::resolver(&["10.0.0.0/8"]);
+        assert_eq!(
+            unset.forwarded_ja4(ip("10.1.2.3"), &told),
+            None,
+            "no header named"
+        );
+    }
 }
