@@ -25,3 +25,4 @@ pub mod policy;
 pub mod proxy;
 pub mod rls;
 pub mod telemetry;
+pub mod tls;

@@ -18,6 +18,8 @@
 //! With `server.h2c`, the plain listener tells cleartext HTTP/2 (prior knowledge) from HTTP/1
 //! by the first bytes, within the head deadline (`preface`).
 //! The cap on open connections is what the open-file limit can hold (`rlimit`).
+//! The proxy's TLS port is served as TCP too: a connection to it is admitted, then its
+//! ClientHello read for its JA4 and its handshake done ([`TlsFront`]) within the head deadline.
 
 use super::connections::Connections;
 use super::rlimit;
@@ -27,11 +29,12 @@ use crate::proxy::{
     peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead, WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
+use crate::tls::TlsFront;
 use async_trait::async_trait;
 use pingora::apps::{HttpServerOptions, ServerApp};
 use pingora::protocols::{Stream, ALPN};
 use pingora::server::ShutdownWatch;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,6 +63,8 @@ pub(super) struct Listener<A> {
     max_header_bytes: usize,
     header_timeout: Duration,
     h2c: bool,
+    /// The TLS port among the listener's, and its handshake.
+    tls: Option<(SocketAddr, Arc<TlsFront>)>,
 }
 
 impl<A> Listener<A> {
@@ -77,6 +82,7 @@ impl<A> Listener<A> {
             max_header_bytes: limits.max_header_bytes,
             header_timeout: limits.header_timeout,
             h2c: false,
+            tls: None,
         }
     }
 
@@ -95,6 +101,23 @@ impl<A> Listener<A> {
     pub(super) fn with_h2c(mut self, h2c: bool) -> Self {
         self.h2c = h2c;
         self
+    }
+
+    /// The same listener, serving TLS by `front` on its port `listen` (served as TCP).
+    pub(super) fn with_tls(mut self, listen: SocketAddr, front: TlsFront) -> Self {
+        self.tls = Some((listen, Arc::new(front)));
+        self
+    }
+
+    /// `stream` after its TLS handshake if it came to the TLS port, as it is otherwise;
+    /// `None` if the handshake failed.
+    async fn secured(&self, stream: Stream) -> Option<Stream> {
+        match &self.tls {
+            Some((listen, front)) if on_port(&stream, *listen) => {
+                front.accept(stream, self.header_timeout).await
+            }
+            _ => Some(stream),
+        }
     }
 
     /// The same listener, handing the heads its app refused to `on_refused`.
@@ -163,6 +186,7 @@ impl<A: ServerApp + Send + Sync + 'static> ServerApp for Listener<A> {
                 return None;
             }
         };
+        let stream = self.secured(stream).await?;
         let (stream, watch) = self.watched(stream).await?;
         let Some(watch) = watch else {
             return ServerApp::process_new(&self.app, stream, shutdown).await;
@@ -186,4 +210,19 @@ impl<A: ServerApp + Send + Sync + 'static> ServerApp for Listener<A> {
     async fn cleanup(&self) {
         ServerApp::cleanup(&*self.app).await
     }
+}
+
+/// Whether `stream`, not yet TLS, was accepted on `listen` (an unspecified address there
+/// matches any of the port's).
+fn on_port(stream: &Stream, listen: SocketAddr) -> bool {
+    if stream.get_ssl_digest().is_some() {
+        return false;
+    }
+    let digest = stream.get_socket_digest();
+    let local = digest
+        .as_ref()
+        .and_then(|d| d.local_addr()?.as_inet().copied());
+    local.is_some_and(|local| {
+        local.port() == listen.port() && (listen.ip().is_unspecified() || local.ip() == listen.ip())
+    })
 }

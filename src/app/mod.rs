@@ -31,9 +31,9 @@ use crate::config::Config;
 use crate::limiter::StoreSettings;
 use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
+use crate::tls::TlsFront;
 use arc_swap::ArcSwap;
 use listener::{Listener, OnRefused};
-use pingora::listeners::tls::TlsSettings;
 use pingora::listeners::{L4BufferSettings, ListenerConfig, DEFAULT_L4_WRITE_BUFFER_SIZE};
 use pingora::server::configuration::{Opt, ServerConf};
 use pingora::server::Server;
@@ -116,22 +116,25 @@ fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
     })
 }
 
-/// The proxy's service on `server.listen` (and `server.tls_listen`) serving `app`; none when
-/// there is no `[upstream]` to proxy to.
-fn proxy_service<A>(config: &Config, app: A) -> Result<Option<Service<A>>, BuildError> {
+/// The proxy's service on `server.listen` (and `server.tls_listen`, served as TCP: the
+/// listener does the handshake, see `listener`) serving `listener`; none when there is no
+/// `[upstream]` to proxy to.
+fn proxy_service<A>(
+    config: &Config,
+    mut listener: Listener<A>,
+) -> Result<Option<Service<Listener<A>>>, BuildError> {
     let Some(listen) = config.server.listen else {
         return Ok(None);
     };
-    let mut proxy = Service::new("floodgate proxy".to_owned(), app);
+    if let Some(tls) = &config.server.tls {
+        let front = TlsFront::new(&tls.cert_file, &tls.key_file, tls.h2, tls.ja4)
+            .map_err(|e| BuildError::Tls(e.to_string()))?;
+        listener = listener.with_tls(tls.listen, front);
+    }
+    let mut proxy = Service::new("floodgate proxy".to_owned(), listener);
     proxy.add_tcp(&listen.to_string());
     if let Some(tls) = &config.server.tls {
-        let mut settings = TlsSettings::intermediate(&tls.cert_file, &tls.key_file)
-            .map_err(|e| BuildError::Tls(e.to_string()))?;
-        if tls.h2 {
-            // ALPN: h2 and http/1.1.
-            settings.enable_h2();
-        }
-        proxy.add_tls_with_settings(&tls.listen.to_string(), None, settings);
+        proxy.add_tcp(&tls.listen.to_string());
     }
     Ok(Some(proxy))
 }

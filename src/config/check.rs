@@ -39,6 +39,21 @@ impl Checker<'_> {
         }
     }
 
+    /// A header name (`x-ja4`), read in lower case.
+    pub(crate) fn header_name(
+        &self,
+        value: &Spanned<String>,
+        key: &str,
+    ) -> Result<http::HeaderName, ConfigError> {
+        let text = value.get_ref();
+        http::HeaderName::from_bytes(text.as_bytes()).map_err(|_| {
+            self.error(
+                value,
+                format!("`{key}` must be a header name, not `{text}`"),
+            )
+        })
+    }
+
     pub(crate) fn address(
         &self,
         value: &Spanned<String>,

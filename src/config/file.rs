@@ -153,6 +153,7 @@ pub(crate) struct ServerFile {
     pub(crate) tls_listen: Option<Spanned<String>>,
     pub(crate) tls_cert_file: Option<Spanned<String>>,
     pub(crate) tls_key_file: Option<Spanned<String>>,
+    pub(crate) tls_ja4: Option<bool>,
     pub(crate) header_timeout: Option<Spanned<String>>,
     pub(crate) keepalive_timeout: Option<Spanned<String>>,
     pub(crate) max_header_bytes: Option<Spanned<i64>>,
@@ -196,6 +197,7 @@ pub(crate) struct UpstreamFile {
     pub(crate) health: Option<HealthFile>,
     #[serde(default)]
     pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
+    pub(crate) ja4_header: Option<Spanned<String>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -307,6 +309,7 @@ pub(crate) struct IdentityFile {
     pub(crate) ip: IpFile,
     pub(crate) jwt: Option<JwtFile>,
     pub(crate) hash_key: Option<Spanned<String>>,
+    pub(crate) ja4_header: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -79,7 +79,12 @@ pub(crate) fn identity(
             ip,
             on_invalid_token,
         },
-        client_ip: ClientIpResolver::new(trusted, header),
+        client_ip: ClientIpResolver::new(trusted, header).with_ja4_header(
+            file.ja4_header
+                .as_ref()
+                .map(|name| check.header_name(name, "identity.ja4_header"))
+                .transpose()?,
+        ),
         hash_key: file
             .hash_key
             .as_ref()

@@ -102,6 +102,9 @@ pub struct TlsListener {
     pub key_file: String,
     /// Whether HTTP/2 is offered by ALPN besides HTTP/1.1.
     pub h2: bool,
+    /// Whether each connection's ClientHello is read for its JA4 fingerprint
+    /// (`server.tls_ja4`).
+    pub ja4: bool,
 }
 
 /// `[admin]`.

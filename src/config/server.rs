@@ -206,6 +206,7 @@ fn tls_listener(
             cert_file: check.readable(cert, "server.tls_cert_file")?,
             key_file: check.readable(key, "server.tls_key_file")?,
             h2: file.h2.unwrap_or(true),
+            ja4: file.tls_ja4.unwrap_or(true),
         })),
         (listen, cert, key) => {
             let at = listen.as_ref().or(cert.as_ref()).or(key.as_ref());

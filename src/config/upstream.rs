@@ -68,6 +68,11 @@ pub(crate) fn upstream(
             IO_TIMEOUT,
         )?,
         idle_timeout: idle_timeout(check, file)?,
+        ja4_header: file
+            .ja4_header
+            .as_ref()
+            .map(|name| check.header_name(name, "upstream.ja4_header"))
+            .transpose()?,
     })
 }
 
@@ -85,6 +90,7 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
         read_timeout: IO_TIMEOUT,
         write_timeout: IO_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
+        ja4_header: None,
     })
 }
 

@@ -8,6 +8,7 @@
 //! to that hop: they are never believed. A request from an untrusted peer is identified by the
 //! peer, whatever its headers say.
 
+use super::Ja4;
 use http::header::{HeaderMap, HeaderName};
 use ipnet::IpNet;
 use std::fmt;
@@ -65,13 +66,34 @@ impl fmt::Display for ForwardingHeader {
 pub struct ClientIpResolver {
     trusted: Vec<IpNet>,
     header: ForwardingHeader,
+    /// `identity.ja4_header`: where trusted proxies put the client's JA4.
+    ja4_header: Option<HeaderName>,
 }
 
 impl ClientIpResolver {
     /// A resolver that believes `header`, and no other forwarding header, only from peers
     /// inside `trusted`.
     pub fn new(trusted: Vec<IpNet>, header: ForwardingHeader) -> Self {
-        Self { trusted, header }
+        Self {
+            trusted,
+            header,
+            ja4_header: None,
+        }
+    }
+
+    /// The same resolver, believing the client's JA4 in `header` from trusted proxies.
+    pub fn with_ja4_header(mut self, header: Option<HeaderName>) -> Self {
+        self.ja4_header = header;
+        self
+    }
+
+    /// What trusted proxies say of a request's JA4: `None` when nothing is believed (the
+    /// peer is not a trusted proxy, or no `identity.ja4_header`), else the JA4 `headers`
+    /// hold (`Some(None)` if it is missing or not a JA4).
+    pub fn forwarded_ja4(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<Option<Ja4>> {
+        let header = self.ja4_header.as_ref().filter(|_| self.trusts(peer))?;
+        let text = headers.get(header).and_then(|v| v.to_str().ok());
+        Some(text.and_then(|t| t.trim().parse().ok()))
     }
 
     /// The trusted proxy networks.
@@ -288,5 +310,32 @@ mod tests {
         assert_eq!(parse_node("::ffff:192.0.2.1"), ip("192.0.2.1"));
         assert_eq!(parse_node("_hidden"), None);
         assert_eq!(parse_node("300.1.1.1"), None);
+    }
+
+    #[test]
+    fn a_ja4_header_is_believed_only_from_trusted_proxies() {
+        let ja4 = "t13d1516h2_8daaf6152771_02713d6af862";
+        let told = headers(&[("x-ja4", "t13d1516h2_8daaf6152771_02713d6af862")]);
+        let junk = headers(&[("x-ja4", "junk")]);
+        let resolver = resolver(&["10.0.0.0/8"]).with_ja4_header(Some("x-ja4".parse().unwrap()));
+        let believed = resolver.forwarded_ja4(ip("10.1.2.3"), &told);
+        assert_eq!(believed, Some(Some(ja4.parse().unwrap())));
+        assert_eq!(resolver.forwarded_ja4(ip("10.1.2.3"), &junk), Some(None));
+        assert_eq!(
+            resolver.forwarded_ja4(ip("10.1.2.3"), &HeaderMap::new()),
+            Some(None)
+        );
+        assert_eq!(
+            resolver.forwarded_ja4(ip("192.0.2.1"), &told),
+            None,
+            "not a proxy"
+        );
+        assert_eq!(resolver.forwarded_ja4(None, &told), None);
+        let unset = self::resolver(&["10.0.0.0/8"]);
+        assert_eq!(
+            unset.forwarded_ja4(ip("10.1.2.3"), &told),
+            None,
+            "no header named"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! What the backend is told about the request's way in: `X-Forwarded-For` (every incoming line
 //! merged, then the peer), `X-Forwarded-Proto`, `X-Forwarded-Host`, `Forwarded` (RFC 7239),
-//! optionally `Via`, the request id, and the pool's `Host`.
+//! optionally `Via`, the request id, the pool's `Host`, and the request's JA4
+//! (`upstream.ja4_header`).
 //!
 //! `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` from a client are replaced by the
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
@@ -9,6 +10,7 @@
 use super::decide;
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
+use crate::identity::Ja4;
 use http::header::{FORWARDED, HOST, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
@@ -86,6 +88,15 @@ pub(super) fn edits(
         edits.set(name.clone(), id.clone());
     }
     Ok(edits)
+}
+
+/// Sets `header` on the way to the backend to the request's `ja4`, or removes it when the
+/// JA4 is not known: a client's own is never passed on.
+pub(super) fn ja4(edits: &mut HeaderEdits, header: &HeaderName, ja4: Option<Ja4>) {
+    match ja4.and_then(|j| HeaderValue::from_str(j.as_str()).ok()) {
+        Some(value) => edits.set(header.clone(), value),
+        None => edits.remove(header.clone()),
+    }
 }
 
 /// Every incoming line of `X-Forwarded-For`, in order, then the peer: one list, as the

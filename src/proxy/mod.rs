@@ -14,6 +14,7 @@ mod grpc;
 mod head_watch;
 mod header_case;
 mod hygiene;
+mod ja4;
 mod pick;
 mod preface;
 mod render;
@@ -41,7 +42,7 @@ pub use upstream::{
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::{Aftercare, Outcome, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, Identity};
+use crate::identity::{BotClaim, Identity, Ja4};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -89,6 +90,8 @@ pub struct RequestCtx {
     /// The digest of the pass the request carried (what the control API names it by), for
     /// the log line.
     pass: Option<Identity>,
+    /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
+    ja4: Option<Ja4>,
 }
 
 impl Floodgate {
@@ -142,6 +145,7 @@ impl Floodgate {
         }
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
+        ctx.ja4 = decision.traits.ja4;
         ctx.pass = decision.pass.map(|pass| {
             crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
         });
@@ -184,6 +188,7 @@ impl ProxyHttp for Floodgate {
             bot: None,
             ruled_by: None,
             pass: None,
+            ja4: None,
         }
     }
 
@@ -265,7 +270,10 @@ impl ProxyHttp for Floodgate {
     ) -> Result<()> {
         let snapshot = ctx.snapshot.as_ref();
         let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
-        let edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
+        let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
+        if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
+            forwarding::ja4(&mut edits, header, ctx.ja4);
+        }
         edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }
 

@@ -92,6 +92,8 @@ def start(plan, profile):
         options.add_argument(arg)
     if plan.get("user_agent"):
         options.add_argument(f"--user-agent={plan['user_agent']}")
+    if plan.get("insecure_certs"):
+        options.set_capability("acceptInsecureCerts", True)
     if not plan.get("javascript", True):
         options.add_experimental_option(
             "prefs", {"profile.managed_default_content_settings.javascript": 2}

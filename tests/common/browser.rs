@@ -21,6 +21,8 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Option::is_none")]
     user_agent: Option<String>,
     javascript: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    insecure_certs: bool,
     timeout_s: u64,
 }
 
@@ -57,6 +59,7 @@ impl Plan {
             headers: Vec::new(),
             user_agent: None,
             javascript: true,
+            insecure_certs: false,
             timeout_s: RUN_TIMEOUT.as_secs(),
         }
     }
@@ -111,6 +114,12 @@ impl Plan {
     /// Turns JavaScript on or off (on by default).
     pub fn javascript(mut self, on: bool) -> Self {
         self.javascript = on;
+        self
+    }
+
+    /// Accepts any server certificate (a test's self-made one), as `acceptInsecureCerts`.
+    pub fn insecure_certs(mut self) -> Self {
+        self.insecure_certs = true;
         self
     }
 

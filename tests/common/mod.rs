@@ -20,6 +20,7 @@ pub mod redis;
 pub mod relay;
 pub mod scripted;
 pub mod sentinel;
+pub mod tap;
 mod upstream;
 
 #[allow(unused_imports)]

@@ -118,13 +118,17 @@ fn floodgate_line(
         Some(pass) => format!(" pass={}", pass.hex()),
         None => String::new(),
     };
+    let ja4 = match &ctx.ja4 {
+        Some(ja4) => format!(" ja4={ja4}"),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),

@@ -66,6 +66,7 @@ pub struct Upstream {
     pools: Vec<Arc<Pool>>,
     routes: Routes,
     idle_timeout: std::time::Duration,
+    ja4_header: Option<http::HeaderName>,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -118,12 +119,18 @@ impl Upstream {
             pools,
             routes: Routes::new(&settings.routes),
             idle_timeout: settings.idle_timeout,
+            ja4_header: settings.ja4_header.clone(),
         })
     }
 
     /// How long an upgraded connection (WebSocket) may idle, each way.
     pub fn idle_timeout(&self) -> std::time::Duration {
         self.idle_timeout
+    }
+
+    /// The header that tells the backends a request's JA4 (`upstream.ja4_header`).
+    pub fn ja4_header(&self) -> Option<&http::HeaderName> {
+        self.ja4_header.as_ref()
     }
 
     /// Whether any route looks at the host.

@@ -121,4 +121,7 @@ pub struct UpstreamSettings {
     pub write_timeout: Duration,
     /// Time an upgraded connection (WebSocket) may idle, each way, instead of `read_timeout`.
     pub idle_timeout: Duration,
+    /// `upstream.ja4_header`: the header that tells the backend the request's JA4 (a
+    /// client's own of that name is removed); none sent if unset.
+    pub ja4_header: Option<http::HeaderName>,
 }

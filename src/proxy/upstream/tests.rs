@@ -33,6 +33,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
         read_timeout: Duration::from_secs(1),
         write_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(3600),
+        ja4_header: None,
     }
 }
 
