@@ -34,7 +34,7 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
     let message = crate::bots::Message::new(&req.method, &req.uri, &req.headers);
     let mut traits = snapshot.traits(client_ip, &message).await;
-    traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session);
+    traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
             room.pass_of(&req.headers, client_ip, wall_now_us() / 1_000_000),
