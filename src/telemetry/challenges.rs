@@ -55,6 +55,23 @@ impl ChallengeMetrics {
             .inc();
     }
 
+    /// Challenges issued and passed so far on this instance, every policy and kind summed.
+    pub fn totals(&self) -> (u64, u64) {
+        let (mut issued, mut passed) = (0, 0);
+        for family in self.family.collect() {
+            for metric in family.get_metric() {
+                let result = metric.get_label().iter().find(|l| l.name() == "result");
+                let value = metric.get_counter().get_value() as u64;
+                match result.map(|l| l.value()) {
+                    Some("issued") => issued += value,
+                    Some("passed") => passed += value,
+                    _ => {}
+                }
+            }
+        }
+        (issued, passed)
+    }
+
     pub(super) fn collector(&self) -> Box<dyn Collector> {
         Box::new(self.family.clone())
     }
