@@ -64,6 +64,9 @@ fn console_url(proxy: &Proxy) -> String {
     format!("http://127.0.0.1:{}/console", proxy.admin_port)
 }
 
+/// Reads the chart's pixels (as a data URL).
+const CHART: &str = "arguments[arguments.length - 1](document.getElementById('chart').toDataURL())";
+
 /// A plan that opens the console of `proxy` and signs in.
 fn signed_in(proxy: &Proxy) -> Plan {
     Plan::new()
@@ -168,6 +171,7 @@ fn three_instances_one_console_the_flooder_banned_overridden_and_served_again() 
     let row = format!("[data-test=offender][data-caller=\"{digest}\"]");
     let shots = shots_dir();
     let plan = signed_in(&proxies[0])
+        .window(1280, 1000)
         .wait_for(&row)
         .step_timeout(Duration::from_secs(3))
         .read("[data-test=throttled-rate]")
@@ -184,13 +188,24 @@ fn three_instances_one_console_the_flooder_banned_overridden_and_served_again() 
         .read_all("[data-test=ban-row]", "data-id")
         .window(390, 1600)
         .pause(Duration::from_millis(1500))
-        .screenshot(shots.join("console-390.png"));
+        .screenshot(shots.join("console-390.png"))
+        .script(CHART)
+        .pause(Duration::from_millis(2500))
+        .script(CHART);
     let report = plan.run();
+    let last = report.steps.len() - 1;
+    let drawn = |i: usize| report.steps[i].value.clone().unwrap();
+    assert_ne!(
+        drawn(last),
+        drawn(last - 2),
+        "the chart moves while traffic runs"
+    );
     clean(&report, proxies[0].admin_port);
     let took = watch
         .join()
         .unwrap()
         .expect("every instance refuses the banned caller");
+    eprintln!("the ban applied on all three instances in {took:?}");
     assert!(
         took <= Duration::from_secs(1),
         "the ban applied everywhere in {took:?}"
@@ -201,11 +216,14 @@ fn three_instances_one_console_the_flooder_banned_overridden_and_served_again() 
             .parse()
             .unwrap_or_else(|_| panic!("step {i} read {value:?}"))
     };
-    // Steps: 0 visit, 1 type, 2 click, 3 signed in, 4 offender, 5 throttled, 6 allowed, 7 scope,
-    // 8 pause, 9 throttled again, 10 screenshot, 11-14 the ban, 15 its id.
-    assert!(number(5) > 0 || number(9) > 0, "the throttled figure moves");
-    assert!(number(6) > 0, "the allowed figure moves");
-    let ids = report.steps[15].values.clone().unwrap();
+    // Steps: 0 visit, 1 type, 2 click, 3 signed in, 4 window, 5 offender, 6 throttled,
+    // 7 allowed, 8 scope, 9 pause, 10 throttled again, 11 screenshot, 12-15 the ban, 16 its id.
+    assert!(
+        number(6) > 0 || number(10) > 0,
+        "the throttled figure moves"
+    );
+    assert!(number(7) > 0, "the allowed figure moves");
+    let ids = report.steps[16].values.clone().unwrap();
     let id = ids[0].clone().unwrap();
 
     // The override, then the unban, from the page; the flooder is served at the new size.
@@ -327,16 +345,24 @@ fn a_restart_under_the_page_is_told_and_the_page_reconnects() {
     let mut proxy = Proxy::start(&[&upstream.addr], POLICY);
     let config = proxy.config_path.clone();
     let admin = proxy.admin_port;
+    // The page is up when its screenshot is written: then the proxy goes away.
+    let marker = tempfile::tempdir().unwrap();
+    let up = marker.path().join("up.png");
     let plan = Plan::new()
         .visit(console_url(&proxy))
         .until_text("Live")
+        .screenshot(&up)
         .wait_for_text("[data-test=error]", "Lost the connection")
         .step_timeout(Duration::from_secs(30))
         .wait_for_text("[data-test=status]", "Reconnected")
         .step_timeout(Duration::from_secs(30))
         .wait_gone("[data-test=error]");
     let browser = std::thread::spawn(move || plan.run());
-    std::thread::sleep(Duration::from_secs(4));
+    let started = Instant::now();
+    while !up.exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
     proxy.signal("TERM");
     assert!(proxy.wait_exit(Duration::from_secs(10)));
     std::thread::sleep(Duration::from_secs(2));

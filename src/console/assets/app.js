@@ -8,7 +8,12 @@
   const CUT = 64;
   const WINDOW_S = 15 * 60;
   const PAGE = 200;
-  const COLORS = ['#1f5fbf', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#c0392b', '#2c3e50'];
+  const MIN_SPAN_S = 60;
+  // Allowed lines in greens and blues, throttled (dashed) in reds and oranges, one pair a policy.
+  const COLORS = [
+    ['#1f7a4d', '#c0392b'], ['#1f5fbf', '#d35400'], ['#16a085', '#8e2c6e'],
+    ['#2c3e50', '#b7950b'], ['#7f8c8d', '#e74c3c'],
+  ];
 
   const $ = (id) => document.getElementById(id);
   const state = {
@@ -259,33 +264,39 @@
     g.clearRect(0, 0, width, height);
     const end = state.lastSecond || 0;
     let top = 1;
+    let oldest = end;
     for (const series of state.series.values()) {
       for (const point of series.points) top = Math.max(top, point.allowed, point.throttled);
+      if (series.points.length) oldest = Math.min(oldest, series.points[0].t);
     }
+    // From the oldest second held (at least a minute) up to 15 minutes.
+    const span = Math.min(WINDOW_S, Math.max(MIN_SPAN_S, end - oldest));
     top = niceCeiling(top);
     const left = 44;
     const bottom = height - 18;
-    const x = (t) => left + ((t - (end - WINDOW_S)) / WINDOW_S) * (width - left - 4);
+    const x = (t) => left + ((t - (end - span)) / span) * (width - left - 4);
     const y = (v) => bottom - (v / top) * (bottom - 6);
     g.font = '11px system-ui, sans-serif';
     g.fillStyle = '#5d6774';
     g.strokeStyle = '#dde2e8';
     g.lineWidth = 1;
-    for (let i = 0; i <= 4; i++) {
-      const value = (top / 4) * i;
+    const lines = top % 4 === 0 ? 4 : 5;
+    for (let i = 0; i <= lines; i++) {
+      const value = (top / lines) * i;
       g.beginPath();
       g.moveTo(left, y(value));
       g.lineTo(width - 4, y(value));
       g.stroke();
-      g.fillText(String(Math.round(value)), 2, y(value) + 4);
+      g.fillText(Number.isInteger(value) ? String(value) : value.toFixed(1), 2, y(value) + 4);
     }
-    for (const minutes of [15, 10, 5, 0]) {
-      const label = minutes ? '-' + minutes + 'm' : 'now';
-      g.fillText(label, Math.min(x(end - minutes * 60), width - 24), height - 4);
+    for (const part of [1, 2 / 3, 1 / 3, 0]) {
+      const ago = Math.round(span * part);
+      const label = ago === 0 ? 'now' : ago % 60 === 0 ? '-' + ago / 60 + 'm' : '-' + ago + 's';
+      g.fillText(label, Math.min(x(end - ago), width - 24), height - 4);
     }
     for (const series of state.series.values()) {
-      for (const [field, dash] of [['allowed', []], ['throttled', [5, 3]]]) {
-        g.strokeStyle = series.color;
+      for (const [field, dash, color] of [['allowed', [], series.color[0]], ['throttled', [5, 3], series.color[1]]]) {
+        g.strokeStyle = color;
         g.lineWidth = 1.5;
         g.setLineDash(dash);
         g.beginPath();
@@ -312,9 +323,9 @@
     if (legend.childElementCount === state.series.size * 2) return;
     legend.replaceChildren();
     for (const [policy, series] of state.series) {
-      for (const [word, dashed] of [['allowed', false], ['throttled', true]]) {
+      for (const [word, dashed, color] of [['allowed', false, series.color[0]], ['throttled', true, series.color[1]]]) {
         const swatch = el('i', { class: dashed ? 'dashed' : '' });
-        swatch.style.borderTopColor = series.color;
+        swatch.style.borderTopColor = color;
         legend.append(el('li', {}, swatch, cut(policy, 32) + ' ' + word));
       }
     }
