@@ -31,7 +31,7 @@ pub struct Plan {
 #[serde(untagged)]
 enum Step {
     Visit(Visit),
-    Act(Action),
+    Act(Box<Action>),
 }
 
 /// One action (exactly one of its verbs set); selectors are CSS.
@@ -115,10 +115,10 @@ impl Plan {
     }
 
     fn act(mut self, action: Action) -> Self {
-        self.steps.push(Step::Act(Action {
+        self.steps.push(Step::Act(Box::new(Action {
             timeout_s: STEP_TIMEOUT.as_secs_f64(),
             ..action
-        }));
+        })));
         self
     }
 
