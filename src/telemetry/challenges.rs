@@ -62,10 +62,11 @@ impl ChallengeMetrics {
             for metric in family.get_metric() {
                 let result = metric.get_label().iter().find(|l| l.name() == "result");
                 let value = metric.get_counter().get_value() as u64;
-                match result.map(|l| l.value()) {
-                    Some("issued") => issued += value,
-                    Some("passed") => passed += value,
-                    _ => {}
+                let result = result.map(|l| l.value());
+                if result == Some(ChallengeResult::Issued.label()) {
+                    issued += value;
+                } else if result == Some(ChallengeResult::Passed.label()) {
+                    passed += value;
                 }
             }
         }

@@ -96,10 +96,9 @@ impl PolicyFamilies {
                 let (Some(policy), Some(decision)) = (label("policy"), label("decision")) else {
                     continue;
                 };
-                let slot = match decision.as_str() {
-                    "allowed" => 0,
-                    "throttled" => 1,
-                    _ => continue,
+                let counted = [Decision::Allowed, Decision::Throttled];
+                let Some(slot) = counted.iter().position(|d| d.label() == decision) else {
+                    continue;
                 };
                 tally.entry(policy).or_default()[slot] += metric.get_counter().get_value() as u64;
             }
