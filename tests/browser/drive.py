@@ -59,7 +59,11 @@ import time
 os.environ["SE_OFFLINE"] = "true"
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -270,21 +274,23 @@ def act(driver, spec, logs):
             or spec.get("wait_for")
             or spec.get("read")
         )
-        found = until(deadline, lambda: visible(driver, selector, spec.get("text")))
-        ok = found is not None
-        if ok:
-            element = found[0]
+        outcome = {}
+
+        def attempt_once():
+            """Finds the element and acts on it; an element replaced meanwhile is found again."""
+            found = visible(driver, selector, spec.get("text"))
+            if not found:
+                return False
             try:
-                if "type" in spec:
-                    element.send_keys(spec["type"][1])
-                elif "clear" in spec:
-                    element.clear()
-                elif "click" in spec:
-                    element.click()
-                elif "read" in spec:
-                    value = read_one(element, spec.get("attr"))
+                outcome["value"] = do(found[0], spec)
+            except StaleElementReferenceException:
+                return False
             except WebDriverException as error:
-                ok, value = False, str(error).splitlines()[0]
+                outcome["error"] = str(error).splitlines()[0]
+            return True
+
+        ok = until(deadline, attempt_once) is not None and "error" not in outcome
+        value = outcome.get("value", outcome.get("error"))
     logs.performance()
     return {
         "url": current_url(driver),
@@ -298,6 +304,19 @@ def act(driver, spec, logs):
         "value": value,
         "values": values,
     }
+
+
+def do(element, spec):
+    """The action of spec on element: what it read, if it reads."""
+    if "type" in spec:
+        element.send_keys(spec["type"][1])
+    elif "clear" in spec:
+        element.clear()
+    elif "click" in spec:
+        element.click()
+    elif "read" in spec:
+        return read_one(element, spec.get("attr"))
+    return None
 
 
 def read_one(element, attr):
