@@ -2,7 +2,8 @@
 //! (JSON, or plain text with `?format=text`), open to whoever reaches the listener (loopback
 //! by default) unless `admin.protect_metrics` puts `/metrics` and `/offenders` behind a control
 //! API token; and under `/v1/` the control API (`api.rs`: bans, overrides, inspect and reset),
-//! which needs a token of `admin.token_file`.
+//! which needs a token of `admin.token_file`; and the [`Pages`] of a room above (the console,
+//! wired by the app).
 
 mod api;
 mod attempts;
@@ -195,6 +196,17 @@ impl AdminApp {
         }
     }
 
+    /// The answer of the built-in views.
+    async fn built_in(&self, method: &http::Method, path: &str, query: Option<&str>) -> Reply {
+        let (status, content_type, body) = self.route(method, path, query).await;
+        Reply {
+            status,
+            content_type,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
     async fn route(
         &self,
         method: &http::Method,
@@ -224,21 +236,8 @@ impl AdminApp {
             _ => (
                 StatusCode::NOT_FOUND,
                 TEXT,
-                b"not found; try /metrics, /healthz, /readyz or /offenders\n".to_vec(),
+                b"not found; try /console, /metrics, /healthz, /readyz or /offenders\n".to_vec(),
             ),
-        }
-    }
-}
-
-impl AdminApp {
-    /// The answer of the built-in views.
-    async fn built_in(&self, method: &http::Method, path: &str, query: Option<&str>) -> Reply {
-        let (status, content_type, body) = self.route(method, path, query).await;
-        Reply {
-            status,
-            content_type,
-            body,
-            headers: Vec::new(),
         }
     }
 }
