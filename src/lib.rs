@@ -15,6 +15,7 @@ pub mod challenge;
 pub mod check;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod control;
 pub mod crowdsec;
 pub mod gate;

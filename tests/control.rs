@@ -547,3 +547,84 @@ fn an_override_below_the_policys_cost_is_refused_without_a_retry_after_at_every_
     }
     assert_eq!(status_from(&proxy, "127.0.0.1", Some("bob-key")), 200);
 }
+
+#[test]
+fn a_caller_named_by_its_digest_is_banned_overridden_inspected_and_reset_like_by_value() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proxy =
+        Proxy::start_with_tables(&[&upstream.addr], "", &admin_tables(dir.path(), ""), POLICY);
+    let by_value = format!("/v1/callers?source=header:x-api-key&value={KEY}");
+    let (_, inspected) = control(&proxy, "GET", &by_value, None);
+    let digest = inspected["policies"][0]["caller"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(digest.len(), 32);
+
+    // The digest /offenders shows is the one the control API takes.
+    assert_eq!(burst(&[&proxy], KEY, 8), 5);
+    let offenders: Value = proxy.admin("/offenders").unwrap().json().unwrap();
+    let row = &offenders["offenders"][0];
+    assert_eq!(row["caller"], digest.as_str());
+    assert_eq!(row["source"], "header:x-api-key");
+    assert_eq!(row["identity"], &digest[..16], "the old field stays");
+
+    let by_digest = format!("/v1/callers?source=header:x-api-key&caller={digest}");
+    let (status, shown) = control(&proxy, "GET", &by_digest, None);
+    assert_eq!(
+        (status, &shown["policies"][0]["caller"]),
+        (200, &json!(digest))
+    );
+
+    let ban = json!({"scope": "caller", "source": "header:x-api-key", "caller": digest.to_uppercase(), "ttl": "1h"});
+    let (status, made) = control(&proxy, "POST", "/v1/bans", Some(ban));
+    assert_eq!((status, &made["caller"]), (201, &json!(digest)));
+    assert!(within(Duration::from_secs(2), || status_from(
+        &proxy,
+        "127.0.0.1",
+        Some(KEY)
+    ) == 403)
+    .is_some());
+    let id = made["id"].as_u64().unwrap();
+    assert_eq!(
+        control(&proxy, "DELETE", &format!("/v1/bans/{id}"), None).0,
+        204
+    );
+
+    let raise = json!({"policy": "per-user", "source": "header:x-api-key", "caller": digest, "capacity": 40, "rate": "1/s", "ttl": "1h"});
+    assert_eq!(control(&proxy, "POST", "/v1/overrides", Some(raise)).0, 201);
+    assert!(within(Duration::from_secs(2), || status_from(
+        &proxy,
+        "127.0.0.1",
+        Some(KEY)
+    ) == 200)
+    .is_some());
+    let reset = json!({"source": "header:x-api-key", "caller": digest});
+    let (status, done) = control(&proxy, "POST", "/v1/callers/reset", Some(reset));
+    assert_eq!((status, &done["reset"]), (200, &json!(["per-user"])));
+    assert!(proxy
+        .log()
+        .contains("control API: ops ban caller header:x-api-key"));
+
+    let bad = [
+        json!({"scope": "caller", "source": "header:x-api-key", "caller": "abc"}),
+        json!({"scope": "caller", "source": "header:x-api-key", "caller": digest, "value": KEY}),
+        json!({"scope": "cidr", "caller": digest}),
+    ];
+    for body in bad {
+        let (status, problem) = control(&proxy, "POST", "/v1/bans", Some(body.clone()));
+        assert_eq!(
+            (status, problem["field"].as_str()),
+            (400, Some("caller")),
+            "{body}"
+        );
+    }
+    let (status, problem) = control(
+        &proxy,
+        "POST",
+        "/v1/bans",
+        Some(json!({"scope": "caller", "source": "header:x-api-key"})),
+    );
+    assert_eq!((status, problem["field"].as_str()), (400, Some("value")));
+}

@@ -5,7 +5,7 @@
 
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::change::Outcome;
-use super::input::{self, ResetBody, Value as Named};
+use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_us;
 use crate::control::{now_ms, override_key, ControlView};
@@ -55,6 +55,10 @@ pub(super) fn caller_of(
     let spec: SourceSpec = source.parse().map_err(|e: crate::identity::SourceError| {
         Reply::bad_field("source", &echo(&e.to_string()))
     })?;
+    let value = match value {
+        Named::Value(value) => value,
+        Named::Digest(digest) => return Ok((spec, digest_of(digest)?)),
+    };
     let parts = value.parts();
     let named = NamedCaller {
         source: &spec,
@@ -66,6 +70,16 @@ pub(super) fn caller_of(
     Ok((spec, caller))
 }
 
+/// The caller whose digest is `digest` (32 hex digits, either case), or a 400.
+fn digest_of(digest: &str) -> Result<Identity, Reply> {
+    Identity::from_hex(&digest.trim().to_ascii_lowercase()).ok_or_else(|| {
+        Reply::bad_field(
+            "caller",
+            "`caller` must be a caller's digest: the 32 hex digits /offenders and inspect show",
+        )
+    })
+}
+
 /// The first 12 hex digits of a digest: how logs name a caller.
 pub(super) fn short(caller: &Identity) -> String {
     caller.hex()[..12].to_owned()
@@ -74,11 +88,12 @@ pub(super) fn short(caller: &Identity) -> String {
 impl ControlApi {
     /// `GET /v1/callers?source=…&value=…[&policy=…]`.
     pub(super) async fn inspect(&self, query: &str) -> Reply {
-        let (mut source, mut values, mut only) = (None, Vec::new(), None);
+        let (mut source, mut values, mut only, mut digest) = (None, Vec::new(), None, None);
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
                 "source" => source = Some(value.into_owned()),
                 "value" => values.push(value.into_owned()),
+                "caller" => digest = Some(value.into_owned()),
                 "policy" => only = Some(value.into_owned()),
                 _ => {}
             }
@@ -86,10 +101,11 @@ impl ControlApi {
         let Some(source) = source else {
             return Reply::bad_field("source", "`source` is missing");
         };
-        if values.is_empty() {
-            return Reply::bad_field("value", "`value` is missing");
-        }
-        let named = Named::Parts(values);
+        let values = (!values.is_empty()).then_some(Values::Parts(values));
+        let named = match input::named(values, digest) {
+            Ok(named) => named,
+            Err(reply) => return reply,
+        };
         let snapshot = self.gate();
         let gate = gate_of(&snapshot);
         let policies = match self.policies_of(gate, &source, only.as_deref()) {
@@ -190,6 +206,10 @@ impl ControlApi {
             Ok(body) => body,
             Err(reply) => return reply,
         };
+        let named = match input::named(body.value, body.caller) {
+            Ok(named) => named,
+            Err(reply) => return reply,
+        };
         let snapshot = self.gate();
         let gate = gate_of(&snapshot);
         let policies = match self.policies_of(gate, &body.source, body.policy.as_deref()) {
@@ -199,11 +219,11 @@ impl ControlApi {
         let mut reset = Vec::new();
         let mut shown = String::new();
         for policy in policies {
-            let (spec, caller) =
-                match caller_of(gate, gate.chain_of(policy), &body.source, &body.value) {
-                    Ok(found) => found,
-                    Err(reply) => return reply,
-                };
+            let (spec, caller) = match caller_of(gate, gate.chain_of(policy), &body.source, &named)
+            {
+                Ok(found) => found,
+                Err(reply) => return reply,
+            };
             let overridden = override_key(policy.name());
             let keys = [
                 BucketKey {
@@ -274,7 +294,11 @@ fn ban_of(
     named: &Named,
     now: u64,
 ) -> Value {
-    let by_address = match (spec.tag(), named.parts().as_slice()) {
+    let parts = match named {
+        Named::Value(value) => value.parts(),
+        Named::Digest(_) => Vec::new(),
+    };
+    let by_address = match (spec.tag(), parts.as_slice()) {
         ("ip", [address]) => address
             .trim()
             .parse::<IpAddr>()

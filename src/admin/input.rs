@@ -32,12 +32,40 @@ impl Value {
     }
 }
 
+/// A caller as a call names it: by its raw value(s) at a source, or by its digest (the 32 hex
+/// digits `/offenders` and inspect show), under the source it was seen with.
+#[derive(Debug, Clone)]
+pub(super) enum Named {
+    /// `value`: what a request carries at the source.
+    Value(Value),
+    /// `caller`: the digest.
+    Digest(String),
+}
+
+/// The caller named by a call's `value` or `caller` (exactly one), or a 400.
+pub(super) fn named(value: Option<Value>, caller: Option<String>) -> Result<Named, Reply> {
+    match (value, caller) {
+        (Some(value), None) => Ok(Named::Value(value)),
+        (None, Some(digest)) => Ok(Named::Digest(digest)),
+        (Some(_), Some(_)) => Err(Reply::bad_field(
+            "caller",
+            "name the caller by `value` or by `caller` (its digest), not both",
+        )),
+        (None, None) => Err(Reply::bad_field(
+            "value",
+            "`value` is missing (or `caller`, the caller's 32-hex-digit digest)",
+        )),
+    }
+}
+
 /// `POST /v1/bans`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BanBody {
     pub(super) scope: String,
-    pub(super) value: Value,
+    pub(super) value: Option<Value>,
+    /// The caller's digest, instead of `value` (scope `caller`).
+    pub(super) caller: Option<String>,
     pub(super) source: Option<String>,
     pub(super) ttl: Option<String>,
     pub(super) reason: Option<String>,
@@ -51,7 +79,9 @@ pub(super) struct BanBody {
 pub(super) struct OverrideBody {
     pub(super) policy: String,
     pub(super) source: String,
-    pub(super) value: Value,
+    pub(super) value: Option<Value>,
+    /// The caller's digest, instead of `value`.
+    pub(super) caller: Option<String>,
     pub(super) capacity: Option<serde_json::Value>,
     pub(super) rate: Option<String>,
     pub(super) quota: Option<serde_json::Value>,
@@ -64,7 +94,9 @@ pub(super) struct OverrideBody {
 #[serde(deny_unknown_fields)]
 pub(super) struct ResetBody {
     pub(super) source: String,
-    pub(super) value: Value,
+    pub(super) value: Option<Value>,
+    /// The caller's digest, instead of `value`.
+    pub(super) caller: Option<String>,
     pub(super) policy: Option<String>,
 }
 

@@ -4,7 +4,7 @@ use super::api::{gate_of, refused, ControlApi, Operator};
 use super::callers::{caller_of, chain_with, short};
 use super::change::{IdempotencyKey, Outcome};
 use super::cidr::cidr_ban;
-use super::input::{self, BanBody, OverrideBody};
+use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
 use crate::control::{
     now_ms, override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override,
@@ -51,9 +51,13 @@ impl ControlApi {
 
     /// What a ban body refuses, and how the log names it (never a raw caller value).
     fn ban_target(&self, body: &BanBody) -> Result<(BanTarget, String), Reply> {
-        let (value, force) = (&body.value, body.force.unwrap_or(false));
+        let force = body.force.unwrap_or(false);
+        let named = input::named(body.value.clone(), body.caller.clone())?;
         match (body.scope.as_str(), body.source.as_deref()) {
             ("cidr", None) => {
+                let Named::Value(value) = &named else {
+                    return Err(Reply::bad_field("caller", "a cidr ban takes a `value`"));
+                };
                 let value = cidr_ban(value, force)?.to_string();
                 Ok((
                     BanTarget::Cidr {
@@ -67,7 +71,7 @@ impl ControlApi {
                 let snapshot = self.gate();
                 let gate = gate_of(&snapshot);
                 let chain = chain_with(gate, source, None)?;
-                let (spec, caller) = caller_of(gate, chain, source, value)?;
+                let (spec, caller) = caller_of(gate, chain, source, &named)?;
                 let shown = format!("caller {spec} {}", short(&caller));
                 let target = BanTarget::Caller {
                     source: spec.to_string(),
@@ -110,8 +114,10 @@ impl ControlApi {
             Ok(checked) => checked,
             Err(reply) => return reply,
         };
-        let caller = chain_with(gate, &body.source, Some(policy))
-            .and_then(|chain| caller_of(gate, chain, &body.source, &body.value));
+        let caller = input::named(body.value.clone(), body.caller.clone()).and_then(|named| {
+            chain_with(gate, &body.source, Some(policy))
+                .and_then(|chain| caller_of(gate, chain, &body.source, &named))
+        });
         let (spec, caller) = match caller {
             Ok(caller) => caller,
             Err(reply) => return reply,

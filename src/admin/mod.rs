@@ -2,7 +2,8 @@
 //! (JSON, or plain text with `?format=text`), open to whoever reaches the listener (loopback
 //! by default) unless `admin.protect_metrics` puts `/metrics` and `/offenders` behind a control
 //! API token; and under `/v1/` the control API (`api.rs`: bans, overrides, inspect and reset),
-//! which needs a token of `admin.token_file`.
+//! which needs a token of `admin.token_file`; and the [`Pages`] of a room above (the console,
+//! wired by the app).
 
 mod api;
 mod attempts;
@@ -27,6 +28,15 @@ use pingora::apps::http_app::ServeHttp;
 use pingora::protocols::http::ServerSession;
 use std::sync::Arc;
 
+/// Pages served on the admin listener by a room above it (the console): GETs of their paths,
+/// answered before the built-in views. Their data reads follow `/metrics`' rule.
+pub trait Pages: Send + Sync {
+    /// The answer to a GET of `path`, or `None` when the path is not theirs.
+    fn answer(&self, path: &str, query: Option<&str>) -> Option<Reply>;
+    /// Whether `path` reads data that `admin.protect_metrics` puts behind a token.
+    fn is_data(&self, path: &str) -> bool;
+}
+
 /// Names the pools none of whose backends is up.
 pub type PoolsDown = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
@@ -39,6 +49,7 @@ pub struct AdminApp {
     pools_down: Option<PoolsDown>,
     control: Option<ControlApi>,
     protect_views: bool,
+    pages: Option<Arc<dyn Pages>>,
 }
 
 impl AdminApp {
@@ -53,6 +64,7 @@ impl AdminApp {
             pools_down: None,
             control: None,
             protect_views: false,
+            pages: None,
         }
     }
 
@@ -67,7 +79,8 @@ impl AdminApp {
     /// The refusal of a call to a protected view (`/metrics`, `/offenders`) whose token does
     /// not open it; `None` when it may be answered.
     fn view_refused(&self, path: &str, call: &Call<'_>) -> Option<Reply> {
-        if !self.protect_views || !matches!(path, "/metrics" | "/offenders") {
+        let data = self.pages.as_ref().is_some_and(|p| p.is_data(path));
+        if !self.protect_views || !(matches!(path, "/metrics" | "/offenders") || data) {
             return None;
         }
         let Some(control) = &self.control else {
@@ -85,6 +98,12 @@ impl AdminApp {
     /// The same app, also serving the control API under `/v1/`.
     pub fn with_control(mut self, control: ControlApi) -> Self {
         self.control = Some(control);
+        self
+    }
+
+    /// The same app, also serving `pages` (the console).
+    pub fn with_pages(mut self, pages: Arc<dyn Pages>) -> Self {
+        self.pages = Some(pages);
         self
     }
 
@@ -129,13 +148,31 @@ impl AdminApp {
         }
         let body = serde_json::json!({
             "window_seconds": offenders.window().as_secs(),
-            "offenders": list,
+            "offenders": self.with_sources(&list),
         });
         (
             StatusCode::OK,
             "application/json",
             body.to_string().into_bytes(),
         )
+    }
+
+    /// The offenders as JSON, each with the `source` the control API can name it under: the
+    /// first source its policy reads (`null` without the control API or that policy).
+    fn with_sources(&self, list: &[crate::telemetry::Offender]) -> Vec<serde_json::Value> {
+        let snapshot = self.control.as_ref().map(|c| c.snapshot.load());
+        let source_of = |policy: &str| {
+            let gate = &snapshot.as_ref()?.gate;
+            let policy = gate.policies().find(|p| &**p.name() == policy)?;
+            Some(gate.chain_of(policy).sources.first()?.to_string())
+        };
+        list.iter()
+            .map(|o| {
+                let mut row = serde_json::to_value(o).unwrap_or_default();
+                row["source"] = source_of(&o.policy).into();
+                row
+            })
+            .collect()
     }
 
     /// `/readyz`: every pool has a backend up, and the store answers or the proxy is failing
@@ -156,6 +193,17 @@ impl AdminApp {
                 StatusCode::OK,
                 format!("ready, degraded: {why}; on_error applies\n").into_bytes(),
             ),
+        }
+    }
+
+    /// The answer of the built-in views.
+    async fn built_in(&self, method: &http::Method, path: &str, query: Option<&str>) -> Reply {
+        let (status, content_type, body) = self.route(method, path, query).await;
+        Reply {
+            status,
+            content_type,
+            body,
+            headers: Vec::new(),
         }
     }
 
@@ -188,7 +236,7 @@ impl AdminApp {
             _ => (
                 StatusCode::NOT_FOUND,
                 TEXT,
-                b"not found; try /metrics, /healthz, /readyz or /offenders\n".to_vec(),
+                b"not found; try /console, /metrics, /healthz, /readyz or /offenders\n".to_vec(),
             ),
         }
     }
@@ -243,16 +291,14 @@ impl ServeHttp for AdminApp {
             (Some(control), true) => control.answer(&call).await,
             _ => match self.view_refused(&path, &call) {
                 Some(refused) => refused,
-                None => {
-                    let (status, content_type, body) =
-                        self.route(&method, &path, query.as_deref()).await;
-                    Reply {
-                        status,
-                        content_type,
-                        body,
-                        headers: Vec::new(),
+                None if method == http::Method::GET || method == http::Method::HEAD => {
+                    let page = self.pages.as_ref();
+                    match page.and_then(|p| p.answer(&path, query.as_deref())) {
+                        Some(reply) => reply,
+                        None => self.built_in(&method, &path, query.as_deref()).await,
                     }
                 }
+                None => self.built_in(&method, &path, query.as_deref()).await,
             },
         };
         let mut response = Response::builder()

@@ -28,6 +28,7 @@ pub use stores::{BuildError, Stores};
 use crate::admin::{AdminApp, ControlApi, Tokens};
 use crate::check::{CheckApp, CheckSettings};
 use crate::config::Config;
+use crate::console::{Console, FleetShare};
 use crate::limiter::StoreSettings;
 use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
@@ -139,6 +140,17 @@ fn proxy_service<A>(
     Ok(Some(proxy))
 }
 
+/// How the console names the store: its kind, never its credentials.
+fn describe_store(store: &StoreSettings) -> String {
+    match store {
+        StoreSettings::Memory { .. } => "memory".to_owned(),
+        StoreSettings::Redis(settings) => match &settings.sentinel {
+            Some(_) => "redis (sentinel)".to_owned(),
+            None => "redis".to_owned(),
+        },
+    }
+}
+
 /// Pingora counts these in whole seconds: round up.
 fn whole_seconds(d: std::time::Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
@@ -203,7 +215,22 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         let down = snapshot.upstream.pools_down();
         down.into_iter().map(str::to_owned).collect()
     });
+    let console = Arc::new(Console::new(
+        metrics.clone(),
+        tokens.clone(),
+        describe_store(&config.store),
+    ));
+    let console_share = match (&stores.redis, &config.store) {
+        (Some(redis), StoreSettings::Redis(settings)) => Some(FleetShare {
+            store: redis.clone(),
+            key: format!("{}:console:rates", settings.prefix),
+            id: id.clone(),
+        }),
+        _ => None,
+    };
+    let sampler = console.sampler(console_share);
     let admin_app = AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
+        .with_pages(console)
         .with_offenders(offenders, admin_settings.offenders_top)
         .with_pools(pools_down)
         .with_protected_views(admin_settings.protect_metrics)
@@ -245,6 +272,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     }
     server.add_service(admin);
     server.add_service(background_service("config reload", reloader));
+    server.add_service(background_service("console rates", sampler));
     server.add_service(background_service("health checks", health));
     server.add_service(background_service("bans and overrides", steering));
     server.add_service(background_service(

@@ -55,6 +55,24 @@ impl ChallengeMetrics {
             .inc();
     }
 
+    /// Challenges issued and passed so far on this instance, every policy and kind summed.
+    pub fn totals(&self) -> (u64, u64) {
+        let (mut issued, mut passed) = (0, 0);
+        for family in self.family.collect() {
+            for metric in family.get_metric() {
+                let result = metric.get_label().iter().find(|l| l.name() == "result");
+                let value = metric.get_counter().get_value() as u64;
+                let result = result.map(|l| l.value());
+                if result == Some(ChallengeResult::Issued.label()) {
+                    issued += value;
+                } else if result == Some(ChallengeResult::Passed.label()) {
+                    passed += value;
+                }
+            }
+        }
+        (issued, passed)
+    }
+
     pub(super) fn collector(&self) -> Box<dyn Collector> {
         Box::new(self.family.clone())
     }

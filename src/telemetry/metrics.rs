@@ -230,6 +230,11 @@ impl Metrics {
         self.policies.policy(name)
     }
 
+    /// Every policy's requests so far on this instance, `[allowed, throttled]`, by policy name.
+    pub fn request_tally(&self) -> Vec<(String, [u64; 2])> {
+        self.policies.tally()
+    }
+
     /// Counts a backend response by the class of its status.
     pub fn count_upstream_response(&self, status: u16) {
         let class = usize::from(status / 100).clamp(1, 5) - 1;
@@ -269,6 +274,21 @@ mod tests {
             text.contains(r#"floodgate_requests_total{decision="allowed",policy="per-user"} 0"#)
         );
         assert!(text.contains("floodgate_build_info"));
+    }
+
+    #[test]
+    fn the_tally_reads_allowed_and_throttled_by_policy() {
+        let metrics = Metrics::new();
+        let login = metrics.policy("login");
+        login.count(Decision::Allowed);
+        login.count(Decision::Allowed);
+        login.count(Decision::Throttled);
+        login.count(Decision::Denied);
+        metrics.policy("api").count(Decision::Throttled);
+        assert_eq!(
+            metrics.request_tally(),
+            vec![("api".to_owned(), [0, 1]), ("login".to_owned(), [2, 1])]
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@ struct Counter {
     count: u64,
     error: u64,
     policy: Arc<str>,
+    /// When it was last counted, on the sketch's clock.
+    last_us: u64,
 }
 
 #[derive(Default)]
@@ -32,10 +34,11 @@ struct Window {
 }
 
 impl Window {
-    fn record(&mut self, identity: Identity, policy: &Arc<str>, capacity: usize) {
+    fn record(&mut self, identity: Identity, policy: &Arc<str>, capacity: usize, now_us: u64) {
         if let Some(c) = self.counters.get_mut(&identity) {
             c.count += 1;
             c.policy = policy.clone();
+            c.last_us = now_us;
             return;
         }
         let mut inherited = 0;
@@ -54,6 +57,7 @@ impl Window {
             count: inherited + 1,
             error: inherited,
             policy: policy.clone(),
+            last_us: now_us,
         };
         self.counters.insert(identity, counter);
     }
@@ -76,6 +80,10 @@ pub struct Offender {
     pub error: u64,
     /// The policy that throttled it last.
     pub policy: String,
+    /// The whole digest, 32 hex digits: how the control API names the caller (`caller`).
+    pub caller: String,
+    /// Seconds since it was last throttled.
+    pub last_seen_s: u64,
 }
 
 /// The most independently locked shards the sketch is split into.
@@ -133,7 +141,7 @@ impl Offenders {
     pub fn record_at(&self, identity: Identity, policy: &Arc<str>, now_us: u64) {
         let mut w = self.shard(&identity).lock();
         self.rotate(&mut w, now_us);
-        w.current.record(identity, policy, self.per_shard);
+        w.current.record(identity, policy, self.per_shard, now_us);
     }
 
     fn rotate(&self, w: &mut Windows, now_us: u64) {
@@ -166,6 +174,7 @@ impl Offenders {
                         m.count += c.count;
                         m.error += c.error;
                         m.policy = c.policy.clone();
+                        m.last_us = m.last_us.max(c.last_us);
                     })
                     .or_insert_with(|| c.clone());
             }
@@ -177,6 +186,8 @@ impl Offenders {
                 throttled: c.count,
                 error: c.error,
                 policy: c.policy.to_string(),
+                caller: id.hex(),
+                last_seen_s: now_us.saturating_sub(c.last_us) / 1_000_000,
             })
             .collect();
         list.sort_by(|a, b| {
@@ -217,6 +228,8 @@ mod tests {
         assert_eq!(top[0].identity, id(7).hex()[..16]);
         assert!(top[0].throttled >= 200);
         assert_eq!(top[0].policy, "per-user");
+        assert_eq!(top[0].caller, id(7).hex());
+        assert_eq!(sketch.top_at(1, 4 * SECOND)[0].last_seen_s, 3);
     }
 
     #[test]

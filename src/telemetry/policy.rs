@@ -81,6 +81,31 @@ impl PolicyFamilies {
         ]
     }
 
+    /// Every policy's requests so far, allowed and throttled (this instance, since it started).
+    pub(super) fn tally(&self) -> Vec<(String, [u64; 2])> {
+        let mut tally: std::collections::BTreeMap<String, [u64; 2]> = Default::default();
+        for family in self.requests.collect() {
+            for metric in family.get_metric() {
+                let label = |name: &str| {
+                    metric
+                        .get_label()
+                        .iter()
+                        .find(|l| l.name() == name)
+                        .map(|l| l.value().to_owned())
+                };
+                let (Some(policy), Some(decision)) = (label("policy"), label("decision")) else {
+                    continue;
+                };
+                let counted = [Decision::Allowed, Decision::Throttled];
+                let Some(slot) = counted.iter().position(|d| d.label() == decision) else {
+                    continue;
+                };
+                tally.entry(policy).or_default()[slot] += metric.get_counter().get_value() as u64;
+            }
+        }
+        tally.into_iter().collect()
+    }
+
     /// The series of policy `name`, created at zero so they show before the first request.
     pub(super) fn policy(&self, name: &str) -> PolicyCounters {
         PolicyCounters {

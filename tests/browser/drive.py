@@ -5,6 +5,21 @@ Plan:
   steps        [{url, until_url_prefix?, until_text?, timeout_s? (30)}]: navigate to url, then
                wait until the current URL starts with until_url_prefix and the page's text
                contains until_text (each when given; neither: until the page has loaded).
+               Or an action on the page as it stands (CSS selectors; timeout_s as above):
+                 {type: [selector, text]}     types text into the first match (waits for it)
+                 {clear: selector}            empties a field
+                 {click: selector}            clicks the first visible match (waits for it)
+                 {wait_for: selector, text?}  waits until a visible match exists (whose text
+                                              contains text, when given)
+                 {wait_gone: selector}        waits until no visible match exists
+                 {read: selector, attr?}      the first match's text (or attribute) -> value
+                 {read_all: selector, attr?}  every match's text (or attribute) -> values
+                 {screenshot: path}           saves a PNG of the window
+                 {window: [width, height]}    resizes the window
+                 {pause_s: seconds}           lets the page run
+                 {script: js}                 runs js asynchronously in the page (its last
+                                              argument is the callback; what it is called
+                                              with, as JSON -> value): another operator's call
   set_cookies  [{name, value, domain, path?, httpOnly?, secure?, sameSite?, expiry?}], set
                before the first step (through the DevTools protocol: no navigation needed).
                A domain with a leading dot is a domain cookie, else a host-only one.
@@ -19,8 +34,14 @@ Report:
                (Chromium's performance log; null when not seen), milliseconds from the
                navigation's start until the wait was met (or gave up: timed_out), and every
                main document the step received [{url, status}], in order.
+               An action's report has the same fields (url, title, text of the page then; status
+               null; documents empty), plus ok (false: its element never came or its wait
+               timed out; timed_out says the same), value and values (read, read_all).
   cookies      every cookie of the browser: [{name, value, domain, path, httpOnly, secure,
                sameSite, expiry}] (sameSite and expiry null when unset or a session cookie).
+  console      the browser's console messages of level SEVERE: [{level, source, message}]
+               (source: javascript, console-api, network, security…).
+  requests     the URL of every request the browser made, in order (the performance log).
 
 Chromium never asks for /favicon.ico (blocked), so the server sees only the plan's requests
 and what the pages load. Chromium is /usr/bin/chromium, driven by /usr/bin/chromedriver; Selenium Manager never runs
@@ -38,8 +59,13 @@ import time
 os.environ["SE_OFFLINE"] = "true"
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -98,7 +124,7 @@ def start(plan, profile):
         options.add_experimental_option(
             "prefs", {"profile.managed_default_content_settings.javascript": 2}
         )
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_output=sys.stderr)
     driver = webdriver.Chrome(service=service, options=options)
     try:
@@ -140,14 +166,167 @@ def to_cdp_cookie(cookie):
     return out
 
 
+class Logs:
+    """The performance and console logs read so far (each read empties Chromium's)."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.requests = []
+        self.console = []
+
+    def performance(self):
+        entries = self.driver.get_log("performance")
+        self.requests.extend(requested_urls(entries))
+        return entries
+
+    def browser(self):
+        for entry in attempt(lambda: self.driver.get_log("browser"), []):
+            if entry.get("level") == "SEVERE":
+                self.console.append(
+                    {
+                        "level": entry["level"],
+                        "source": entry.get("source", ""),
+                        "message": entry.get("message", ""),
+                    }
+                )
+
+
 def run(driver, plan):
     driver.get_log("performance")  # drop what starting logged
-    steps = [step(driver, s) for s in plan.get("steps", [])]
+    logs = Logs(driver)
+    steps = []
+    for spec in plan.get("steps", []):
+        steps.append(step(driver, spec, logs) if "url" in spec else act(driver, spec, logs))
+        logs.browser()
+    logs.performance()
     cookies = driver.execute_cdp_cmd("Storage.getCookies", {})["cookies"]
-    return {"steps": steps, "cookies": [from_cdp_cookie(c) for c in cookies]}
+    return {
+        "steps": steps,
+        "cookies": [from_cdp_cookie(c) for c in cookies],
+        "console": logs.console,
+        "requests": logs.requests,
+    }
 
 
-def step(driver, spec):
+def requested_urls(entries):
+    """The URL of every request sent in a performance log, in order."""
+    urls = []
+    for entry in entries:
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def visible(driver, selector, text=None):
+    """The visible elements matching selector (whose text contains text, when given)."""
+
+    def read():
+        found = driver.find_elements(By.CSS_SELECTOR, selector)
+        return [
+            e for e in found if e.is_displayed() and (text is None or text in e.text)
+        ]
+
+    return attempt(read, [])
+
+
+def until(deadline, probe):
+    """probe()'s first truthy answer before the deadline, else None."""
+    while True:
+        try:
+            found = probe()
+        except WebDriverException:
+            found = None
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_S)
+
+
+def act(driver, spec, logs):
+    """One action on the page as it stands; never raises for a missing element or timeout."""
+    timeout = float(spec.get("timeout_s", 30))
+    began = time.monotonic()
+    deadline = began + timeout
+    ok, value, values = True, None, None
+    if "window" in spec:
+        width, height = spec["window"]
+        driver.set_window_size(int(width), int(height))
+    elif "pause_s" in spec:
+        time.sleep(float(spec["pause_s"]))
+    elif "script" in spec:
+        driver.set_script_timeout(timeout)
+        try:
+            value = json.dumps(driver.execute_async_script(spec["script"]))
+        except WebDriverException as error:
+            ok, value = False, str(error).splitlines()[0]
+    elif "screenshot" in spec:
+        ok = driver.save_screenshot(spec["screenshot"])
+    elif "wait_gone" in spec:
+        ok = until(deadline, lambda: not visible(driver, spec["wait_gone"])) is not None
+    elif "read_all" in spec:
+        found = attempt(lambda: driver.find_elements(By.CSS_SELECTOR, spec["read_all"]), [])
+        values = [attempt(lambda e=e: read_one(e, spec.get("attr")), None) for e in found]
+    else:
+        selector = (
+            spec.get("type", [None])[0]
+            or spec.get("clear")
+            or spec.get("click")
+            or spec.get("wait_for")
+            or spec.get("read")
+        )
+        outcome = {}
+
+        def attempt_once():
+            """Finds the element and acts on it; an element replaced meanwhile is found again."""
+            found = visible(driver, selector, spec.get("text"))
+            if not found:
+                return False
+            try:
+                outcome["value"] = do(found[0], spec)
+            except StaleElementReferenceException:
+                return False
+            except WebDriverException as error:
+                outcome["error"] = str(error).splitlines()[0]
+            return True
+
+        ok = until(deadline, attempt_once) is not None and "error" not in outcome
+        value = outcome.get("value", outcome.get("error"))
+    logs.performance()
+    return {
+        "url": current_url(driver),
+        "title": attempt(lambda: driver.title, ""),
+        "text": visible_text(driver),
+        "status": None,
+        "millis": int((time.monotonic() - began) * 1000),
+        "timed_out": not ok,
+        "documents": [],
+        "ok": bool(ok),
+        "value": value,
+        "values": values,
+    }
+
+
+def do(element, spec):
+    """The action of spec on element: what it read, if it reads."""
+    if "type" in spec:
+        element.send_keys(spec["type"][1])
+    elif "clear" in spec:
+        element.clear()
+    elif "click" in spec:
+        element.click()
+    elif "read" in spec:
+        return read_one(element, spec.get("attr"))
+    return None
+
+
+def read_one(element, attr):
+    """An element's text, or its attribute attr."""
+    return element.get_attribute(attr) if attr else element.text
+
+
+def step(driver, spec, logs):
     """Navigates to spec's url and waits as it says; never raises for a timeout."""
     timeout = float(spec.get("timeout_s", 30))
     driver.set_page_load_timeout(timeout)
@@ -160,7 +339,7 @@ def step(driver, spec):
     met = wait(driver, spec, deadline)
     millis = int((time.monotonic() - began) * 1000)
     url = current_url(driver)
-    documents = main_documents(driver.get_log("performance"))
+    documents = main_documents(logs.performance())
     return {
         "url": url,
         "title": attempt(lambda: driver.title, ""),
@@ -169,6 +348,9 @@ def step(driver, spec):
         "millis": millis,
         "timed_out": not met,
         "documents": documents,
+        "ok": met,
+        "value": None,
+        "values": None,
     }
 
 

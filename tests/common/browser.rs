@@ -1,6 +1,8 @@
 //! A real browser for the tests: one headless Chromium per `Plan`, driven by Selenium
 //! (`tests/browser/drive.py`, run by the pytools venv's python) through navigations and waits,
-//! answering with what it saw: final URLs, titles, text, statuses, timings and cookies.
+//! and actions on the page (type, click, wait for an element, read it, screenshots, window
+//! sizes), answering with what it saw: final URLs, titles, text, statuses, timings, values
+//! read, cookies, the console's errors and the URL of every request made.
 //! `scripts/deps.sh`'s `need_browser` installs Chromium, its driver and Selenium first.
 
 use serde::{Deserialize, Serialize};
@@ -26,9 +28,49 @@ pub struct Plan {
     timeout_s: u64,
 }
 
+/// A navigation, or an action on the page as it stands.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+enum Step {
+    Visit(Visit),
+    Act(Box<Action>),
+}
+
+/// One action (exactly one of its verbs set); selectors are CSS.
+#[derive(Debug, Clone, Default, Serialize)]
+struct Action {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    type_text: Option<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clear: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    click: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_for: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_gone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_all: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshot: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<(u32, u32)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pause_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    script: Option<String>,
+    timeout_s: f64,
+}
+
 /// One navigation and what to wait for after it.
 #[derive(Debug, Clone, Serialize)]
-struct Step {
+struct Visit {
     url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     until_url_prefix: Option<String>,
@@ -66,13 +108,120 @@ impl Plan {
 
     /// Adds a navigation to `url`; without a wait, the step ends when the page has loaded.
     pub fn visit(mut self, url: impl Into<String>) -> Self {
-        self.steps.push(Step {
+        self.steps.push(Step::Visit(Visit {
             url: url.into(),
             until_url_prefix: None,
             until_text: None,
             timeout_s: STEP_TIMEOUT.as_secs_f64(),
-        });
+        }));
         self
+    }
+
+    fn act(mut self, action: Action) -> Self {
+        self.steps.push(Step::Act(Box::new(Action {
+            timeout_s: STEP_TIMEOUT.as_secs_f64(),
+            ..action
+        })));
+        self
+    }
+
+    /// Types `text` into the first visible element matching `selector` (waiting for it).
+    pub fn type_text(self, selector: &str, text: &str) -> Self {
+        self.act(Action {
+            type_text: Some((selector.into(), text.into())),
+            ..Action::default()
+        })
+    }
+
+    /// Empties the first visible field matching `selector`.
+    pub fn clear(self, selector: &str) -> Self {
+        self.act(Action {
+            clear: Some(selector.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Clicks the first visible element matching `selector` (waiting for it).
+    pub fn click(self, selector: &str) -> Self {
+        self.act(Action {
+            click: Some(selector.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Waits until an element matching `selector` is visible.
+    pub fn wait_for(self, selector: &str) -> Self {
+        self.act(Action {
+            wait_for: Some(selector.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Waits until an element matching `selector` is visible and its text contains `text`.
+    pub fn wait_for_text(self, selector: &str, text: &str) -> Self {
+        self.act(Action {
+            wait_for: Some(selector.into()),
+            text: Some(text.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Waits until no element matching `selector` is visible.
+    pub fn wait_gone(self, selector: &str) -> Self {
+        self.act(Action {
+            wait_gone: Some(selector.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Reads the text of the first visible element matching `selector` (its step's `value`).
+    pub fn read(self, selector: &str) -> Self {
+        self.act(Action {
+            read: Some(selector.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Reads attribute `attr` of every element matching `selector` (its step's `values`).
+    pub fn read_all(self, selector: &str, attr: &str) -> Self {
+        self.act(Action {
+            read_all: Some(selector.into()),
+            attr: Some(attr.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Saves a PNG of the window to `path`.
+    pub fn screenshot(self, path: impl AsRef<Path>) -> Self {
+        self.act(Action {
+            screenshot: Some(path.as_ref().display().to_string()),
+            ..Action::default()
+        })
+    }
+
+    /// Resizes the window to `width` × `height` CSS pixels.
+    pub fn window(self, width: u32, height: u32) -> Self {
+        self.act(Action {
+            window: Some((width, height)),
+            ..Action::default()
+        })
+    }
+
+    /// Runs `js` in the page asynchronously: its last argument is the callback, whose
+    /// argument (as JSON) is the step's `value`. For what another client does meanwhile.
+    pub fn script(self, js: &str) -> Self {
+        self.act(Action {
+            script: Some(js.into()),
+            ..Action::default()
+        })
+    }
+
+    /// Lets the page run for `time`.
+    pub fn pause(self, time: Duration) -> Self {
+        self.act(Action {
+            pause_s: Some(time.as_secs_f64()),
+            ..Action::default()
+        })
     }
 
     /// The last navigation waits until the browser's URL starts with `prefix`.
@@ -87,9 +236,13 @@ impl Plan {
         self
     }
 
-    /// The last navigation's wait gives up (`timed_out`) after `limit` (default 30 s).
+    /// The last step's wait gives up (`timed_out`) after `limit` (default 30 s).
     pub fn step_timeout(mut self, limit: Duration) -> Self {
-        self.last_step().timeout_s = limit.as_secs_f64();
+        match self.steps.last_mut() {
+            Some(Step::Visit(visit)) => visit.timeout_s = limit.as_secs_f64(),
+            Some(Step::Act(action)) => action.timeout_s = limit.as_secs_f64(),
+            None => panic!("a timeout follows a step"),
+        }
         self
     }
 
@@ -134,10 +287,11 @@ impl Plan {
         run(self)
     }
 
-    fn last_step(&mut self) -> &mut Step {
-        self.steps
-            .last_mut()
-            .expect("a wait follows a visit: call Plan::visit first")
+    fn last_step(&mut self) -> &mut Visit {
+        match self.steps.last_mut() {
+            Some(Step::Visit(visit)) => visit,
+            _ => panic!("a wait follows a visit: call Plan::visit first"),
+        }
     }
 }
 
@@ -184,6 +338,21 @@ impl Cookie {
 pub struct Report {
     pub steps: Vec<StepReport>,
     pub cookies: Vec<Cookie>,
+    /// The browser console's errors (level SEVERE), in order.
+    #[serde(default)]
+    pub console: Vec<ConsoleEntry>,
+    /// The URL of every request the browser made, in order.
+    #[serde(default)]
+    pub requests: Vec<String>,
+}
+
+/// A message of the browser's console.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ConsoleEntry {
+    pub level: String,
+    /// `javascript`, `console-api`, `network`, `security`…
+    pub source: String,
+    pub message: String,
 }
 
 impl Report {
@@ -210,6 +379,15 @@ pub struct StepReport {
     pub timed_out: bool,
     /// Every document the step received (redirects' targets, challenge pages…), in order.
     pub documents: Vec<Document>,
+    /// The step did what it says (an action found its element; a wait was met).
+    #[serde(default)]
+    pub ok: bool,
+    /// What a `read` read.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// What a `read_all` read.
+    #[serde(default)]
+    pub values: Option<Vec<Option<String>>>,
 }
 
 /// A document response the browser received.
