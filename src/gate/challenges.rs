@@ -8,20 +8,41 @@ use super::bound::BoundPolicy;
 use super::ruling::is_verified_crawler;
 use super::{Challenged, Gate, Outcome};
 use crate::control::Block;
-use crate::identity::{Challenge, Reach, Request};
+use crate::identity::{Bind, Challenge, ChallengeKind, Reach, Request, DEFAULT_DIFFICULTY};
 use crate::telemetry::Decision;
 use std::sync::Arc;
 
 /// The name CrowdSec's `captcha` challenges go by (its `policy` label).
 pub const CROWDSEC: &str = "crowdsec";
 
-/// What a CrowdSec `captcha` decision gets.
+/// What a CrowdSec `captcha` decision gets: a `pow` challenge at the default difficulty,
+/// its pass bound to the network.
 pub(super) struct Captcha {
     pub(super) name: Arc<str>,
     pub(super) challenge: Challenge,
 }
 
+impl Default for Captcha {
+    fn default() -> Self {
+        Self {
+            name: Arc::from(CROWDSEC),
+            challenge: Challenge {
+                kind: ChallengeKind::Pow {
+                    difficulty: DEFAULT_DIFFICULTY,
+                },
+                bind: Bind::Network,
+            },
+        }
+    }
+}
+
 impl Gate {
+    /// Whether any policy challenges (by `action` or `on_limit`).
+    pub fn challenges(&self) -> bool {
+        self.policies()
+            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
+    }
+
     /// What the limits' `outcome` becomes for `req` when `awaiting` (a `challenge` policy
     /// the rules found) or a dry bucket's `on_limit` asks for a challenge.
     pub(super) fn challenge_after<'g>(

@@ -30,8 +30,7 @@ pub use standing::{most_restrictive, LevelId, Quota, Standing};
 
 use crate::control::{now_ms, BanHit, Block, Control, ControlView};
 use crate::identity::{
-    Access, AccessRules, Bind, Challenge, ChallengeKind, Fact, IdentityChain, IdentityError,
-    IdentityKey, Request, Source, DEFAULT_DIFFICULTY,
+    Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
@@ -136,28 +135,8 @@ impl Gate {
             },
             last_error_log_s: AtomicU64::new(0),
             needs_host,
-            captcha: challenges::Captcha {
-                name: Arc::from(CROWDSEC),
-                challenge: Challenge {
-                    kind: ChallengeKind::Pow {
-                        difficulty: DEFAULT_DIFFICULTY,
-                    },
-                    bind: Bind::Network,
-                },
-            },
+            captcha: challenges::Captcha::default(),
         }
-    }
-
-    /// The gate answering CrowdSec `captcha` decisions with `challenge`.
-    pub fn with_captcha(mut self, challenge: Challenge) -> Self {
-        self.captcha.challenge = challenge;
-        self
-    }
-
-    /// Whether any policy challenges (by `action` or `on_limit`).
-    pub fn challenges(&self) -> bool {
-        self.policies()
-            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
     }
 
     /// Whether any route or source looks at the host (so the proxy need not work it out

@@ -1,0 +1,63 @@
+//! What the proxy answers a request with before any backend: what a challenge solution earns,
+//! the challenge page the gate asked for, or the gate's outcome rendered; and what later
+//! phases keep of the decision.
+
+use super::render::Action;
+use super::{challenge, decide, Floodgate, RequestCtx, Snapshot};
+use crate::gate::Outcome;
+use pingora::proxy::Session;
+use std::sync::Arc;
+
+impl Floodgate {
+    /// Keeps what later phases need of `outcome`.
+    fn note_outcome(&self, outcome: &mut Outcome<'_>, ctx: &mut RequestCtx) {
+        ctx.outcome = Some(outcome.kind());
+        ctx.ticket = outcome.ticket();
+        ctx.aftercare = outcome.take_aftercare();
+        match outcome {
+            Outcome::Throttled(d) => self.offenders.record(d.identity, d.standing.policy),
+            Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
+            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.policy),
+            Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
+            Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
+                ctx.ruled_by = Some(Arc::clone(policy));
+            }
+            Outcome::Challenged(challenged, _) => {
+                ctx.ruled_by = Some(Arc::clone(challenged.policy));
+            }
+            _ => {}
+        }
+    }
+
+    /// The answer to `session`'s request under `snapshot`: what a solution earns, the
+    /// challenge page the gate asked for, or what the gate decided.
+    pub(super) async fn answer(
+        &self,
+        snapshot: &Snapshot,
+        session: &Session,
+        ctx: &mut RequestCtx,
+    ) -> Action {
+        let room = snapshot.challenges.as_deref();
+        if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
+            let client = snapshot
+                .callers
+                .client_ip
+                .resolve(decide::peer_ip(session), &session.req_header().headers);
+            let secure = ctx.front.came_over_https(session.req_header());
+            return challenge::solution(room, session.req_header(), client, secure).await;
+        }
+        let mut decision = decide::decide(snapshot, session).await;
+        ctx.bot = decision.traits.bot.take();
+        ctx.ja4 = decision.traits.ja4;
+        ctx.pass = decision.pass.map(|pass| {
+            crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
+        });
+        self.note_outcome(&mut decision.outcome, ctx);
+        match (&decision.outcome, room) {
+            (Outcome::Challenged(challenged, _), Some(room)) => {
+                challenge::page(room, challenged, session.req_header(), decision.client_ip)
+            }
+            (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
+        }
+    }
+}
