@@ -75,9 +75,12 @@ impl Profiler {
             traits.asn = self.geo.asn(ip);
             traits.country = self.geo.country(ip);
         }
+        // A signature that held or failed outranks the User-Agent; one that could not be
+        // checked yet does not hide what the User-Agent's claim showed (a spoofed crawler stays
+        // spoofed).
         traits.bot = match self.signed_claim(request).await {
-            Some(signed) => Some(signed),
-            None => self.claim(client, request.headers).await,
+            Some(signed) if signed.verification != Verification::Unfinished => Some(signed),
+            unfinished => self.claim(client, request.headers).await.or(unfinished),
         };
         if let Some(claim) = &traits.bot {
             self.metrics.count(claim.category(), claim.verified());

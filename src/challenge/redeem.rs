@@ -4,21 +4,15 @@
 //! redirect back, where whatever asked asks again; a malformed one a 400. Never a pass on
 //! doubt: a ledger that cannot answer means a new challenge.
 
-use super::pow;
+use super::pow::{self, MAX_SOLUTION_DIGITS};
 use super::room::{Challenges, Page, PageError};
-use super::target::return_target;
+use super::target::{return_target, MAX_TARGET_LEN};
 use super::token::{Nonce, TOKEN_LEN};
 use crate::identity::ChallengeKind;
 use crate::limiter::Redeemed;
 use crate::telemetry::ChallengeResult;
 use std::net::IpAddr;
 use std::time::Duration;
-
-/// The longest `solution` (a decimal counter).
-const MAX_SOLUTION: usize = 20;
-
-/// The longest `to` (a path and query).
-const MAX_TARGET: usize = 2048;
 
 /// How far a nonce's issue may lie in the future (the fleet's clocks differ a little).
 const CLOCK_SKEW: Duration = Duration::from_secs(30);
@@ -142,8 +136,8 @@ fn read<'t>(query: &str, target: &'t mut String) -> Result<Solution<'t>, &'stati
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {
         let (slot, most, name) = match key.as_ref() {
             "nonce" => (&mut nonce, TOKEN_LEN, "nonce"),
-            "solution" => (&mut solution, MAX_SOLUTION, "solution"),
-            "to" => (&mut to, MAX_TARGET, "to"),
+            "solution" => (&mut solution, MAX_SOLUTION_DIGITS, "solution"),
+            "to" => (&mut to, MAX_TARGET_LEN, "to"),
             _ => continue,
         };
         if slot.is_some() || value.len() > most {

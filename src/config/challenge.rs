@@ -142,7 +142,7 @@ pub(crate) fn settings(
     let day = Duration::from_secs(24 * 3600);
     let settings = ChallengeSettings {
         status: match &file.status {
-            Some(status) => check.integer(status, "challenge.status", 200..=599)? as u16,
+            Some(status) => page_status(check, status)?,
             None => defaults.status,
         },
         pass_ttl: bounded(
@@ -194,6 +194,18 @@ pub(crate) fn settings(
                 .to_owned(),
         )),
         (false, _) => Ok(settings),
+    }
+}
+
+/// `challenge.status`: 200, or a 4xx or 5xx (a page needs a status that carries a body and is
+/// no redirect).
+fn page_status(check: &Checker<'_>, status: &Spanned<i64>) -> Result<u16, ConfigError> {
+    match *status.get_ref() {
+        code @ (200 | 400..=599) => Ok(code as u16),
+        other => Err(check.error(
+            status,
+            format!("`challenge.status` must be 200 or from 400 to 599, not {other}"),
+        )),
     }
 }
 

@@ -52,7 +52,7 @@ impl Ring {
             return (0, Vec::new());
         };
         let first_kept = last + 1 - self.values.len() as u64;
-        let first = since.map_or(first_kept, |s| (s + 1).max(first_kept));
+        let first = since.map_or(first_kept, |s| s.saturating_add(1).max(first_kept));
         let skip = (first - first_kept) as usize;
         (first, self.values.iter().skip(skip).copied().collect())
     }

@@ -9,6 +9,7 @@ use super::ruling::is_verified_crawler;
 use super::{Challenged, Gate, Outcome};
 use crate::control::Block;
 use crate::identity::{Bind, Challenge, ChallengeKind, Reach, Request, DEFAULT_DIFFICULTY};
+use crate::limiter::Undecided;
 use crate::telemetry::Decision;
 use std::sync::Arc;
 
@@ -53,13 +54,11 @@ impl Gate {
     ) -> Outcome<'g> {
         match (outcome, awaiting) {
             (Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare), Some(bound)) => {
-                bound.counters.count(Decision::Challenged);
-                let challenge = bound
-                    .policy
-                    .action
-                    .challenge()
-                    .expect("only challenge policies await");
-                Outcome::Challenged(challenged(bound, challenge), aftercare)
+                awaited(bound, aftercare)
+            }
+            // The store could not decide and lets requests through: the page needs no store.
+            (Outcome::Undecided(Undecided::Pass), Some(bound)) => {
+                awaited(bound, Default::default())
             }
             (Outcome::Throttled(decided), _) => {
                 let bound = &self.policies[decided.standing.level.policy];
@@ -109,6 +108,18 @@ fn challengeable(req: &Request<'_>, challenge: &Challenge) -> bool {
     req.reach() == Reach::Page
         && !is_verified_crawler(req)
         && !req.pass().is_some_and(|p| p.satisfies(challenge))
+}
+
+/// The challenge `bound` (a `challenge` policy) awaited, shown now; `aftercare` is what the
+/// limits that paid still owe.
+fn awaited<'g>(bound: &'g BoundPolicy, aftercare: super::Aftercare) -> Outcome<'g> {
+    bound.counters.count(Decision::Challenged);
+    let challenge = bound
+        .policy
+        .action
+        .challenge()
+        .expect("only challenge policies await");
+    Outcome::Challenged(challenged(bound, challenge), aftercare)
 }
 
 fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenged<'g> {

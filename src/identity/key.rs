@@ -62,13 +62,13 @@ impl IdentityKey {
         Self(bytes)
     }
 
-    /// The key's bytes, for the keyed hash.
     /// A key for another purpose, named by `context`, derived from this one: every instance
     /// sharing the identity key derives the same (the challenge's signing key).
     pub fn derive(&self, context: &str) -> [u8; 32] {
         blake3::derive_key(context, &self.0)
     }
 
+    /// The key's bytes, for the keyed hash.
     pub(super) fn bytes(&self) -> &[u8; 32] {
         &self.0
     }

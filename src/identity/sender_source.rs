@@ -47,10 +47,13 @@ impl SenderSource {
                 .country
                 .as_ref()
                 .map(|c| Cow::Borrowed(c.as_str().as_bytes())),
+            // A signed agent's name counts once its signature held: before, it is the client's
+            // to choose.
             Self::Bot => traits
                 .bot
                 .as_ref()
                 .filter(|claim| claim.category() != Category::Spoofed)
+                .filter(|claim| claim.claimed != Category::SignedAgent || claim.verified())
                 .map(|claim| Cow::Borrowed(claim.operator.as_bytes())),
             Self::Agent => traits
                 .bot
@@ -87,6 +90,38 @@ impl SenderSource {
                     .as_bytes()
                     .to_vec(),
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::{BotClaim, Proof, Verification};
+
+    fn signed(verification: Verification) -> Traits {
+        Traits {
+            bot: Some(BotClaim {
+                name: "agent.example".into(),
+                operator: "agent.example".into(),
+                claimed: Category::SignedAgent,
+                verification,
+            }),
+            ..Traits::default()
+        }
+    }
+
+    #[test]
+    fn a_signed_agent_is_named_only_once_its_signature_held() {
+        let verified = signed(Verification::Verified(Proof::Signature));
+        for source in [SenderSource::Bot, SenderSource::Agent] {
+            assert_eq!(
+                source.value(&verified).as_deref(),
+                Some(&b"agent.example"[..])
+            );
+            for verification in [Verification::Unfinished, Verification::Failed] {
+                assert_eq!(source.value(&signed(verification)), None, "{source:?}");
+            }
         }
     }
 }

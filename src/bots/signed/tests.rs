@@ -200,8 +200,11 @@ async fn unknown_keys_and_agents_are_unfinished_never_verified() {
     );
     assert_eq!(
         verify(&agents, &elsewhere, now).await,
-        ("127.0.0.1:9".into(), Verification::Unfinished),
-        "an agent not allow-listed is never fetched"
+        (
+            super::verifier::UNKNOWN_AGENT.into(),
+            Verification::Unfinished
+        ),
+        "an agent not allow-listed is never fetched, nor named: its name is the client's"
     );
     let (method, uri) = (Method::GET, Uri::from_static("/"));
     assert!(agents

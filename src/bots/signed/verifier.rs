@@ -128,7 +128,12 @@ impl SignedAgents {
         let agent = agent_of(parsed.get_signature_agents());
         let label = parsed.get_parsed_label();
         let details = &label.base.parameters.details;
-        let named = agent.as_ref().map_or_else(unknown, |a| a.authority.clone());
+        // Only an agent the config knows is named before its signature holds: any other name is
+        // the client's to choose, and would be a fresh bucket and log value each time.
+        let named = agent
+            .as_ref()
+            .filter(|a| self.knows(&a.authority))
+            .map_or_else(unknown, |a| a.authority.clone());
         let (Some(created), Some(expires), Some(keyid)) =
             (details.created, details.expires, details.keyid.clone())
         else {
@@ -146,7 +151,13 @@ impl SignedAgents {
         if parsed.verify(&ring, Some(keyid)).is_err() {
             return (agent, Verification::Failed);
         }
-        let until_ms = u64::try_from(until).unwrap_or(0).saturating_mul(1000);
+        // Remembered a second past the last one the signature is good in, so it cannot be
+        // replayed in its last second.
+        let until_ms = u64::try_from(until)
+            .unwrap_or(0)
+            .saturating_add(1)
+            .saturating_mul(1000)
+            .max(now_ms + 1000);
         match self
             .nonces
             .redeem(NONCE_SCOPE, &nonce, now_ms, until_ms)
@@ -187,8 +198,16 @@ impl SignedAgents {
                     None => Keys::Unknown(agent.authority.clone()),
                 }
             }
-            _ => Keys::Unknown(agent.authority.clone()),
+            _ => Keys::Unknown(match self.knows(&agent.authority) {
+                true => agent.authority.clone(),
+                false => unknown(),
+            }),
         }
+    }
+
+    /// Whether the config names `authority`: among `agents`, or with keys of its own.
+    fn knows(&self, authority: &str) -> bool {
+        self.settings.fetches(authority) || self.configured.contains_key(authority)
     }
 
     /// `agent`'s configured keys, if they hold `keyid`.

@@ -113,6 +113,7 @@ fn the_challenge_table_is_read_and_checked() {
         ("cookie = \"a b\"", "`challenge.cookie`"),
         ("never_paths = [\"/a*b\"]", "`challenge.never_paths`"),
         ("status = 99", "`challenge.status`"),
+        ("status = 304", "`challenge.status` must be 200 or from 400"),
         (
             "nonce_ttl = \"10s\"\nrefresh_wait = \"30s\"",
             "must be longer than",

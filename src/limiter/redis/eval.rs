@@ -56,7 +56,9 @@ impl RedisStore {
                 .map(|set| set.is_some())
                 .map_err(|e| LimiterError::Store(e.to_string()))
         };
-        let budget = self.timeout.max(Duration::from_millis(500));
+        // A request waits on this (a signed request, a challenge's solution): the store's own
+        // budget, not the control plane's longer one.
+        let budget = self.timeout;
         tokio::time::timeout(budget, call)
             .await
             .unwrap_or(Err(LimiterError::Timeout))
