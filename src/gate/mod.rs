@@ -19,6 +19,8 @@ mod hold;
 mod outcome;
 mod ruling;
 mod standing;
+#[cfg(test)]
+mod test_gate;
 mod verdict;
 
 pub use aftercare::Aftercare;

@@ -49,7 +49,9 @@ impl Floodgate {
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
-        ctx.pass = decision.pass.map(|pass| {
+        // The pass's digest is for the access log only.
+        let logged = snapshot.access_log.as_ref().and(decision.pass);
+        ctx.pass = logged.map(|pass| {
             crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
         });
         self.note_outcome(&mut decision.outcome, ctx);

@@ -2,38 +2,18 @@
 //! crawlers; what cannot show a page gets the ordinary answer; shadow challenges only count;
 //! a challenge awaits behind the limits.
 
-use crate::gate::{Deciders, Gate, OutcomeKind};
+use crate::gate::test_gate::from_config;
+use crate::gate::{Gate, OutcomeKind};
 use crate::identity::{
-    Bind, BotClaim, Category, ChallengeKind, IdentityKey, Pass, PassId, Proof, Reach, Request,
-    Traits, Verification,
+    Bind, BotClaim, Category, ChallengeKind, Pass, PassId, Proof, Reach, Request, Traits,
+    Verification,
 };
-use crate::limiter::{Fallback, MemorySlots, MemoryStore};
 use crate::policy::RouteFacts;
-use crate::telemetry::Metrics;
 use http::{HeaderMap, Method};
-use std::path::Path;
 use std::sync::Arc;
 
 fn gate(tables: &str) -> Gate {
-    let text = format!(
-        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n{tables}"
-    );
-    let config = crate::config::parse(&text, Path::new("t.toml")).expect("a config");
-    let limiter: Arc<MemoryStore> = Arc::new(MemoryStore::new(1000));
-    let deciders = Deciders {
-        control: Arc::new(crate::control::Control::in_process(limiter.clone())),
-        limiter,
-        in_flight: Arc::new(MemorySlots::new()),
-        fallback: Fallback::Deny,
-    };
-    Gate::new(
-        config.access.clone(),
-        &config.policies,
-        config.identity.clone(),
-        IdentityKey::from_bytes([7; 32]),
-        deciders,
-        &Metrics::new(),
-    )
+    from_config(tables)
 }
 
 /// What a request of `reach`, carrying `pass`, from a sender with `traits`, comes to.

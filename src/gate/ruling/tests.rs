@@ -2,36 +2,16 @@
 //! policies, then the limits; shadow rules only counted; conditions checked on the index's
 //! candidates.
 
-use crate::gate::{Deciders, Gate, OutcomeKind};
-use crate::identity::{IdentityKey, Request};
-use crate::limiter::{Fallback, MemorySlots, MemoryStore};
+use crate::gate::test_gate::from_config;
+use crate::gate::{Gate, OutcomeKind};
+use crate::identity::Request;
 use crate::policy::RouteFacts;
-use crate::telemetry::Metrics;
 use http::{HeaderMap, HeaderValue, Method};
-use std::path::Path;
-use std::sync::Arc;
 
 fn gate(tables: &str) -> Gate {
-    let text = format!(
-        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\
-         [access]\ndeny = [\"cidr:192.0.2.66/32\"]\n{tables}"
-    );
-    let config = crate::config::parse(&text, Path::new("t.toml")).expect("a config");
-    let limiter: Arc<MemoryStore> = Arc::new(MemoryStore::new(1000));
-    let deciders = Deciders {
-        control: Arc::new(crate::control::Control::in_process(limiter.clone())),
-        limiter,
-        in_flight: Arc::new(MemorySlots::new()),
-        fallback: Fallback::Deny,
-    };
-    Gate::new(
-        config.access.clone(),
-        &config.policies,
-        config.identity.clone(),
-        IdentityKey::from_bytes([7; 32]),
-        deciders,
-        &Metrics::new(),
-    )
+    from_config(&format!(
+        "[access]\ndeny = [\"cidr:192.0.2.66/32\"]\n{tables}"
+    ))
 }
 
 async fn decide(gate: &Gate, ip: &str, ua: Option<&'static str>) -> OutcomeKind {
