@@ -20,7 +20,7 @@ mod outcome;
 mod ruling;
 mod standing;
 #[cfg(test)]
-mod test_gate;
+mod tests;
 mod verdict;
 
 pub use aftercare::Aftercare;

@@ -2,7 +2,7 @@
 //! crawlers; what cannot show a page gets the ordinary answer; shadow challenges only count;
 //! a challenge awaits behind the limits.
 
-use crate::gate::test_gate::from_config;
+use crate::gate::tests::from_config;
 use crate::gate::{Gate, OutcomeKind};
 use crate::identity::{
     Bind, BotClaim, Category, ChallengeKind, Pass, PassId, Proof, Reach, Request, Traits,

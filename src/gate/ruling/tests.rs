@@ -2,7 +2,7 @@
 //! policies, then the limits; shadow rules only counted; conditions checked on the index's
 //! candidates.
 
-use crate::gate::test_gate::from_config;
+use crate::gate::tests::from_config;
 use crate::gate::{Gate, OutcomeKind};
 use crate::identity::Request;
 use crate::policy::RouteFacts;
