@@ -8,6 +8,7 @@
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod acme;
 pub mod admin;
 pub mod app;
 pub mod bots;

@@ -2,6 +2,7 @@
 //! listener, the config reloader and the backends' health checks) and keeps the stores that
 //! outlive reloads.
 
+mod certificates;
 mod connections;
 mod digest_key;
 mod fleet;
@@ -32,7 +33,6 @@ use crate::console::{Console, FleetShare};
 use crate::limiter::StoreSettings;
 use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
-use crate::tls::TlsFront;
 use arc_swap::ArcSwap;
 use listener::{Listener, OnRefused};
 use pingora::listeners::{L4BufferSettings, ListenerConfig, DEFAULT_L4_WRITE_BUFFER_SIZE};
@@ -123,18 +123,18 @@ fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
 fn proxy_service<A>(
     config: &Config,
     mut listener: Listener<A>,
+    certificates: &certificates::Certificates,
 ) -> Result<Option<Service<Listener<A>>>, BuildError> {
     let Some(listen) = config.server.listen else {
         return Ok(None);
     };
-    if let Some(tls) = &config.server.tls {
-        let front = TlsFront::new(&tls.cert_file, &tls.key_file, tls.h2, tls.ja4)
-            .map_err(|e| BuildError::Tls(e.to_string()))?;
+    let tls = config.server.tls.as_ref();
+    if let (Some(tls), Some(front)) = (tls, certificates.front(config)?) {
         listener = listener.with_tls(tls.listen, front);
     }
     let mut proxy = Service::new("floodgate proxy".to_owned(), listener);
     proxy.add_tcp(&listen.to_string());
-    if let Some(tls) = &config.server.tls {
+    if let Some(tls) = tls {
         proxy.add_tcp(&tls.listen.to_string());
     }
     Ok(Some(proxy))
@@ -198,7 +198,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let capacity = (admin_settings.offenders_top * 50).max(1000);
     let offenders = Arc::new(Offenders::new(admin_settings.offenders_window, capacity));
     let limits = &config.server.limits;
-    let floodgate = Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
+    let certificates = certificates::Certificates::new(config, &stores, &id)?;
+    let mut floodgate =
+        Floodgate::new(snapshot.clone(), metrics.clone(), offenders.clone(), limits);
+    if let Some(acme) = certificates.manager() {
+        floodgate = floodgate.with_acme(acme.answers());
+    }
     let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
     http.server_options = Some(listener::http_options(config));
     let watches = HeadWatches::new(limits.header_timeout, limits.keepalive_timeout);
@@ -206,7 +211,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         .counted(&metrics, limits)
         .with_h2c(config.server.h2c)
         .on_refused(log_refused(snapshot.clone()));
-    let proxy = proxy_service(config, listener)?;
+    let proxy = proxy_service(config, listener, &certificates)?;
 
     let ready_needs_store = stores.fallback.needs_store();
     let live = snapshot.clone();
@@ -266,7 +271,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let steering = steering::Steering::new(stores.control.clone());
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
         .with_tokens(tokens)
-        .with_rls(rls_rules);
+        .with_rls(rls_rules)
+        .with_certificates(certificates.served.clone(), certificates.manager());
+    if let Some(acme) = certificates.acme {
+        server.add_service(acme);
+    }
     if let Some(proxy) = proxy {
         server.add_service(proxy);
     }

@@ -38,8 +38,13 @@ pub fn preflight(config: &Config) -> Result<(), BuildError> {
         state_file(path)?;
         MemoryLedger::check(path)?;
     }
-    if let Some(tls) = &config.server.tls {
-        super::tls_files::check(&tls.cert_file, &tls.key_file).map_err(BuildError::Tls)?;
+    if let Some(files) = config
+        .server
+        .tls
+        .as_ref()
+        .and_then(|tls| tls.files.as_ref())
+    {
+        super::tls_files::check(&files.cert_file, &files.key_file).map_err(BuildError::Tls)?;
     }
     if let Some(file) = config
         .server

@@ -4,11 +4,13 @@
 //! Bucket stores are kept, so buckets of unchanged policies carry over.
 
 use super::Stores;
+use crate::acme::AcmeManager;
 use crate::admin::Tokens;
 use crate::config::{self, Config};
 use crate::proxy::Snapshot;
 use crate::rls::RlsRules;
 use crate::telemetry::ReloadResult;
+use crate::tls::{Certified, ServedCertificates};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -29,6 +31,10 @@ pub struct Reloader {
     tokens: Option<Arc<Tokens>>,
     /// The rate limit service's rules, when it runs.
     rls: Option<Arc<ArcSwap<RlsRules>>>,
+    /// The TLS listener's certificates, when it runs: the files are read again on each reload.
+    served: Option<Arc<ServedCertificates>>,
+    /// The ACME client, when `[tls.acme]` was configured at start.
+    acme: Option<Arc<AcmeManager>>,
 }
 
 impl Reloader {
@@ -48,7 +54,21 @@ impl Reloader {
             hangup,
             tokens: None,
             rls: None,
+            served: None,
+            acme: None,
         }
+    }
+
+    /// The same reloader, also reading the TLS listener's certificate files again and
+    /// handing `[tls.acme]` to its client on each reload.
+    pub fn with_certificates(
+        mut self,
+        served: Option<Arc<ServedCertificates>>,
+        acme: Option<Arc<AcmeManager>>,
+    ) -> Self {
+        self.served = served;
+        self.acme = acme;
+        self
     }
 
     /// The same reloader, also reading the control API's token file again on each reload.
@@ -73,10 +93,24 @@ impl Reloader {
             .stores
             .snapshot(&new, Some(&previous))
             .map_err(|e| e.to_string())?;
+        let files = new.server.tls.as_ref().and_then(|tls| tls.files.as_ref());
+        let file_certificate = match files {
+            Some(files) => Some(
+                Certified::from_files(&files.cert_file, &files.key_file)
+                    .map_err(|e| format!("server.tls_cert_file: {e}"))?,
+            ),
+            None => None,
+        };
         if let Some(tokens) = &self.tokens {
             tokens
                 .reload(new.admin.token_file.as_deref())
                 .map_err(|e| e.to_string())?;
+        }
+        if let Some(served) = &self.served {
+            served.set_file(file_certificate);
+        }
+        if let (Some(acme), Some(settings)) = (&self.acme, &new.acme) {
+            acme.update(settings.clone());
         }
         if let (Some(rules), Some(settings)) = (&self.rls, &new.rls) {
             rules.store(settings.rules.clone());
@@ -114,6 +148,14 @@ impl Reloader {
     }
 }
 
+/// What of the TLS listener a reload cannot change: its address and protocols (its
+/// certificates are read again).
+fn tls_listener(
+    server: &crate::config::ServerSettings,
+) -> Option<(std::net::SocketAddr, bool, bool)> {
+    server.tls.as_ref().map(|tls| (tls.listen, tls.h2, tls.ja4))
+}
+
 /// The settings a reload cannot apply: listeners, workers, the stores.
 fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     let (o, n) = (&old.server, &new.server);
@@ -128,7 +170,13 @@ fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.watch_config", o.watch_config != n.watch_config),
         ("server.pid_file", o.pid_file != n.pid_file),
         ("server.upgrade_sock", o.upgrade_sock != n.upgrade_sock),
-        ("server.tls_listen", o.tls != n.tls),
+        ("server.tls_listen", tls_listener(o) != tls_listener(n)),
+        (
+            "tls.acme",
+            old.acme.is_some() != new.acme.is_some()
+                || old.acme.as_ref().map(|a| &a.state_dir)
+                    != new.acme.as_ref().map(|a| &a.state_dir),
+        ),
         ("server.h2c", o.h2c != n.h2c),
         (
             "server.header_timeout",

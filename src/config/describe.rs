@@ -47,10 +47,22 @@ impl Config {
         let (s, u) = (&self.server, &self.upstream);
         if let Some(tls) = &s.tls {
             let alpn = if tls.h2 { "h2, http/1.1" } else { "http/1.1" };
+            let certificates = match (&tls.files, &self.acme) {
+                (Some(files), None) => files.cert_file.clone(),
+                (Some(files), Some(acme)) => {
+                    format!(
+                        "{} and ACME for {}",
+                        files.cert_file,
+                        acme.domains.join(", ")
+                    )
+                }
+                (None, Some(acme)) => format!("ACME for {}", acme.domains.join(", ")),
+                (None, None) => "no certificate".to_owned(),
+            };
             writeln!(
                 f,
-                "TLS listener    {} ({}; ALPN {alpn})",
-                tls.listen, tls.cert_file
+                "TLS listener    {} ({certificates}; ALPN {alpn})",
+                tls.listen
             )?;
         }
         writeln!(

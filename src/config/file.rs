@@ -32,6 +32,29 @@ pub(crate) struct FileConfig {
     pub(crate) bots: BotsFile,
     pub(crate) geo: Option<GeoFile>,
     pub(crate) challenge: Option<ChallengeFile>,
+    pub(crate) tls: Option<TlsFile>,
+}
+
+/// `[tls]`: what the TLS listener's certificates come from besides files.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TlsFile {
+    pub(crate) acme: Option<Spanned<AcmeFile>>,
+}
+
+/// `[tls.acme]`: certificates ordered from an ACME CA.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AcmeFile {
+    pub(crate) directory: Option<Spanned<String>>,
+    pub(crate) email: Option<Spanned<String>>,
+    pub(crate) domains: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) challenge: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) renew_before: Option<Spanned<String>>,
+    pub(crate) eab_kid: Option<Spanned<String>>,
+    pub(crate) eab_hmac_key_file: Option<Spanned<String>>,
+    pub(crate) state_dir: Option<Spanned<String>>,
 }
 
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.

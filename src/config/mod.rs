@@ -2,6 +2,7 @@
 //! plain settings owned by the modules that use them. Reading a config does no network I/O;
 //! names are resolved and stores connected when the server is built.
 
+mod acme;
 mod bots;
 mod challenge;
 mod check;
@@ -27,7 +28,7 @@ mod upstream;
 mod validate;
 
 pub use error::ConfigError;
-pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsListener};
+pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsFiles, TlsListener};
 
 use std::path::Path;
 

@@ -35,10 +35,10 @@ pub(crate) fn rls(
         message: e.message,
     })?;
     let tls = match &file.tls {
-        Some(on) if *on.get_ref() => match server_tls {
-            Some(server) => Some(RlsTls {
-                cert_file: server.cert_file.clone().into(),
-                key_file: server.key_file.clone().into(),
+        Some(on) if *on.get_ref() => match server_tls.and_then(|tls| tls.files.as_ref()) {
+            Some(files) => Some(RlsTls {
+                cert_file: files.cert_file.clone().into(),
+                key_file: files.key_file.clone().into(),
             }),
             None => {
                 let message = "`rls.tls` uses the server's certificate: set `server.tls_listen`, \

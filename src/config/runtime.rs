@@ -55,6 +55,8 @@ pub struct Config {
     pub geo: Arc<Geo>,
     /// `[challenge]`: the pages, passes and nonces every challenge shares.
     pub challenge: crate::challenge::ChallengeSettings,
+    /// `[tls.acme]`: certificates ordered from an ACME CA, when configured.
+    pub acme: Option<crate::acme::AcmeSettings>,
 }
 
 /// `[server]`.
@@ -96,15 +98,23 @@ pub struct ServerSettings {
 pub struct TlsListener {
     /// Address of the TLS listener.
     pub listen: SocketAddr,
-    /// Certificate chain, PEM.
-    pub cert_file: String,
-    /// Private key, PEM.
-    pub key_file: String,
+    /// The certificate files, served for names ACME does not manage; `None` when the
+    /// listener runs on ACME certificates alone.
+    pub files: Option<TlsFiles>,
     /// Whether HTTP/2 is offered by ALPN besides HTTP/1.1.
     pub h2: bool,
     /// Whether each connection's ClientHello is read for its JA4 fingerprint
     /// (`server.tls_ja4`).
     pub ja4: bool,
+}
+
+/// `server.tls_cert_file` and `server.tls_key_file`, re-read on every reload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TlsFiles {
+    /// Certificate chain, PEM.
+    pub cert_file: String,
+    /// Private key, PEM.
+    pub key_file: String,
 }
 
 /// `[admin]`.

@@ -3,7 +3,7 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{ServerFile, UpstreamFile};
-use super::runtime::{ServerSettings, TlsListener};
+use super::runtime::{ServerSettings, TlsFiles, TlsListener};
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
@@ -199,18 +199,32 @@ fn tls_listener(
     check: &Checker<'_>,
     file: &ServerFile,
 ) -> Result<Option<TlsListener>, ConfigError> {
-    match (&file.tls_listen, &file.tls_cert_file, &file.tls_key_file) {
-        (None, None, None) => Ok(None),
-        (Some(listen), Some(cert), Some(key)) => Ok(Some(TlsListener {
-            listen: check.address(listen, "server.tls_listen")?,
+    let files = match (&file.tls_cert_file, &file.tls_key_file) {
+        (Some(cert), Some(key)) => Some(TlsFiles {
             cert_file: check.readable(cert, "server.tls_cert_file")?,
             key_file: check.readable(key, "server.tls_key_file")?,
+        }),
+        (None, None) => None,
+        (cert, key) => {
+            let at = cert.as_ref().or(key.as_ref());
+            let message = "`server.tls_cert_file` and `tls_key_file` go together";
+            return Err(match at {
+                Some(at) => check.error(at, message.into()),
+                None => ConfigError::at(check.path, check.text, None, message.into()),
+            });
+        }
+    };
+    match (&file.tls_listen, files) {
+        (None, None) => Ok(None),
+        (Some(listen), files) => Ok(Some(TlsListener {
+            listen: check.address(listen, "server.tls_listen")?,
+            files,
             h2: file.h2.unwrap_or(true),
             ja4: file.tls_ja4.unwrap_or(true),
         })),
-        (listen, cert, key) => {
-            let at = listen.as_ref().or(cert.as_ref()).or(key.as_ref());
-            let message = "`server.tls_listen`, `tls_cert_file` and `tls_key_file` go together";
+        (None, Some(_)) => {
+            let at = file.tls_cert_file.as_ref().or(file.tls_key_file.as_ref());
+            let message = "`server.tls_cert_file` and `tls_key_file` need `server.tls_listen`";
             Err(match at {
                 Some(at) => check.error(at, message.into()),
                 None => ConfigError::at(check.path, check.text, None, message.into()),

@@ -9,7 +9,7 @@ use super::runtime::{AdminSettings, Config, ResponseSettings};
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{bots, challenge, crowdsec, decisions, geo, rls};
+use super::{acme, bots, challenge, crowdsec, decisions, geo, rls};
 use crate::control::Bounds;
 use std::path::Path;
 use std::time::Duration;
@@ -93,7 +93,9 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
     } = identity::identity(&check, &file.identity)?;
     let upstream = upstream::upstream(&check, file.upstream.as_ref(), &file.routes)?;
     let store = store(&check, &file.store, upstream.read_timeout)?;
+    let acme = acme::settings(&check, file.tls.as_ref(), &server, &store)?;
     Ok(Config {
+        acme,
         path: path.to_owned(),
         admin: AdminSettings {
             listen: admin_listen,

@@ -3,6 +3,7 @@
 //! when the request arrived), tell the pool how its backend did, and report.
 
 mod access_log;
+mod acme;
 mod answer;
 mod challenge;
 mod connection;
@@ -65,6 +66,8 @@ pub struct Floodgate {
     offenders: Arc<Offenders>,
     /// Whether connections stay open between requests (the listener's sweep ends idle ones).
     keepalive: bool,
+    /// The ACME validations' answers (HTTP-01 tokens), when `[tls.acme]` is configured.
+    acme: Option<Arc<crate::acme::Answers>>,
 }
 
 /// Per-request state carried between pingora's phases.
@@ -109,7 +112,15 @@ impl Floodgate {
             metrics,
             offenders,
             keepalive: limits.keeps_alive(),
+            acme: None,
         }
+    }
+
+    /// The same proxy, answering ACME HTTP-01 validations from `answers` before anything
+    /// else (the CA's validators come from anywhere, as often as they like).
+    pub fn with_acme(mut self, answers: Arc<crate::acme::Answers>) -> Self {
+        self.acme = Some(answers);
+        self
     }
 }
 
@@ -172,7 +183,10 @@ impl ProxyHttp for Floodgate {
             Some(snapshot) => snapshot,
             None => self.snapshot.load_full(),
         };
-        let action = self.answer(&snapshot, session, ctx).await;
+        let action = match self.acme_answer(session).await {
+            Some(validation) => validation,
+            None => self.answer(&snapshot, session, ctx).await,
+        };
         ctx.snapshot = Some(snapshot);
         match action {
             Action::Forward(headers) => {

@@ -6,6 +6,7 @@
 
 use super::backends::BackendGauge;
 use super::bots::BotMetrics;
+use super::certificates::CertificateMetrics;
 use super::challenges::ChallengeMetrics;
 use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
@@ -66,6 +67,8 @@ pub struct Metrics {
     pub signed: SignedMetrics,
     /// `floodgate_challenges_total`.
     pub challenges: ChallengeMetrics,
+    /// `floodgate_tls_cert_expiry_seconds` and `floodgate_acme_orders_total`.
+    pub certificates: CertificateMetrics,
     /// Whether each configured backend is up.
     pub backends: BackendGauge,
 }
@@ -189,12 +192,14 @@ impl Metrics {
             bots: BotMetrics::new(),
             signed: SignedMetrics::new(),
             challenges: ChallengeMetrics::new(),
+            certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend(metrics.policies.collectors());
         collectors.extend(metrics.crowdsec.collectors());
         collectors.extend(metrics.signed.collectors());
+        collectors.extend(metrics.certificates.collectors());
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),

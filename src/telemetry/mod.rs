@@ -2,6 +2,7 @@
 
 mod backends;
 mod bots;
+mod certificates;
 mod challenges;
 mod counters;
 mod crowdsec;
@@ -15,6 +16,7 @@ mod vocab;
 
 pub use backends::BackendGauge;
 pub use bots::BotMetrics;
+pub use certificates::{CertificateMetrics, OrderResult};
 pub use challenges::{ChallengeMetrics, ChallengeResult};
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;

@@ -5,9 +5,13 @@
 //! bytes are not a ClientHello gets no JA4 and fails that handshake as it would without
 //! Floodgate. The JA4 rides in the connection's TLS digest (`SslDigest::extension`, filled by
 //! the handshake-complete callback from a task-local value), where every request on the
-//! connection, HTTP/1 or HTTP/2, finds it: [`connection_ja4`].
+//! connection, HTTP/1 or HTTP/2, finds it: [`connection_ja4`]. The certificate is chosen by
+//! name from [`ServedCertificates`]; a connection offering `acme-tls/1` alone is an ACME
+//! validation, answered by [`validation`](super::validation) and closed.
 
-use super::{ja4, scan, Scan, MAX_HELLO_BYTES};
+use super::offer::offer;
+use super::validation::{self, Validations};
+use super::{ja4, scan, Scan, ServedCertificates, MAX_HELLO_BYTES};
 use crate::identity::Ja4;
 use async_trait::async_trait;
 use pingora::listeners::tls::{Acceptor, TlsSettings};
@@ -36,23 +40,23 @@ pub struct TlsFront {
     acceptor: Acceptor,
     /// Whether the ClientHello is read for its JA4.
     ja4: bool,
+    /// Where ACME TLS-ALPN-01 validations are answered from, when they are.
+    validations: Option<Arc<dyn Validations>>,
 }
 
 impl TlsFront {
-    /// Serving the chain `cert_file` and key `key_file` (PEM), offering HTTP/2 by ALPN when
-    /// `h2`, reading each ClientHello for its JA4 when `ja4`.
+    /// Serving the certificates of `served`, offering HTTP/2 by ALPN when `h2`, reading each
+    /// ClientHello for its JA4 when `ja4`, answering ACME TLS-ALPN-01 validations from
+    /// `validations` when given.
     pub fn new(
-        cert_file: &str,
-        key_file: &str,
+        served: Arc<ServedCertificates>,
         h2: bool,
         ja4: bool,
+        validations: Option<Arc<dyn Validations>>,
     ) -> Result<Self, TlsFrontError> {
         let error = |e: Box<pingora::Error>| TlsFrontError(e.to_string());
         let mut settings = TlsSettings::with_callbacks(Box::new(KeepJa4)).map_err(error)?;
-        settings
-            .set_certificate_chain_file(cert_file)
-            .map_err(error)?;
-        settings.set_private_key_file(key_file).map_err(error)?;
+        settings.set_cert_resolver(served);
         if h2 {
             // ALPN: h2 and http/1.1.
             settings.enable_h2();
@@ -60,7 +64,13 @@ impl TlsFront {
         Ok(Self {
             acceptor: settings.build(),
             ja4,
+            validations,
         })
+    }
+
+    /// Whether the ClientHello is read before the handshake.
+    fn reads_hello(&self) -> bool {
+        self.ja4 || self.validations.is_some()
     }
 
     /// `stream`, a TCP connection nothing was read from, once its TLS handshake is done
@@ -71,10 +81,18 @@ impl TlsFront {
             return None;
         };
         let handshake = async {
-            let ja4 = match self.ja4 {
-                true => captured_ja4(&mut l4).await.ok()?,
+            let hello = match self.reads_hello() {
+                true => read_hello(&mut l4).await.ok()?,
                 false => None,
             };
+            let offered = hello.as_deref().and_then(offer);
+            if let (Some(validations), Some(offered)) = (&self.validations, &offered) {
+                if offered.is_acme_validation() {
+                    validation::answer(validations.as_ref(), offered, *l4).await;
+                    return None;
+                }
+            }
+            let ja4 = hello.as_deref().filter(|_| self.ja4).and_then(ja4);
             let done = CAPTURED.scope(ja4, self.acceptor.tls_handshake(*l4)).await;
             done.map_err(|e| log::debug!("TLS handshake failed: {e}"))
                 .ok()
@@ -89,9 +107,9 @@ impl TlsFront {
     }
 }
 
-/// Reads the ClientHello off `l4` and puts the bytes back: its JA4, if it is one that has
-/// one. An error if the connection closed first.
-async fn captured_ja4(l4: &mut L4Stream) -> io::Result<Option<Ja4>> {
+/// Reads the ClientHello off `l4` and puts the bytes back: the handshake message, if the
+/// first bytes are one that can be read. An error if the connection closed first.
+async fn read_hello(l4: &mut L4Stream) -> io::Result<Option<Vec<u8>>> {
     let mut read = Vec::with_capacity(2048);
     let hello = loop {
         match scan(&read) {
@@ -105,7 +123,7 @@ async fn captured_ja4(l4: &mut L4Stream) -> io::Result<Option<Ja4>> {
         }
     };
     l4.rewind(&read);
-    Ok(hello.and_then(|hello| ja4(&hello)))
+    Ok(hello)
 }
 
 /// Puts the JA4 captured for the connection into its TLS digest once the handshake is done.
