@@ -52,7 +52,7 @@ pub enum Vault {
     /// `tls.acme.state_dir`.
     Files(FileVault),
     /// The fleet's Redis.
-    Fleet(FleetVault),
+    Fleet(Box<FleetVault>),
 }
 
 impl Vault {

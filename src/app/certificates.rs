@@ -73,7 +73,7 @@ fn vault(config: &Config, stores: &Stores, id: &str) -> Result<Arc<Vault>, Build
             let key = stores
                 .digest_key
                 .derive("floodgate acme state sealing key v1");
-            Vault::Fleet(FleetVault::new(redis.clone(), id.to_owned(), key))
+            Vault::Fleet(Box::new(FleetVault::new(redis.clone(), id.to_owned(), key)))
         }
         _ => {
             let dir = config.acme.as_ref().and_then(|a| a.state_dir.as_deref());

@@ -247,10 +247,10 @@ impl fmt::Display for Config {
         if let Some(jwt) = &self.jwt {
             writeln!(f, "bearer tokens   verified by {jwt:?}")?;
         }
-        for rule in &self.access.allow {
+        for rule in self.access.allow() {
             writeln!(f, "allow           {rule}")?;
         }
-        for rule in &self.access.deny {
+        for rule in self.access.deny() {
             writeln!(f, "deny (403)      {rule}")?;
         }
         writeln!(f, "throttled with  {}", self.response.throttle_status)?;

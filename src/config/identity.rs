@@ -179,8 +179,8 @@ pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRul
             })
             .collect()
     };
-    Ok(AccessRules {
-        allow: rules(&file.allow, "access.allow")?,
-        deny: rules(&file.deny, "access.deny")?,
-    })
+    Ok(AccessRules::new(
+        rules(&file.allow, "access.allow")?,
+        rules(&file.deny, "access.deny")?,
+    ))
 }

@@ -2,8 +2,9 @@
 //! they come (a range is never expanded into addresses) and indexed by prefix length, so a
 //! lookup costs one hash probe per distinct length held, whatever the number of entries.
 
+use crate::identity::NetworkIndex;
 use ipnet::IpNet;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -50,11 +51,8 @@ pub struct Blocklist {
     by_id: HashMap<u64, Block>,
     /// Entry ids by when they end, so ending them costs nothing while none is due.
     by_end: BTreeSet<(u64, u64)>,
-    /// Entry ids by (network address, prefix length).
-    nets: HashMap<(IpAddr, u8), Vec<u64>>,
-    /// How many networks of each prefix length are held, per family.
-    v4_lengths: BTreeMap<u8, usize>,
-    v6_lengths: BTreeMap<u8, usize>,
+    /// Entry ids by network.
+    nets: NetworkIndex<Vec<u64>>,
 }
 
 impl Blocklist {
@@ -71,12 +69,12 @@ impl Blocklist {
     /// Adds `block`, replacing an entry with the same id.
     pub fn insert(&mut self, block: Block) {
         self.remove(block.id);
-        let net = block.net.trunc();
-        let slot = (net.addr(), net.prefix_len());
-        if !self.nets.contains_key(&slot) {
-            *self.lengths_mut(net).entry(net.prefix_len()).or_default() += 1;
+        match self.nets.get_mut(block.net) {
+            Some(ids) => ids.push(block.id),
+            None => {
+                self.nets.insert(block.net, vec![block.id]);
+            }
         }
-        self.nets.entry(slot).or_default().push(block.id);
         self.by_end.insert((block.expires_at_ms, block.id));
         self.by_id.insert(block.id, block);
     }
@@ -87,19 +85,10 @@ impl Blocklist {
             return false;
         };
         self.by_end.remove(&(block.expires_at_ms, id));
-        let net = block.net.trunc();
-        let slot = (net.addr(), net.prefix_len());
-        if let Some(ids) = self.nets.get_mut(&slot) {
+        if let Some(ids) = self.nets.get_mut(block.net) {
             ids.retain(|held| *held != id);
             if ids.is_empty() {
-                self.nets.remove(&slot);
-                let lengths = self.lengths_mut(net);
-                if let Some(count) = lengths.get_mut(&net.prefix_len()) {
-                    *count -= 1;
-                    if *count == 0 {
-                        lengths.remove(&net.prefix_len());
-                    }
-                }
+                self.nets.remove(block.net);
             }
         }
         true
@@ -121,28 +110,12 @@ impl Blocklist {
     /// The entry refusing `ip` at `now_ms`, if any: a ban before a throttle, then the one
     /// lasting longest.
     pub fn find(&self, ip: IpAddr, now_ms: u64) -> Option<&Block> {
-        let ip = ip.to_canonical();
-        let lengths = match ip {
-            IpAddr::V4(_) => &self.v4_lengths,
-            IpAddr::V6(_) => &self.v6_lengths,
-        };
-        lengths
-            .keys()
-            .filter_map(|&len| {
-                self.nets
-                    .get(&(IpNet::new(ip, len).ok()?.trunc().addr(), len))
-            })
+        self.nets
+            .containing(ip)
             .flatten()
             .filter_map(|id| self.by_id.get(id))
             .filter(|b| b.expires_at_ms > now_ms)
             .max_by_key(|b| (b.remedy, b.expires_at_ms))
-    }
-
-    fn lengths_mut(&mut self, net: IpNet) -> &mut BTreeMap<u8, usize> {
-        match net {
-            IpNet::V4(_) => &mut self.v4_lengths,
-            IpNet::V6(_) => &mut self.v6_lengths,
-        }
     }
 }
 

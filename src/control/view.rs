@@ -4,10 +4,8 @@
 
 use super::change::Change;
 use super::entry::{in_force, Ban, Contents, Override};
-use crate::identity::{Identity, IdentityKey, IpFolding, Request, SourceSpec};
+use crate::identity::{Identity, IdentityKey, IpFolding, NetworkIndex, Request, SourceSpec};
 use crate::policy::Limits;
-use apply::Lengths;
-use ipnet::IpNet;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -47,11 +45,8 @@ pub struct Applied {
 /// what it changes however many entries are held.
 #[derive(Debug, Default, Clone)]
 pub struct ControlView {
-    /// Banned networks by (network address, prefix length).
-    nets: imbl::HashMap<(IpAddr, u8), BanHit>,
-    /// How many banned networks have each prefix length, per family, and the lengths in use.
-    v4: Lengths,
-    v6: Lengths,
+    /// Banned networks.
+    nets: NetworkIndex<BanHit>,
     /// Banned callers by digest, and the sources that name them (with how many bans each).
     callers: imbl::HashMap<Identity, BanHit>,
     sources: Vec<(SourceSpec, usize)>,
@@ -119,18 +114,10 @@ impl ControlView {
 
     /// The ban of a network holding `ip`, in force at `now_ms`.
     pub fn net_ban(&self, ip: IpAddr, now_ms: u64) -> Option<BanHit> {
-        let ip = ip.to_canonical();
-        let lengths = match ip {
-            IpAddr::V4(_) => &self.v4.used,
-            IpAddr::V6(_) => &self.v6.used,
-        };
-        lengths
-            .iter()
-            .filter_map(|&len| {
-                let net = IpNet::new(ip, len).ok()?.trunc();
-                let hit = self.nets.get(&(net.addr(), len))?;
-                in_force(hit.expires_at_ms, now_ms).then_some(*hit)
-            })
+        self.nets
+            .containing(ip)
+            .filter(|hit| in_force(hit.expires_at_ms, now_ms))
+            .copied()
             .reduce(longest)
     }
 

@@ -2,7 +2,7 @@
 //! by an identity value (`header:x-api-key=partner-key`, `jwt:sub=monitoring`). Denied
 //! requests get 403; allowed ones skip limiting. A request on both lists is denied.
 
-use super::{IpFolding, Network, Request, Source};
+use super::{IpFolding, Network, NetworkIndex, Request, Source};
 use ipnet::IpNet;
 use std::fmt;
 use std::str::FromStr;
@@ -63,19 +63,6 @@ impl fmt::Display for Rule {
     }
 }
 
-impl Rule {
-    fn matches(&self, req: &Request<'_>) -> bool {
-        match self {
-            Rule::Network(net) => req
-                .client_ip
-                .is_some_and(|ip| net.contains(&ip.to_canonical())),
-            Rule::Value { source, value } => {
-                matches!(source.value(req, &IpFolding::default()), Ok(Some(v)) if *v == **value)
-            }
-        }
-    }
-}
-
 /// What the lists say about a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -90,18 +77,66 @@ pub enum Access {
 /// The configured lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AccessRules {
-    /// Requests that skip limiting.
-    pub allow: Vec<Rule>,
-    /// Requests refused with 403.
-    pub deny: Vec<Rule>,
+    allow: List,
+    deny: List,
+}
+
+/// One list, its networks indexed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct List {
+    /// The rules as configured, in order.
+    rules: Vec<Rule>,
+    nets: NetworkIndex<()>,
+}
+
+impl List {
+    fn new(rules: Vec<Rule>) -> Self {
+        let mut nets = NetworkIndex::default();
+        for rule in &rules {
+            if let Rule::Network(net) = rule {
+                nets.insert(*net, ());
+            }
+        }
+        Self { rules, nets }
+    }
+
+    fn matches(&self, req: &Request<'_>) -> bool {
+        let by_net = req.client_ip.is_some_and(|ip| self.nets.holds(ip));
+        by_net
+            || self.rules.iter().any(|rule| match rule {
+                Rule::Network(_) => false,
+                Rule::Value { source, value } => matches!(
+                    source.value(req, &IpFolding::default()),
+                    Ok(Some(v)) if *v == **value
+                ),
+            })
+    }
 }
 
 impl AccessRules {
+    /// Requests matching `allow` skip limiting; those matching `deny` are refused with 403.
+    pub fn new(allow: Vec<Rule>, deny: Vec<Rule>) -> Self {
+        Self {
+            allow: List::new(allow),
+            deny: List::new(deny),
+        }
+    }
+
+    /// The allow-list, as configured.
+    pub fn allow(&self) -> &[Rule] {
+        &self.allow.rules
+    }
+
+    /// The deny-list, as configured.
+    pub fn deny(&self) -> &[Rule] {
+        &self.deny.rules
+    }
+
     /// What the lists say about `req`.
     pub fn check(&self, req: &Request<'_>) -> Access {
-        if self.deny.iter().any(|r| r.matches(req)) {
+        if self.deny.matches(req) {
             Access::Denied
-        } else if self.allow.iter().any(|r| r.matches(req)) {
+        } else if self.allow.matches(req) {
             Access::Allowed
         } else {
             Access::Limited
@@ -110,7 +145,7 @@ impl AccessRules {
 
     /// Whether both lists are empty.
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.deny.is_empty()
+        self.allow.rules.is_empty() && self.deny.rules.is_empty()
     }
 }
 
@@ -120,10 +155,10 @@ mod tests {
     use http::{HeaderMap, HeaderValue};
 
     fn rules(allow: &[&str], deny: &[&str]) -> AccessRules {
-        AccessRules {
-            allow: allow.iter().map(|r| r.parse().unwrap()).collect(),
-            deny: deny.iter().map(|r| r.parse().unwrap()).collect(),
-        }
+        AccessRules::new(
+            allow.iter().map(|r| r.parse().unwrap()).collect(),
+            deny.iter().map(|r| r.parse().unwrap()).collect(),
+        )
     }
 
     #[test]

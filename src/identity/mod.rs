@@ -13,6 +13,7 @@ mod facts;
 mod jwt;
 mod key;
 mod named;
+mod net_index;
 mod network;
 mod pass;
 mod sender_source;
@@ -26,6 +27,7 @@ pub use facts::{Fact, RequestFacts};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use key::{IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use named::{NamedCaller, NamedCallerError};
+pub use net_index::NetworkIndex;
 pub use network::Network;
 pub use pass::{
     Bind, Challenge, ChallengeKind, Pass, PassId, Reach, DEFAULT_DIFFICULTY, MAX_DIFFICULTY,

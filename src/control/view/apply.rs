@@ -10,29 +10,6 @@ use crate::policy::{Limits, Rate};
 use ipnet::IpNet;
 use std::sync::Arc;
 
-/// The prefix lengths of one family's banned networks.
-#[derive(Debug, Default, Clone)]
-pub(super) struct Lengths {
-    /// Networks held per prefix length (index: the length).
-    counts: Vec<u32>,
-    /// The lengths whose count is not 0.
-    pub(super) used: Vec<u8>,
-}
-
-impl Lengths {
-    fn count(&mut self, len: u8, delta: i32) {
-        let at = usize::from(len);
-        if self.counts.len() <= at {
-            self.counts.resize(at + 1, 0);
-        }
-        self.counts[at] = self.counts[at].saturating_add_signed(delta);
-        self.used = (0..self.counts.len())
-            .filter(|&l| self.counts[l] > 0)
-            .map(|l| l as u8)
-            .collect();
-    }
-}
-
 impl ControlView {
     /// Applies `change`: entries gone first, then those added.
     pub fn apply(&mut self, change: &Change) {
@@ -114,30 +91,19 @@ impl ControlView {
             log::warn!("ban {} names no network; it is not applied", hit.id);
             return false;
         };
-        let net = net.trunc();
-        let key = (net.addr(), net.prefix_len());
-        if !self.nets.contains_key(&key) {
-            self.lengths(&net).count(net.prefix_len(), 1);
+        let longer = self.nets.get(net).is_some_and(|held| !hit.outlasts(held));
+        if !longer {
+            self.nets.insert(net, hit);
         }
-        keep_longest(&mut self.nets, key, hit);
         true
     }
 
     fn unban_net(&mut self, text: &str, id: u64) {
-        let Ok(net) = text.parse::<IpNet>().map(|n| n.trunc()) else {
+        let Ok(net) = text.parse::<IpNet>() else {
             return;
         };
-        let key = (net.addr(), net.prefix_len());
-        if self.nets.get(&key).is_some_and(|hit| hit.id == id) {
-            self.nets.remove(&key);
-            self.lengths(&net).count(net.prefix_len(), -1);
-        }
-    }
-
-    fn lengths(&mut self, net: &IpNet) -> &mut Lengths {
-        match net {
-            IpNet::V4(_) => &mut self.v4,
-            IpNet::V6(_) => &mut self.v6,
+        if self.nets.get(net).is_some_and(|hit| hit.id == id) {
+            self.nets.remove(net);
         }
     }
 
