@@ -26,15 +26,9 @@ mod wire;
 
 pub use deny_cache::{DenyCache, Lookup};
 pub use slots::RedisSlots;
-// Where these lived before the driver was cut out of the store.
-pub use crate::driver::{
-    fleet_hash_key, hash_key_name, Breaker, BreakerSettings, Permission, RedisSettings,
-    SentinelSettings, ANNOUNCE_INTERVAL, FLEET_SCRIPT, INFLIGHT_SCRIPT, MEMBERSHIP_LIFETIME,
-    PEEK_SCRIPT, TAKE_SCRIPT, WATCH_INTERVAL,
-};
 
 use crate::clock::MonotonicClock;
-use crate::driver::{RedisDriver, Script};
+use crate::driver::{Breaker, Permission, RedisDriver, RedisSettings, Script, TAKE_SCRIPT};
 use crate::identity::Identity;
 use crate::StoreMetrics;
 use crate::{
