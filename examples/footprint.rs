@@ -4,10 +4,10 @@
 //! usage: footprint [N] [redis://HOST:PORT]
 
 use floodgate::identity::{Identity, IdentityKey};
-use floodgate::limiter::redis::BreakerSettings;
+use floodgate::limiter::driver::BreakerSettings;
 use floodgate::limiter::{
-    BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey, RedisSettings,
-    RedisStore, Take, Terms,
+    BucketKey, BucketSpec, FleetSize, MemoryStore, Mode, OnError, PolicyKey, RedisDriver,
+    RedisSettings, RedisStore, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::Arc;
@@ -85,8 +85,8 @@ fn main() {
     };
     let metrics = Metrics::new();
     let fleet = Arc::new(FleetSize::new(Some(1), metrics.store.fleet_size.clone()));
-    let redis =
-        RedisStore::new(&settings, metrics.store.clone(), None, fleet).expect("redis store");
+    let driver = Arc::new(RedisDriver::new(&settings).expect("redis driver"));
+    let redis = RedisStore::new(driver, &settings, metrics.store.clone(), None, fleet);
     let keys = n / 10;
     let used = |rt: &tokio::runtime::Runtime| -> f64 {
         let client = redis::Client::open(settings.url.as_str()).expect("client");

@@ -1,5 +1,5 @@
 --[[ peek.lua: read one bucket and Redis's clock together, changing nothing (an operator's
-inspect call). The arithmetic is done by the caller (src/limiter/peek.rs mirrors take.lua).
+inspect call). The arithmetic is done by the caller (crates/limiter/src/peek.rs mirrors take.lua).
 
   KEYS[1]  the bucket, `prefix:{identity}:policy` (take.lua's header says what it holds)
   Returns  { now_us, value or false }: Redis TIME in microseconds, and the stored string.

@@ -4,7 +4,7 @@ Each group takes `cost` tokens from every enforcing bucket in it, all or nothing
 of its shadow buckets on its own. Groups are decided in order; a later group sees what an
 earlier one took (two requests of one caller may share a call).
 
-Contract (src/limiter/bucket.rs is the specification; this script mirrors it operation for
+Contract (crates/limiter/src/bucket.rs is the specification; this script mirrors it operation for
 operation, so both give the same answers for the same times and costs):
 
   KEYS         every bucket of every group, group after group: one identity under one policy,
@@ -21,7 +21,7 @@ operation, so both give the same answers for the same times and costs):
                    start, the current one's start and end, the next one's end);
                  u32 the number of groups, then for each group a u32, the number of its
                    buckets, and for each bucket: u32 its shape (1-based), u8 its mode (0
-                   enforcing, 1 shadow, 2 settle, 3 lease, 4 return), a double, its cost
+                   ENFORCE, 1 SHADOW, 2 SETTLE, 3 LEASE, 4 RETURN), a double, its cost
                    (tokens; > 0 but for a settlement or a return), and for a return two more
                    doubles: the lease's size and the lease window it was lent in.
                  Settlements and returns ignore their shape's overdraft and block.
@@ -72,9 +72,19 @@ operation, so both give the same answers for the same times and costs):
 ANCHOR_END: contract
 ]]
 
-local EPSILON = 1e-9
-local MICROS = 1000000
-local WINDOW = 20000000 -- LEASE_WINDOW_US
+-- Each number shared with Rust is named once here; crates/limiter/tests/lua_constants.rs
+-- reads these lines and checks each against its Rust twin.
+local EPSILON = 1e-9 -- bucket::EPSILON
+local MICROS = 1000000 -- bucket::MICROS_PER_SECOND
+local WINDOW = 20000000 -- bucket::LEASE_WINDOW_US
+local MAX_DEBT_SECONDS = 316224000 -- bucket::MAX_DEBT_SECONDS: ten years of refill
+local MAX_QUOTA_DEBT = 1099511627776 -- bucket::MAX_CAPACITY: 2^40 tokens
+-- A shape's rate of 0 marks a quota (Refill::Calendar); any other rate refills continuously.
+local CALENDAR = 0
+-- The modes of a take (take::ModeCode).
+local ENFORCE, SHADOW, SETTLE, LEASE, RETURN = 0, 1, 2, 3, 4
+-- A penalty's part in an answer (bucket::Penalty::wire).
+local NO_PENALTY, PENALTY_STARTED, PENALTY_STANDING = 0, 1, 2
 
 -- The lease window of instant t (exact, whatever the division rounds to).
 local function window_of(t)
@@ -92,7 +102,7 @@ local now = tonumber(time[1]) * MICROS + tonumber(time[2])
 local now_window = window_of(now)
 local margin_ms = tonumber(ARGV[1])
 
--- The shapes: capacity, rate, overdraft and block of each; for a quota (rate 0) the start
+-- The shapes: capacity, rate, overdraft and block of each; for a quota (rate CALENDAR) the start
 -- and end of the period holding now (Periods::at), and whether settlements apply in it
 -- (Periods::settles_at).
 local wire = ARGV[2]
@@ -101,7 +111,7 @@ local starts, ends, settles -- made only when a quota is among the shapes
 local shapes, at = struct.unpack('<I', wire)
 for s = 1, shapes do
   caps[s], rates[s], overdrafts[s], blocks[s], at = struct.unpack('<dddd', wire, at)
-  if rates[s] == 0 then
+  if rates[s] == CALENDAR then
     if not starts then
       starts, ends, settles = {}, {}, {}
     end
@@ -118,13 +128,13 @@ for s = 1, shapes do
   end
 end
 
--- BucketSpec::micros_to_gain: by the rate, or for a quota (rate 0) until its period ends (at
--- least 1).
+-- BucketSpec::micros_to_gain: by the rate, or for a quota (rate CALENDAR) until its period
+-- ends (at least 1).
 local function micros_to_gain(tokens, rate, shape)
   if tokens <= 0 then
     return 0
   end
-  if rate == 0 then
+  if rate == CALENDAR then
     return math.max(ends[shape] - now, 1)
   end
   return math.ceil(tokens * MICROS / rate)
@@ -165,8 +175,8 @@ local function level(state, capacity, rate, shape)
   if not state then
     return capacity, now, 0, now_window, 0, 0
   end
-  if rate == 0 then
-    -- BucketSpec::refill_quota: a state from before this period is a full quota.
+  if rate == CALENDAR then
+    -- BucketSpec::refill (a quota): a state from before this period is a full quota.
     local tokens = math.min(state[1], capacity)
     if state[2] < starts[shape] then
       tokens = capacity
@@ -199,18 +209,18 @@ local function assess(tokens, blocked, rate, cost, overdraft, block, shape)
     token_wait = micros_to_gain(cost - overdraft - tokens, rate, shape)
   end
   if now < blocked then
-    return false, tokens, math.max(blocked - now, token_wait), 2
+    return false, tokens, math.max(blocked - now, token_wait), PENALTY_STANDING
   end
   if token_wait > 0 then
     if block == 0 then
-      return false, tokens, token_wait, 0
+      return false, tokens, token_wait, NO_PENALTY
     end
-    return false, tokens, math.max(token_wait, block), 1
+    return false, tokens, math.max(token_wait, block), PENALTY_STARTED
   end
   if tokens + EPSILON >= cost then
-    return true, math.max(tokens - cost, 0), 0, 0
+    return true, math.max(tokens - cost, 0), 0, NO_PENALTY
   end
-  return true, tokens - cost, micros_to_gain(cost - tokens, rate, shape), 0
+  return true, tokens - cost, micros_to_gain(cost - tokens, rate, shape), NO_PENALTY
 end
 
 -- Stores a bucket's new state and marks it to be written with its shape.
@@ -244,18 +254,18 @@ for _ = 1, groups do
     key_at = key_at + 1
     local shape, mode, cost
     shape, mode, cost, at = struct.unpack('<IBd', wire, at)
-    if mode == 4 then
+    if mode == RETURN then
       b_leased[j], b_window[j], at = struct.unpack('<dd', wire, at)
     end
     local capacity, rate = caps[shape], rates[shape]
     local tokens, ts, blocked, lw, lc, lp = level(stored[key], capacity, rate, shape)
     b_key[j], b_shape[j], b_cost[j], b_mode[j] = key, shape, cost, mode
     b_tokens[j], b_ts[j], b_blocked[j], b_lw[j], b_lc[j], b_lp[j] = tokens, ts, blocked, lw, lc, lp
-    if mode ~= 2 and mode ~= 4 then
+    if mode ~= SETTLE and mode ~= RETURN then
       local allowed, remaining, retry, penalty =
         assess(tokens, blocked, rate, cost, overdrafts[shape], blocks[shape], shape)
       b_allowed[j], b_remaining[j], b_retry[j], b_penalty[j] = allowed, remaining, retry, penalty
-      if mode == 0 and not allowed then
+      if mode == ENFORCE and not allowed then
         enforced = false
       end
     end
@@ -265,19 +275,19 @@ for _ = 1, groups do
     local capacity, rate = caps[shape], rates[shape]
     local tokens, ts, blocked = b_tokens[j], b_ts[j], b_blocked[j]
     local lw, lc, lp = b_lw[j], b_lc[j], b_lp[j]
-    if mode == 2 then
-      -- In debt by at most ten years of refill (MAX_DEBT_SECONDS in bucket.rs), a quota by
-      -- at most 2^40 tokens and only in the period its request was admitted in.
+    if mode == SETTLE then
+      -- In debt by at most ten years of refill, a quota by at most 2^40 tokens and only in
+      -- the period its request was admitted in.
       local settled = tokens
-      if rate ~= 0 then
-        settled = math.max(math.min(tokens - b_cost[j], capacity), -(rate * 316224000))
+      if rate ~= CALENDAR then
+        settled = math.max(math.min(tokens - b_cost[j], capacity), -(rate * MAX_DEBT_SECONDS))
       elseif settles[shape] then
-        settled = math.max(math.min(tokens - b_cost[j], capacity), -1099511627776)
+        settled = math.max(math.min(tokens - b_cost[j], capacity), -MAX_QUOTA_DEBT)
       end
       settled = math.min(settled, capacity - (lc + lp))
       keep(key, shape, settled, ts, blocked, lw, lc, lp)
-      answer(true, settled, 0, 0)
-    elseif mode == 4 then
+      answer(true, settled, 0, NO_PENALTY)
+    elseif mode == RETURN then
       -- BucketSpec::take_back: the lease's size off its window's count, its unspent tokens
       -- (minus the cost) back in.
       local window, leased = b_window[j], b_leased[j]
@@ -289,15 +299,15 @@ for _ = 1, groups do
         tokens = math.min(tokens - b_cost[j], capacity - (lc + lp))
       end
       keep(key, shape, tokens, ts, blocked, lw, lc, lp)
-      answer(true, tokens, 0, 0)
+      answer(true, tokens, 0, NO_PENALTY)
     else
       local allowed, penalty = b_allowed[j], b_penalty[j]
-      if allowed and (enforced or mode == 1 or mode == 3) then
-        if mode == 3 then
+      if allowed and (enforced or mode == SHADOW or mode == LEASE) then
+        if mode == LEASE then
           lc = lc + b_cost[j]
         end
         keep(key, shape, b_remaining[j], ts, blocked, lw, lc, lp)
-      elseif penalty == 1 then
+      elseif penalty == PENALTY_STARTED then
         keep(key, shape, tokens, ts, now + blocks[shape], lw, lc, lp)
       end
       answer(allowed, b_remaining[j], b_retry[j], penalty)
@@ -323,7 +333,7 @@ for i = 1, #KEYS do
     if out > 0 then
       keep_us = keep_us + math.max((state[4] + 2) * WINDOW - now, 0)
     end
-    if keep_us > 0 and rate == 0 then
+    if keep_us > 0 and rate == CALENDAR then
       -- SET then PEXPIREAT, not SET ... PXAT: the same absolute expiry on Redis before 6.2.
       redis.call('SET', key, struct.pack('<ddd', state[1], state[2], state[3]))
       redis.call('PEXPIREAT', key, math.ceil((now + keep_us) / 1000) + margin_ms)

@@ -54,7 +54,7 @@ fn model(t: &Take<'_>, stored: Option<LeasedState>, now: u64) -> (Assessment, Op
         }
         Mode::Enforce | Mode::Shadow => {
             let a = s.assess(level.bucket, t.cost, t.terms, now);
-            let after = a.allowed.then(|| LeasedState {
+            let after = a.is_allowed().then(|| LeasedState {
                 bucket: s.after_take(level.bucket, &a),
                 ..level
             });
@@ -172,7 +172,7 @@ fn leases_in_lua_and_bucket_rs_agree_on_the_same_sequences() {
         let (now, from_lua) = runtime.block_on(store.call(&[t])).expect("script answers");
         let (expected, state) = model(&t, states.get(owner).copied().flatten(), now);
         assert_eq!(from_lua[0], expected, "step {step} at {now} µs: {t:?}");
-        if t.mode == Mode::Lease && expected.allowed {
+        if t.mode == Mode::Lease && expected.is_allowed() {
             leases += 1;
             lent.push((owner, t.cost, OnLease::window_of(now)));
         }

@@ -4,12 +4,13 @@
 
 mod common;
 
-use common::difftest::{fleet, settings, store, Lcg};
+use common::difftest::{settings, store, store_with, Lcg};
 use common::redis::RedisServer;
 use floodgate::identity::{Identity, IdentityKey};
+use floodgate::limiter::bucket::{MAX_DEBT_SECONDS, MAX_REFILL_US};
 use floodgate::limiter::{
     Assessments, BucketKey, BucketSpec, InFlight, MemoryStore, Mode, Penalty, PolicyKey,
-    RedisSettings, RedisStore, Take, Terms,
+    RedisSettings, RedisSlots, Take, Terms,
 };
 use floodgate::telemetry::Metrics;
 use std::sync::LazyLock;
@@ -50,6 +51,7 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
     let spec_store = MemoryStore::new(1_000_000);
     let mut rng = Lcg(7);
     let (mut allowed, mut refused, mut prepaid, mut blocks) = (0, 0, 0, 0);
+    let mut deep_debts = 0;
     for step in 0..800 {
         let who = ["alice", "bob"][rng.next(2) as usize];
         // Fast refill rates make microsecond gaps matter; odd rates exercise fractions.
@@ -86,20 +88,23 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
         assert_eq!(from_lua, from_spec, "step {step} at {now_us} µs: {takes:?}");
         prepaid += from_lua
             .iter()
-            .filter(|a| a.allowed && a.retry_after_us > 0)
+            .filter(|a| a.is_allowed() && a.wait_us() > 0)
             .count();
         blocks += from_lua
             .iter()
-            .filter(|a| a.penalty == Penalty::Started)
+            .filter(|a| a.penalty() == Penalty::Started)
             .count();
         if from_lua
             .iter()
             .zip(&takes)
-            .all(|(a, t)| a.allowed || !t.enforces())
+            .all(|(a, t)| a.is_allowed() || !t.enforces())
         {
             allowed += 1;
         } else {
             refused += 1;
+        }
+        if step % 97 == 0 {
+            deep_debts += deep_debt_step(&runtime, &store, &spec_store, step);
         }
         if rng.next(4) == 0 {
             std::thread::sleep(Duration::from_micros(rng.next(3000)));
@@ -109,10 +114,47 @@ fn lua_and_bucket_rs_agree_on_the_same_sequences() {
         allowed > 50 && refused > 50,
         "both outcomes exercised: {allowed} / {refused}"
     );
+    assert!(deep_debts >= 8, "deep debts exercised: {deep_debts}");
     assert!(
         prepaid > 10 && blocks > 10,
         "prepayments and blocks exercised: {prepaid} / {blocks}"
     );
+}
+
+/// A caller of its own charged far past the deepest debt a bucket may hold (ten years of
+/// refill, `MAX_DEBT_SECONDS`), then asking for a token: the script and the specification stop
+/// at the same floor and name the same ten-year wait. Returns 1 once the step has run.
+fn deep_debt_step(
+    runtime: &tokio::runtime::Runtime,
+    store: &floodgate::limiter::RedisStore,
+    spec_store: &MemoryStore,
+    step: usize,
+) -> usize {
+    let debtor = format!("debtor-{step}");
+    let charge = Take {
+        mode: Mode::Settle,
+        ..take(1, &debtor, 5.0, 1733.0, 1e18)
+    };
+    let ask = take(1, &debtor, 5.0, 1733.0, 1.0);
+    let mut answer = Assessments::new();
+    for t in [charge, ask] {
+        let (now_us, from_lua) = runtime.block_on(store.call(&[t])).expect("script answers");
+        let from_spec: Assessments = spec_store.acquire_at(&[t], now_us);
+        assert_eq!(from_lua, from_spec, "deep debt at step {step}: {t:?}");
+        answer = from_lua;
+    }
+    // At the floor, plus what the few milliseconds between the two calls refilled.
+    let floor = -(1733.0 * MAX_DEBT_SECONDS);
+    assert!(
+        (floor..floor + 1e6).contains(&answer[0].remaining()),
+        "the debt stops at its floor: {answer:?}"
+    );
+    let years = answer[0].wait_us() as f64 / MAX_REFILL_US;
+    assert!(
+        !answer[0].is_allowed() && (0.99..=1.001).contains(&years),
+        "refused for about ten years: {answer:?}"
+    );
+    1
 }
 
 #[test]
@@ -136,8 +178,7 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
         .build()
         .unwrap();
     let metrics = Metrics::new();
-    let store =
-        RedisStore::new(&settings(redis.url()), metrics.store.clone(), None, fleet()).unwrap();
+    let store = store_with(&settings(redis.url()), &metrics);
     // 400 decisions at once: 40 callers × 10 requests, each caller's bucket holds 7 tokens
     // and (almost) never refills, so exactly 7 of each caller's 10 pass however they batch.
     let takes: Vec<Take<'static>> = (0..400)
@@ -148,7 +189,7 @@ fn concurrent_decisions_are_batched_into_few_calls_and_stay_exact() {
     ));
     let allowed = answers
         .iter()
-        .filter(|a| a.as_ref().expect("answered").1[0].allowed)
+        .filter(|a| a.as_ref().expect("answered").1[0].is_allowed())
         .count();
     assert_eq!(allowed, 40 * 7);
     let calls = metrics.store.call_seconds.get_sample_count();
@@ -176,8 +217,8 @@ fn a_bucket_written_before_penalties_existed_is_read_as_unblocked() {
         .query(&mut conn)
         .unwrap();
     let (_, answer) = runtime.block_on(store.call(&[t])).unwrap();
-    assert!(answer[0].allowed);
-    assert!((answer[0].remaining - 1.0).abs() < 1e-3, "{answer:?}");
+    assert!(answer[0].is_allowed());
+    assert!((answer[0].remaining() - 1.0).abs() < 1e-3, "{answer:?}");
     let stored: Vec<u8> = redis::cmd("GET")
         .arg(store.key(&t))
         .query(&mut conn)
@@ -194,7 +235,7 @@ fn concurrency_leases_follow_the_contract_of_inflight_lua() {
         ..settings(redis.url())
     };
     let store = store(&settings);
-    let slots = store.slots();
+    let slots = RedisSlots::new(store.driver(), settings.in_flight_lease);
     let key = take(0, "alice", 1.0, 1.0, 1.0).key;
     let set = slots.key(key.policy, &key.identity);
     assert_eq!(
@@ -216,7 +257,7 @@ fn concurrency_leases_follow_the_contract_of_inflight_lua() {
             .expect("a released slot is free");
         // A live holder renews its leases: after three leases both slots are still held.
         tokio::time::sleep(Duration::from_millis(900)).await;
-        let other_instance = store.slots();
+        let other_instance = RedisSlots::new(store.driver(), settings.in_flight_lease);
         assert!(
             other_instance.acquire(key, 2).await.unwrap().is_none(),
             "renewed leases still count"
@@ -240,7 +281,7 @@ fn concurrency_leases_follow_the_contract_of_inflight_lua() {
 fn a_renewal_extends_only_the_leases_still_held() {
     let redis = RedisServer::start();
     let mut conn = redis.conn();
-    let script = redis::Script::new(floodgate::limiter::redis::INFLIGHT_SCRIPT);
+    let script = redis::Script::new(floodgate::limiter::driver::INFLIGHT_SCRIPT);
     let (a, b) = ("t:{a}:p:in-flight", "t:{a}:q:in-flight");
     let run = |conn: &mut redis::Connection, keys: &[&str], args: &[&str]| -> redis::Value {
         let mut call = script.prepare_invoke();

@@ -103,7 +103,7 @@ fn lua_and_bucket_rs_agree_on_quotas_across_periods_and_skewed_clocks() {
         let from_spec: Assessments = spec_store.acquire_at(&takes, at);
         assert_eq!(from_lua, from_spec, "step {step} at {at} µs: {takes:?}");
         periods_seen.insert(at / PERIOD);
-        match from_lua[0].allowed {
+        match from_lua[0].is_allowed() {
             true => allowed += 1,
             false => refused += 1,
         }
@@ -135,8 +135,8 @@ fn a_quota_key_expires_at_its_periods_end_plus_the_margin() {
         terms: Terms::default(),
     };
     let (_, answer) = runtime.block_on(store.call(&[take])).unwrap();
-    assert!(answer[0].allowed);
-    assert_eq!(answer[0].remaining, 49.0);
+    assert!(answer[0].is_allowed());
+    assert_eq!(answer[0].remaining(), 49.0);
     let expires_at_ms: u64 = redis::cmd("PEXPIRETIME")
         .arg(store.key(&take))
         .query(&mut redis.conn())

@@ -6,18 +6,19 @@
 //! of them taking the whole bucket as its share meanwhile. A failed announcement falls back to
 //! the one-second cadence, so a struggling Redis is not asked more often.
 
-use crate::limiter::redis::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
-use crate::limiter::{FleetSize, RedisStore};
+use crate::clock::wall_now_us;
+use crate::limiter::driver::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
+use crate::limiter::{FleetSize, RedisDriver};
 use async_trait::async_trait;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Blocks until Redis answers and holds the scripts, for at most `wait`, and learns the fleet's
 /// size. Returns false when the proxy starts degraded (Redis not reached).
-pub(super) fn prepare(store: &RedisStore, fleet: &FleetSize, id: &str, wait: Duration) -> bool {
+pub(super) fn prepare(redis: &RedisDriver, fleet: &FleetSize, id: &str, wait: Duration) -> bool {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -28,7 +29,7 @@ pub(super) fn prepare(store: &RedisStore, fleet: &FleetSize, id: &str, wait: Dur
             return false;
         }
     };
-    let ready = runtime.block_on(store.prepare(id, wait));
+    let ready = runtime.block_on(redis.prepare(id, wait));
     match ready {
         Ok(alive) => {
             fleet.learn(alive);
@@ -49,24 +50,24 @@ pub(super) fn prepare(store: &RedisStore, fleet: &FleetSize, id: &str, wait: Dur
 
 /// A name for this instance in the fleet: unique enough, not secret.
 pub(super) fn instance_id() -> String {
-    let now = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
     let salt = std::collections::hash_map::RandomState::new();
-    format!("{:016x}", salt.hash_one((std::process::id(), now)))
+    format!(
+        "{:016x}",
+        salt.hash_one((std::process::id(), wall_now_us()))
+    )
 }
 
 /// Announces this instance every [`ANNOUNCE_INTERVAL`] and learns how many are alive.
 pub(super) struct FleetAnnouncer {
-    store: Arc<RedisStore>,
+    redis: Arc<RedisDriver>,
     fleet: Arc<FleetSize>,
     id: String,
 }
 
 impl FleetAnnouncer {
-    /// An announcer of instance `id` in `store`, updating `fleet`.
-    pub(super) fn new(store: Arc<RedisStore>, fleet: Arc<FleetSize>, id: String) -> Self {
-        Self { store, fleet, id }
+    /// An announcer of instance `id` through `redis`, updating `fleet`.
+    pub(super) fn new(redis: Arc<RedisDriver>, fleet: Arc<FleetSize>, id: String) -> Self {
+        Self { redis, fleet, id }
     }
 }
 
@@ -93,7 +94,7 @@ impl BackgroundService for FleetAnnouncer {
                 _ = tokio::time::sleep_until(next) => {}
             }
             let asked = tokio::time::Instant::now();
-            let announced = self.store.announce(&self.id).await;
+            let announced = self.redis.announce(&self.id).await;
             next = asked + next_announcement(born.elapsed(), announced.is_ok());
             match announced {
                 Ok(alive) => self.fleet.learn(alive),

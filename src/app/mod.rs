@@ -227,7 +227,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     ));
     let console_share = match (&stores.redis, &config.store) {
         (Some(redis), StoreSettings::Redis(settings)) => Some(FleetShare {
-            store: redis.clone(),
+            redis: redis.clone(),
             key: format!("{}:console:rates", settings.prefix),
             id: id.clone(),
         }),

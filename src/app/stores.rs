@@ -11,7 +11,7 @@ use crate::gate::{Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
     Fallback, FleetSize, InFlight, Limiter, LimiterError, MemoryNonces, MemorySlots, MemoryStore,
-    NonceLedger, RedisNonces, RedisStore, StoreSettings,
+    NonceLedger, RedisDriver, RedisNonces, RedisSlots, RedisStore, StoreSettings,
 };
 use crate::proxy::{AccessLog, Callers, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
@@ -68,8 +68,9 @@ pub struct Stores {
     pub limiter: Arc<dyn Limiter>,
     /// Where concurrency slots are counted (beside the buckets).
     pub in_flight: Arc<dyn InFlight>,
-    /// The Redis store, when buckets live there (for startup checks and fleet announcements).
-    pub redis: Option<Arc<RedisStore>>,
+    /// The Redis driver, when buckets live there (for startup checks, fleet announcements,
+    /// CrowdSec's shared decisions and the console's fleet rates).
+    pub redis: Option<Arc<RedisDriver>>,
     /// How many instances share the store.
     pub fleet: Arc<FleetSize>,
     /// What decides when the store cannot (its local buckets, if any, are kept too).
@@ -131,19 +132,21 @@ impl Stores {
                     fleet.clone(),
                 );
                 let mirror = fallback.mirror();
+                let driver = Arc::new(RedisDriver::new(settings)?);
                 let store = Arc::new(RedisStore::new(
+                    driver.clone(),
                     settings,
                     metrics.store.clone(),
                     mirror,
                     fleet.clone(),
-                )?);
-                let ledger = RedisLedger::new(store.clone());
+                ));
+                let ledger = RedisLedger::new(driver.clone());
                 Stores {
                     control: Arc::new(Control::new(Box::new(ledger), store.clone(), admin.bounds)),
-                    limiter: store.clone(),
-                    in_flight: Arc::new(store.slots()),
-                    nonces: Arc::new(RedisNonces::new(store.clone())),
-                    redis: Some(store),
+                    limiter: store,
+                    in_flight: Arc::new(RedisSlots::new(&driver, settings.in_flight_lease)),
+                    nonces: Arc::new(RedisNonces::new(driver.clone())),
+                    redis: Some(driver),
                     fleet,
                     fallback,
                     metrics,

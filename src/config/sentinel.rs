@@ -5,7 +5,7 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::file::StoreFile;
-use crate::limiter::redis::SentinelSettings;
+use crate::limiter::driver::SentinelSettings;
 
 /// The Sentinel settings of `file`, if it names sentinels.
 pub(crate) fn sentinel(

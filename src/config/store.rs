@@ -5,7 +5,7 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::file::{OnErrorFile, StoreFile, StoreKind};
 use super::sentinel::sentinel;
-use crate::limiter::redis::BreakerSettings;
+use crate::limiter::driver::BreakerSettings;
 use crate::limiter::{OnError, RedisSettings, StoreSettings};
 use std::time::Duration;
 use toml::Spanned;

@@ -4,7 +4,7 @@
 
 use super::fleet::{self, FRESH_MS, SHARE_SCRIPT};
 use super::ring::{Deltas, History, SECONDS};
-use crate::limiter::RedisStore;
+use crate::limiter::RedisDriver;
 use crate::telemetry::Metrics;
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -104,8 +104,8 @@ impl Rates {
 
 /// Where the fleet's figures are shared: the store, and the hash's key.
 pub struct FleetShare {
-    /// The Redis store.
-    pub store: Arc<RedisStore>,
+    /// The driver of the Redis store.
+    pub redis: Arc<RedisDriver>,
     /// The hash (`<prefix>:console:rates`).
     pub key: String,
     /// This instance's id in it.
@@ -174,7 +174,7 @@ async fn share(
         FRESH_MS.to_string(),
     ];
     let keys = [fleet.key.clone()];
-    let reply = fleet.store.eval(SHARE_SCRIPT, &keys, &args).await;
+    let reply = fleet.redis.eval(SHARE_SCRIPT, &keys, &args).await;
     let lines: Vec<String> = match reply {
         Ok(redis::Value::Array(items)) => items
             .into_iter()

@@ -8,7 +8,7 @@ use super::change::{entry_of, Change};
 use super::entry::{Contents, Entry, Kind};
 use super::ledger::{Added, ControlError, Ledger, Read};
 use crate::identity::Identity;
-use crate::limiter::{LimiterError, RedisStore};
+use crate::limiter::{LimiterError, RedisDriver};
 use async_trait::async_trait;
 use redis::Value;
 use std::collections::BTreeMap;
@@ -26,15 +26,15 @@ const WHOLE_TRIES: usize = 3;
 
 /// The control state in Redis.
 pub struct RedisLedger {
-    store: Arc<RedisStore>,
+    driver: Arc<RedisDriver>,
     prefix: String,
     keys: Vec<String>,
 }
 
 impl RedisLedger {
-    /// The ledger kept beside `store`'s buckets.
-    pub fn new(store: Arc<RedisStore>) -> Self {
-        let prefix = format!("{}:{{control}}", store.prefix());
+    /// The ledger kept under `driver`'s prefix, beside the buckets.
+    pub fn new(driver: Arc<RedisDriver>) -> Self {
+        let prefix = format!("{}:{{control}}", driver.prefix());
         let keys = [
             "bans",
             "overrides",
@@ -49,7 +49,7 @@ impl RedisLedger {
         .map(|name| format!("{prefix}:{name}"))
         .collect();
         Self {
-            store,
+            driver,
             prefix,
             keys,
         }
@@ -59,7 +59,7 @@ impl RedisLedger {
     async fn run(&self, args: &[String], key: Option<&str>) -> Result<Vec<Value>, ControlError> {
         let mut keys = self.keys.clone();
         keys.push(format!("{}:idem:{}", self.prefix, key.unwrap_or("")));
-        match self.store.eval(CONTROL_SCRIPT, &keys, args).await {
+        match self.driver.eval(CONTROL_SCRIPT, &keys, args).await {
             Ok(Value::Array(parts)) => Ok(parts),
             Ok(other) => Err(odd(&[other])),
             Err(e) => Err(failed(e)),
@@ -70,7 +70,7 @@ impl RedisLedger {
     async fn whole(&self, version: u64) -> Result<Read, ControlError> {
         let mut entries = BTreeMap::new();
         for hash in [&self.keys[0], &self.keys[1]] {
-            let values = self.store.hash_values(hash).await.map_err(failed)?;
+            let values = self.driver.hash_values(hash).await.map_err(failed)?;
             for entry in values.iter().filter_map(|json| readable(json)) {
                 entries.insert(entry.id(), entry);
             }

@@ -3,7 +3,7 @@
 //! changes (or, when it fell behind, the whole state) every quarter second.
 
 use super::decision::Held;
-use crate::limiter::{LimiterError, RedisStore};
+use crate::limiter::{LimiterError, RedisDriver};
 use redis::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,21 +68,21 @@ pub struct Change {
 
 /// The decisions in Redis.
 pub struct SharedDecisions {
-    store: Arc<RedisStore>,
+    driver: Arc<RedisDriver>,
     keys: Vec<String>,
     /// This instance's id in the lock.
     me: String,
 }
 
 impl SharedDecisions {
-    /// The decisions kept beside `store`'s buckets, `me` naming this instance in the lock.
-    pub fn new(store: Arc<RedisStore>, me: String) -> Self {
-        let prefix = store.prefix();
+    /// The decisions kept under `driver`'s prefix, `me` naming this instance in the lock.
+    pub fn new(driver: Arc<RedisDriver>, me: String) -> Self {
+        let prefix = driver.prefix();
         let keys = ["lock", "decisions", "version", "changes", "pulled", "next"]
             .iter()
             .map(|name| format!("{prefix}:{{crowdsec}}:{name}"))
             .collect();
-        Self { store, keys, me }
+        Self { driver, keys, me }
     }
 
     /// Takes or renews the lock for `lease`.
@@ -137,7 +137,7 @@ impl SharedDecisions {
             Shared::Whole {
                 version, pulled_ms, ..
             } => {
-                let values = self.store.hash_values(&self.keys[1]).await?;
+                let values = self.driver.hash_values(&self.keys[1]).await?;
                 let decisions = values.iter().filter_map(|json| parse(json)).collect();
                 let (version, changes) = match self.read_once(version).await? {
                     Shared::Changes {
@@ -195,7 +195,7 @@ impl SharedDecisions {
     }
 
     async fn run(&self, args: &[String]) -> Result<Value, LimiterError> {
-        self.store.eval(CROWDSEC_SCRIPT, &self.keys, args).await
+        self.driver.eval(CROWDSEC_SCRIPT, &self.keys, args).await
     }
 }
 

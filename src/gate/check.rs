@@ -98,7 +98,7 @@ impl Gate {
         let settlements = planned
             .iter()
             .zip(assessments)
-            .filter(|(_, a)| a.allowed)
+            .filter(|(_, a)| a.is_allowed())
             .filter_map(|(p, _)| {
                 let rule = p.rules().settle.clone()?;
                 let take = p.take(false);
@@ -145,7 +145,7 @@ fn count_overflow(
     permits: &[Option<HeldPermit<'_>>],
 ) {
     for ((p, a), permit) in planned.iter().zip(assessments).zip(permits) {
-        if !a.allowed && permit.is_none() && p.rules().shaping.is_some() && !p.is_shadow() {
+        if !a.is_allowed() && permit.is_none() && p.rules().shaping.is_some() && !p.is_shadow() {
             p.counters().held(HeldResult::Overflow);
         }
     }

@@ -66,14 +66,14 @@ pub(crate) async fn hold(
 ) {
     let mut wait_us = 0;
     for ((p, a), permit) in planned.iter().zip(assessments).zip(permits.iter_mut()) {
-        if !a.allowed || a.retry_after_us == 0 || p.is_shadow() {
+        if !a.is_allowed() || a.wait_us() == 0 || p.is_shadow() {
             continue;
         }
         // Only a take with a permit had an overdraft, so only such a take can wait.
         if let Some(permit) = permit {
             permit.start_holding();
             p.counters().held(HeldResult::Held);
-            wait_us = wait_us.max(a.retry_after_us);
+            wait_us = wait_us.max(a.wait_us());
         }
     }
     if wait_us > 0 {

@@ -64,7 +64,7 @@ pub struct Standing<'g> {
 impl Standing<'_> {
     /// How many more requests of this cost the bucket allows now.
     pub fn requests_left(&self) -> u64 {
-        (self.assessment.remaining / self.cost as f64).floor() as u64
+        (self.assessment.remaining() / self.cost as f64).floor() as u64
     }
 }
 
@@ -75,14 +75,14 @@ pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
     let indexed = standings.iter().enumerate();
     let refused = indexed
         .clone()
-        .filter(|(_, s)| !s.assessment.allowed)
-        .max_by_key(|(_, s)| s.assessment.retry_after_us);
+        .filter(|(_, s)| !s.assessment.is_allowed())
+        .max_by_key(|(_, s)| s.assessment.wait_us());
     refused
         .or_else(|| {
             indexed.min_by(|(_, a), (_, b)| {
                 a.requests_left()
                     .cmp(&b.requests_left())
-                    .then(b.assessment.full_in_us.cmp(&a.assessment.full_in_us))
+                    .then(b.assessment.full_in_us().cmp(&a.assessment.full_in_us()))
             })
         })
         .map(|(i, _)| i)
@@ -130,12 +130,9 @@ mod tests {
         retry_after_us: u64,
         full_in_us: u64,
     ) -> Assessment {
-        Assessment {
-            allowed,
-            remaining,
-            retry_after_us,
-            full_in_us,
-            penalty: Penalty::None,
+        match allowed {
+            true => Assessment::allowed(remaining, retry_after_us, full_in_us),
+            false => Assessment::refused(remaining, retry_after_us, full_in_us, Penalty::None),
         }
     }
 

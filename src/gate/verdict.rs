@@ -22,18 +22,18 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], assessments: &Assessments) ->
     let passed = planned
         .iter()
         .zip(assessments)
-        .all(|(p, a)| p.is_shadow() || a.allowed);
+        .all(|(p, a)| p.is_shadow() || a.is_allowed());
     let mut enforcing: Few<(Standing<'g>, &Planned<'g>)> = Few::new();
     for (p, a) in planned.iter().zip(assessments) {
         let counters = p.counters();
-        counters.count(match (p.is_shadow(), passed, a.allowed) {
+        counters.count(match (p.is_shadow(), passed, a.is_allowed()) {
             (true, _, true) => Decision::Allowed,
             (true, _, false) => Decision::ShadowThrottled,
             (false, true, _) => Decision::Allowed,
             (false, false, false) => Decision::Throttled,
             (false, false, true) => Decision::ThrottledByOther,
         });
-        match a.penalty {
+        match a.penalty() {
             Penalty::Started => counters.penalty(PenaltyEvent::Started),
             Penalty::Standing => counters.penalty(PenaltyEvent::Refused),
             Penalty::None => {}

@@ -125,8 +125,8 @@ fn concurrency_text(name: &str, limit: u32) -> String {
 pub fn ratelimit_text(standing: &Standing<'_>) -> String {
     let a = &standing.assessment;
     let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
-    let remaining = r.format(a.remaining.floor() as u64);
-    let reset = t.format(seconds_up(a.full_in_us));
+    let remaining = r.format(a.remaining().floor() as u64);
+    let reset = t.format(seconds_up(a.full_in_us()));
     let name: &str = standing.policy;
     let mut out = String::with_capacity(name.len() + remaining.len() + reset.len() + 8);
     for part in ["\"", name, "\";r=", remaining, ";t=", reset] {
@@ -137,7 +137,7 @@ pub fn ratelimit_text(standing: &Standing<'_>) -> String {
 
 /// `Retry-After`: whole seconds until the request could pass, rounded up, at least 1.
 pub fn retry_after(standing: &Standing<'_>) -> u64 {
-    seconds_up(standing.assessment.retry_after_us).max(1)
+    seconds_up(standing.assessment.wait_us()).max(1)
 }
 
 /// A header value from text built of policy names (letters, digits, `-_.`), digits and

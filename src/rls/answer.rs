@@ -50,7 +50,7 @@ pub(super) fn headers(standings: &[Standing<'_>]) -> Vec<HeaderValue> {
         header("RateLimit-Policy", policy_text(s.policy, s.quota)),
         header("RateLimit", ratelimit_text(s)),
     ];
-    if !s.assessment.allowed {
+    if !s.assessment.is_allowed() {
         headers.push(header("Retry-After", retry_after(s).to_string()));
     }
     headers

@@ -104,11 +104,11 @@ fn judge(
         && limited
             .iter()
             .zip(assessments)
-            .all(|(l, a)| l.rule.shadow || a.allowed);
+            .all(|(l, a)| l.rule.shadow || a.is_allowed());
     let mut standings = Vec::with_capacity(limited.len());
     for (l, a) in limited.iter().zip(assessments) {
-        let allowed = l.rule.shadow || a.allowed;
-        let decision = match (l.rule.shadow, a.allowed, enforced_ok) {
+        let allowed = l.rule.shadow || a.is_allowed();
+        let decision = match (l.rule.shadow, a.is_allowed(), enforced_ok) {
             (true, true, _) => Decision::Allowed,
             (true, false, _) => Decision::ShadowThrottled,
             (false, false, _) => Decision::Throttled,
@@ -116,12 +116,8 @@ fn judge(
             (false, true, false) => Decision::ThrottledByOther,
         };
         count(deciders, &l.rule, decision);
-        let reset_us = if allowed {
-            a.full_in_us
-        } else {
-            a.retry_after_us
-        };
-        statuses[l.index] = status(&l.rule, allowed, a.remaining, reset_us);
+        let reset_us = if allowed { a.full_in_us() } else { a.wait_us() };
+        statuses[l.index] = status(&l.rule, allowed, a.remaining(), reset_us);
         if !l.rule.shadow {
             standings.push(Standing {
                 policy: &l.rule.arc_name,

@@ -12,8 +12,8 @@ use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
 use super::signed::SignedMetrics;
-use super::store::StoreMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
+use floodgate_limiter::StoreMetrics;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,

@@ -11,7 +11,6 @@ mod metrics;
 mod offenders;
 mod policy;
 mod signed;
-mod store;
 mod vocab;
 
 pub use backends::BackendGauge;
@@ -20,11 +19,11 @@ pub use certificates::{CertificateMetrics, OrderResult};
 pub use challenges::{ChallengeMetrics, ChallengeResult};
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;
+pub use floodgate_limiter::StoreMetrics;
 pub use metrics::Metrics;
 pub use offenders::{Offender, Offenders};
 pub use policy::PolicyCounters;
 pub use signed::SignedMetrics;
-pub use store::StoreMetrics;
 pub use vocab::{
     AccessList, ConnectionRefusal, Decision, FetchResult, HeldResult, PenaltyEvent, PullResult,
     ReloadResult, SettleResult, SignedResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,

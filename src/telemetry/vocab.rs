@@ -93,15 +93,16 @@ vocabulary! {
     }
 }
 
-vocabulary! {
-    /// Why a store call failed (`kind` of `floodgate_store_errors_total`).
-    StoreErrorKind {
-        /// No answer within the budget.
-        Timeout => "timeout",
-        /// An error answer, or no connection.
-        Unavailable => "unavailable",
-        /// Skipped: the circuit breaker is open.
-        BreakerOpen => "breaker_open",
+pub use floodgate_limiter::StoreErrorKind;
+
+// The store's error kinds are the limiter crate's; they are labels like every other here.
+impl Vocabulary for StoreErrorKind {
+    const ALL: &'static [Self] = &StoreErrorKind::ALL;
+    fn label(self) -> &'static str {
+        StoreErrorKind::label(self)
+    }
+    fn index(self) -> usize {
+        self as usize
     }
 }
 

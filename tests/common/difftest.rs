@@ -1,8 +1,8 @@
 //! What the script-against-specification tests share: a Redis store that answers each call
 //! within a generous budget, a fleet of one, and a small deterministic generator.
 
-use floodgate::limiter::redis::BreakerSettings;
-use floodgate::limiter::{FleetSize, OnError, RedisSettings, RedisStore};
+use floodgate::limiter::driver::BreakerSettings;
+use floodgate::limiter::{FleetSize, OnError, RedisDriver, RedisSettings, RedisStore};
 use floodgate::telemetry::Metrics;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +39,13 @@ pub fn fleet() -> Arc<FleetSize> {
 
 /// A store with `settings`, sized by a fleet of one.
 pub fn store(settings: &RedisSettings) -> RedisStore {
-    RedisStore::new(settings, Metrics::new().store.clone(), None, fleet()).unwrap()
+    store_with(settings, &Metrics::new())
+}
+
+/// A store with `settings` reporting into `metrics`, sized by a fleet of one.
+pub fn store_with(settings: &RedisSettings, metrics: &Metrics) -> RedisStore {
+    let driver = Arc::new(RedisDriver::new(settings).unwrap());
+    RedisStore::new(driver, settings, metrics.store.clone(), None, fleet())
 }
 
 /// A small deterministic generator (no dependency needed for a test sequence).

@@ -12,12 +12,9 @@ fn limits(capacity: u64, rate: &str) -> Limits {
 }
 
 fn assessment(allowed: bool, remaining: f64, retry_after_us: u64, full_in_us: u64) -> Assessment {
-    Assessment {
-        allowed,
-        remaining,
-        retry_after_us,
-        full_in_us,
-        penalty: Penalty::None,
+    match allowed {
+        true => Assessment::allowed(remaining, retry_after_us, full_in_us),
+        false => Assessment::refused(remaining, retry_after_us, full_in_us, Penalty::None),
     }
 }
 
