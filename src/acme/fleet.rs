@@ -5,7 +5,7 @@
 use super::error::{AcmeError, Step};
 use super::seal::Sealer;
 use super::vault::{Certificates, Kept, Lead, Written};
-use crate::limiter::RedisStore;
+use crate::limiter::RedisDriver;
 use redis::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +26,7 @@ struct Stored {
 
 /// The state in Redis.
 pub struct FleetVault {
-    store: Arc<RedisStore>,
+    store: Arc<RedisDriver>,
     keys: Vec<String>,
     /// This instance's id in the lock.
     me: String,
@@ -36,7 +36,7 @@ pub struct FleetVault {
 impl FleetVault {
     /// The state kept beside `store`'s buckets, `me` naming this instance, sealed with
     /// `sealing_key`.
-    pub fn new(store: Arc<RedisStore>, me: String, sealing_key: [u8; 32]) -> Self {
+    pub fn new(store: Arc<RedisDriver>, me: String, sealing_key: [u8; 32]) -> Self {
         let prefix = store.prefix();
         let keys = ["lock", "certs", "version", "accounts", "answers"]
             .iter()
