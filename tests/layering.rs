@@ -1,5 +1,7 @@
 //! The module layering of `src/`: dependencies between top-level modules point one way (no
-//! cycle), the gate holds no pingora types, and no outcome is compared as a string.
+//! cycle), and between the files of each directory (`mod.rs` files included); the gate holds
+//! no pingora types and is the one place that asks the store for a decision; the front doors
+//! other than the proxy never import it; no outcome is compared as a string.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -160,22 +162,33 @@ fn no_import_cycle_between_top_level_modules() {
     }
 }
 
+/// A file's node in its room: the directory it sits in and its name there. A `mod.rs` is its
+/// directory's module, a node of the directory above (where its `super::` points), named
+/// after its directory; `tests.rs` and the files directly under `src/` are in no room.
+fn node_of(file: &Path) -> Option<(PathBuf, String)> {
+    let stem = file.file_stem()?.to_str()?;
+    let dir = file.parent()?;
+    let (room, name) = match stem {
+        "tests" => return None,
+        "mod" => (dir.parent()?, dir.file_name()?.to_str()?),
+        _ => (dir, stem),
+    };
+    (room.starts_with(src()) && room != src()).then(|| (room.to_owned(), name.to_owned()))
+}
+
 /// Within each directory under `src/` (a room), the sibling files each file's code names
-/// with `super::` (a file's own `mod.rs` is the room itself, not a sibling).
+/// with `super::` (a file's own `mod.rs` is the room itself, not a sibling; a `mod.rs` below
+/// is the sibling named after its directory).
 fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
     let mut rooms: BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in rust_files(&src()) {
-        let (Some(dir), Some(stem)) = (file.parent(), file.file_stem().and_then(|s| s.to_str()))
-        else {
+        let Some((dir, stem)) = node_of(&file) else {
             continue;
         };
-        if dir == src() || stem == "mod" || stem == "tests" {
-            continue;
-        }
         let text = std::fs::read_to_string(&file).expect("readable source");
         let code = code_outside_tests(&file, &text);
         let sibling = |name: &String| {
-            name != stem
+            *name != stem
                 && (dir.join(format!("{name}.rs")).exists()
                     || dir.join(name).join("mod.rs").exists())
         };
@@ -184,19 +197,33 @@ fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
             .filter(sibling)
             .collect();
         rooms
-            .entry(dir.to_owned())
+            .entry(dir)
             .or_default()
-            .entry(stem.to_owned())
+            .entry(stem)
             .or_default()
             .extend(uses);
     }
     rooms
 }
 
+/// Cycles known and being undone, each `(room, from, to)`: the edge left out of the check.
+/// `limiter/redis/`: `connection.rs` and `sentinel/mod.rs` name each other; the move of
+/// `src/limiter/` into the `floodgate-limiter` crate (crates/limiter/, issue #64) splits them
+/// into its Redis driver, and this entry goes with `src/limiter/`.
+const KNOWN_CYCLES: [(&str, &str, &str); 1] = [("limiter/redis", "sentinel", "connection")];
+
 #[test]
 fn no_import_cycle_between_the_files_of_a_room() {
-    let rooms = rooms();
+    let mut rooms = rooms();
     assert!(rooms.len() >= 10, "rooms found: {:?}", rooms.keys());
+    for (room, from, to) in KNOWN_CYCLES {
+        if let Some(uses) = rooms
+            .get_mut(&src().join(room))
+            .and_then(|g| g.get_mut(from))
+        {
+            uses.remove(to);
+        }
+    }
     for (dir, graph) in &rooms {
         for node in graph.keys() {
             if let Some(cycle) = cycle_from(node, graph, &mut Vec::new()) {
@@ -241,6 +268,57 @@ fn the_leaves_know_nothing_of_the_gate_the_proxy_or_the_app() {
     }
     assert!(!graph["gate"].contains("proxy") && !graph["gate"].contains("app"));
     assert!(!graph["proxy"].contains("app") && !graph["proxy"].contains("config"));
+}
+
+#[test]
+fn the_mod_rs_files_are_nodes_of_the_room_above() {
+    let sentinel = src().join("a/b/c/mod.rs");
+    assert_eq!(
+        node_of(&sentinel),
+        Some((src().join("a/b"), "c".to_owned()))
+    );
+    assert_eq!(
+        node_of(&src().join("a/b/d.rs")),
+        Some((src().join("a/b"), "d".to_owned()))
+    );
+    assert_eq!(node_of(&src().join("a/mod.rs")), None, "a top-level module");
+    assert_eq!(node_of(&src().join("a/tests.rs")), None);
+}
+
+#[test]
+fn the_front_doors_decide_through_the_gate_not_through_the_proxy() {
+    let graph = dependencies();
+    for door in ["rls", "check", "admin"] {
+        assert!(
+            graph[door].contains("gate"),
+            "{door} decides through the gate"
+        );
+        assert!(!graph[door].contains("proxy"), "{door} uses proxy");
+    }
+}
+
+/// Whether `file` is `path` under `src/`.
+fn is(file: &Path, path: &str) -> bool {
+    file == src().join(path)
+}
+
+#[test]
+fn one_place_calls_the_store_for_a_decision() {
+    for file in rust_files(&src()) {
+        if file.starts_with(src().join("limiter")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_outside_tests(&file, &text);
+        let asks = code.contains("limiter.acquire(") || code.contains("fallback.decide(");
+        // Settlements change a bucket after the decision; they decide nothing.
+        let settles = is(&file, "gate/aftercare.rs") && !code.contains("fallback.decide(");
+        assert!(
+            !asks || settles || is(&file, "gate/store_call.rs"),
+            "{} asks the store for a decision: only gate/store_call.rs does",
+            file.display()
+        );
+    }
 }
 
 #[test]
