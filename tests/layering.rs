@@ -1,5 +1,7 @@
 //! The module layering of `src/`: dependencies between top-level modules point one way (no
-//! cycle), the gate holds no pingora types, and no outcome is compared as a string.
+//! cycle), and between the files of each directory (`mod.rs` files included); the gate holds
+//! no pingora types and is the one place that asks the store for a decision; the front doors
+//! other than the proxy never import it; no outcome is compared as a string.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,8 +25,8 @@ fn src() -> PathBuf {
 }
 
 /// The top-level module a file under `src/` belongs to (`None` for lib.rs and main.rs).
-fn module_of(file: &Path) -> Option<String> {
-    let relative = file.strip_prefix(src()).ok()?;
+fn module_of(root: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(root).ok()?;
     let first = relative.components().next()?.as_os_str().to_str()?;
     match first {
         "lib.rs" | "main.rs" => None,
@@ -101,8 +103,8 @@ fn group_heads(group: &str) -> Vec<String> {
 }
 
 /// Whether `file` sits where `super::` names the crate root.
-fn at_root(file: &Path) -> bool {
-    let Ok(relative) = file.strip_prefix(src()) else {
+fn at_root(root: &Path, file: &Path) -> bool {
+    let Ok(relative) = file.strip_prefix(root) else {
         return false;
     };
     let depth = relative.components().count();
@@ -110,17 +112,17 @@ fn at_root(file: &Path) -> bool {
 }
 
 /// The top-level modules each module's code names, outside tests.
-fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+fn dependencies(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in rust_files(&src()) {
-        let Some(module) = module_of(&file) else {
+    for file in rust_files(root) {
+        let Some(module) = module_of(root, &file) else {
             continue;
         };
         let text = std::fs::read_to_string(&file).expect("readable source");
         let code = code_outside_tests(&file, &text);
         let uses = graph.entry(module.clone()).or_default();
         uses.extend(
-            names_in(&code, at_root(&file))
+            names_in(&code, at_root(root, &file))
                 .into_iter()
                 .filter(|n| *n != module),
         );
@@ -149,33 +151,72 @@ fn cycle_from(
     None
 }
 
+/// The roots whose modules are checked: the binary's `src/` and the limiter crate's.
+fn roots() -> [PathBuf; 2] {
+    let crate_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/limiter/src");
+    [src(), crate_src]
+}
+
 #[test]
 fn no_import_cycle_between_top_level_modules() {
-    let graph = dependencies();
-    assert!(graph.len() >= 8, "modules found: {graph:?}");
-    for node in graph.keys() {
-        if let Some(cycle) = cycle_from(node, &graph, &mut Vec::new()) {
-            panic!("import cycle: {}", cycle.join(" → "));
+    for root in roots() {
+        let graph = dependencies(&root);
+        assert!(graph.len() >= 8, "modules found under {root:?}: {graph:?}");
+        for node in graph.keys() {
+            if let Some(cycle) = cycle_from(node, &graph, &mut Vec::new()) {
+                panic!("import cycle under {root:?}: {}", cycle.join(" → "));
+            }
         }
     }
 }
 
+#[test]
+fn the_limiter_crate_builds_without_pingora_or_the_binary() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/limiter/Cargo.toml");
+    let manifest = std::fs::read_to_string(manifest).expect("the limiter crate's manifest");
+    let dependencies = manifest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'));
+    for line in dependencies {
+        assert!(
+            !line.starts_with("pingora") && !line.starts_with("floodgate ="),
+            "crates/limiter depends on the proxy: {line}"
+        );
+    }
+    for file in rust_files(&roots()[1]) {
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        assert!(!text.contains("pingora::"), "{file:?} names pingora");
+    }
+}
+
+/// A file's node in its room: the directory it sits in and its name there. A `mod.rs` is its
+/// directory's module, a node of the directory above (where its `super::` points), named
+/// after its directory; `tests.rs` and the files directly under `src/` are in no room.
+fn node_of(root: &Path, file: &Path) -> Option<(PathBuf, String)> {
+    let stem = file.file_stem()?.to_str()?;
+    let dir = file.parent()?;
+    let (room, name) = match stem {
+        "tests" => return None,
+        "mod" => (dir.parent()?, dir.file_name()?.to_str()?),
+        _ => (dir, stem),
+    };
+    (room.starts_with(root) && room != root).then(|| (room.to_owned(), name.to_owned()))
+}
+
 /// Within each directory under `src/` (a room), the sibling files each file's code names
-/// with `super::` (a file's own `mod.rs` is the room itself, not a sibling).
-fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
+/// with `super::` (a file's own `mod.rs` is the room itself, not a sibling; a `mod.rs` below
+/// is the sibling named after its directory).
+fn rooms(root: &Path) -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
     let mut rooms: BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    for file in rust_files(&src()) {
-        let (Some(dir), Some(stem)) = (file.parent(), file.file_stem().and_then(|s| s.to_str()))
-        else {
+    for file in rust_files(root) {
+        let Some((dir, stem)) = node_of(root, &file) else {
             continue;
         };
-        if dir == src() || stem == "mod" || stem == "tests" {
-            continue;
-        }
         let text = std::fs::read_to_string(&file).expect("readable source");
         let code = code_outside_tests(&file, &text);
         let sibling = |name: &String| {
-            name != stem
+            *name != stem
                 && (dir.join(format!("{name}.rs")).exists()
                     || dir.join(name).join("mod.rs").exists())
         };
@@ -184,9 +225,9 @@ fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
             .filter(sibling)
             .collect();
         rooms
-            .entry(dir.to_owned())
+            .entry(dir)
             .or_default()
-            .entry(stem.to_owned())
+            .entry(stem)
             .or_default()
             .extend(uses);
     }
@@ -195,13 +236,15 @@ fn rooms() -> BTreeMap<PathBuf, BTreeMap<String, BTreeSet<String>>> {
 
 #[test]
 fn no_import_cycle_between_the_files_of_a_room() {
-    let rooms = rooms();
-    assert!(rooms.len() >= 10, "rooms found: {:?}", rooms.keys());
-    for (dir, graph) in &rooms {
-        for node in graph.keys() {
-            if let Some(cycle) = cycle_from(node, graph, &mut Vec::new()) {
-                let room = dir.strip_prefix(src()).unwrap_or(dir).display();
-                panic!("import cycle in {room}/: {}", cycle.join(" → "));
+    for root in roots() {
+        let rooms = rooms(&root);
+        assert!(rooms.len() >= 4, "rooms found: {:?}", rooms.keys());
+        for (dir, graph) in &rooms {
+            for node in graph.keys() {
+                if let Some(cycle) = cycle_from(node, graph, &mut Vec::new()) {
+                    let room = dir.strip_prefix(&root).unwrap_or(dir).display();
+                    panic!("import cycle in {room}/: {}", cycle.join(" → "));
+                }
             }
         }
     }
@@ -232,7 +275,7 @@ fn the_cycle_detector_finds_a_cycle_and_reads_grouped_and_super_imports() {
 
 #[test]
 fn the_leaves_know_nothing_of_the_gate_the_proxy_or_the_app() {
-    let graph = dependencies();
+    let graph = dependencies(&src());
     for leaf in ["identity", "policy", "limiter", "telemetry", "clock"] {
         let uses = &graph[leaf];
         for upper in ["gate", "proxy", "app", "config", "admin"] {
@@ -241,6 +284,61 @@ fn the_leaves_know_nothing_of_the_gate_the_proxy_or_the_app() {
     }
     assert!(!graph["gate"].contains("proxy") && !graph["gate"].contains("app"));
     assert!(!graph["proxy"].contains("app") && !graph["proxy"].contains("config"));
+}
+
+#[test]
+fn the_mod_rs_files_are_nodes_of_the_room_above() {
+    let sentinel = src().join("a/b/c/mod.rs");
+    assert_eq!(
+        node_of(&src(), &sentinel),
+        Some((src().join("a/b"), "c".to_owned()))
+    );
+    assert_eq!(
+        node_of(&src(), &src().join("a/b/d.rs")),
+        Some((src().join("a/b"), "d".to_owned()))
+    );
+    assert_eq!(
+        node_of(&src(), &src().join("a/mod.rs")),
+        None,
+        "a top-level module"
+    );
+    assert_eq!(node_of(&src(), &src().join("a/tests.rs")), None);
+}
+
+#[test]
+fn the_front_doors_decide_through_the_gate_not_through_the_proxy() {
+    let graph = dependencies(&src());
+    for door in ["rls", "check", "admin"] {
+        assert!(
+            graph[door].contains("gate"),
+            "{door} decides through the gate"
+        );
+        assert!(!graph[door].contains("proxy"), "{door} uses proxy");
+    }
+}
+
+/// Whether `file` is `path` under `src/`.
+fn is(file: &Path, path: &str) -> bool {
+    file == src().join(path)
+}
+
+#[test]
+fn one_place_calls_the_store_for_a_decision() {
+    for file in rust_files(&src()) {
+        if file.starts_with(src().join("limiter")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_outside_tests(&file, &text);
+        let asks = code.contains("limiter.acquire(") || code.contains("fallback.decide(");
+        // Settlements change a bucket after the decision; they decide nothing.
+        let settles = is(&file, "gate/aftercare.rs") && !code.contains("fallback.decide(");
+        assert!(
+            !asks || settles || is(&file, "gate/store_call.rs"),
+            "{} asks the store for a decision: only gate/store_call.rs does",
+            file.display()
+        );
+    }
 }
 
 #[test]
@@ -256,8 +354,10 @@ fn the_gate_holds_no_pingora_types() {
 }
 
 /// Every label value of the vocabularies (`Variant => "label"` in telemetry/vocab.rs).
+/// and the store's error kinds, which the limiter crate names (crates/limiter/src/metrics.rs).
 fn vocabulary_labels() -> BTreeSet<String> {
-    let text = std::fs::read_to_string(src().join("telemetry/vocab.rs")).expect("vocab.rs");
+    let read = |path: PathBuf| std::fs::read_to_string(&path).expect("a vocabulary file");
+    let text = read(src().join("telemetry/vocab.rs")) + &read(roots()[1].join("metrics.rs"));
     text.match_indices("=> \"")
         .map(|(i, m)| ident(&text[i + m.len()..]))
         .filter(|l| !l.is_empty())

@@ -4,7 +4,7 @@
 //! into place, so a crash never leaves half a key.
 
 use super::error::{AcmeError, Step};
-use super::vault::{Certificates, Kept};
+use super::kept::{Certificates, Kept};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! account (sealed too), and the validations under way, which any instance answers.
 
 use super::error::{AcmeError, Step};
+use super::kept::{Certificates, Kept, Lead, Written};
 use super::seal::Sealer;
-use super::vault::{Certificates, Kept, Lead, Written};
 use crate::limiter::RedisDriver;
 use redis::Value;
 use std::sync::Arc;

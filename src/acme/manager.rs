@@ -6,10 +6,11 @@
 use super::answers::Answers;
 use super::client::AcmeHttp;
 use super::error::{AcmeError, Step};
+use super::kept::{Certificates, Kept, Lead, Written};
 use super::order::Ordering;
 use super::renewal::{due, Backoff};
 use super::settings::AcmeSettings;
-use super::vault::{Certificates, Kept, Lead, Vault, Written};
+use super::vault::Vault;
 use crate::telemetry::{CertificateMetrics, OrderResult};
 use crate::tls::{Certified, ServedCertificates};
 use arc_swap::ArcSwap;

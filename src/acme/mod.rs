@@ -9,6 +9,7 @@ mod client;
 mod error;
 mod files;
 mod fleet;
+mod kept;
 mod manager;
 mod order;
 mod renewal;

@@ -4,8 +4,9 @@
 
 use super::answers::Answers;
 use super::error::{AcmeError, Step};
+use super::kept::{Kept, Written};
 use super::settings::ChallengeType;
-use super::vault::{Kept, Vault, Written};
+use super::vault::Vault;
 use instant_acme::{Account, AuthorizationStatus, Identifier, NewOrder, OrderStatus, RetryPolicy};
 use std::time::Duration;
 

@@ -7,11 +7,9 @@ use super::escape::escaped;
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
 use crate::control::{Control, ControlError};
-use crate::gate::Gate;
+use crate::gate::{Decider, Gate, InForce};
 use crate::limiter::{InFlight, Limiter};
-use crate::proxy::Snapshot;
 use crate::telemetry::Metrics;
-use arc_swap::ArcSwap;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -24,8 +22,8 @@ pub const MAX_BODY: usize = 64 * 1024;
 pub struct ControlApi {
     /// The tokens that open it.
     pub tokens: Arc<Tokens>,
-    /// The running config's gate (policies, sources, digest key).
-    pub snapshot: Arc<ArcSwap<Snapshot>>,
+    /// The running config's decider: its gate (policies, sources, digest key).
+    pub in_force: Arc<dyn InForce>,
     /// Bans and overrides.
     pub control: Arc<Control>,
     /// The buckets (inspect, reset).
@@ -113,9 +111,9 @@ impl ControlApi {
         }
     }
 
-    /// The running gate.
-    pub(super) fn gate(&self) -> arc_swap::Guard<Arc<Snapshot>> {
-        self.snapshot.load()
+    /// The running decider, whose gate the call reads.
+    pub(super) fn gate(&self) -> Arc<Decider> {
+        self.in_force.decider()
     }
 
     /// Logs and counts a change asked for, with its outcome, on one line: operator text is
@@ -149,9 +147,9 @@ impl ControlApi {
     }
 }
 
-/// The gate of a snapshot.
-pub(super) fn gate_of(snapshot: &Snapshot) -> &Gate {
-    &snapshot.gate
+/// The gate of a decider.
+pub(super) fn gate_of(decider: &Decider) -> &Gate {
+    &decider.gate
 }
 
 /// The answer to a change the control state did not confirm: 507 and 503 changed nothing;

@@ -9,11 +9,11 @@ use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_us;
 use crate::control::{now_ms, override_key, ControlView};
+use crate::gate::reply::echo;
 use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
 use crate::limiter::BucketKey;
 use crate::policy::Policy;
-use crate::proxy::echo;
 use http::StatusCode;
 use serde_json::{json, Value};
 use std::net::IpAddr;
@@ -106,8 +106,8 @@ impl ControlApi {
             Ok(named) => named,
             Err(reply) => return reply,
         };
-        let snapshot = self.gate();
-        let gate = gate_of(&snapshot);
+        let decider = self.gate();
+        let gate = gate_of(&decider);
         let policies = match self.policies_of(gate, &source, only.as_deref()) {
             Ok(policies) => policies,
             Err(reply) => return reply,
@@ -210,8 +210,8 @@ impl ControlApi {
             Ok(named) => named,
             Err(reply) => return reply,
         };
-        let snapshot = self.gate();
-        let gate = gate_of(&snapshot);
+        let decider = self.gate();
+        let gate = gate_of(&decider);
         let policies = match self.policies_of(gate, &body.source, body.policy.as_deref()) {
             Ok(policies) => policies,
             Err(reply) => return reply,

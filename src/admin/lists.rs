@@ -68,8 +68,8 @@ impl ControlApi {
             }
             ("cidr", Some(_)) => Err(Reply::bad_field("source", "a cidr ban takes no source")),
             ("caller", Some(source)) => {
-                let snapshot = self.gate();
-                let gate = gate_of(&snapshot);
+                let decider = self.gate();
+                let gate = gate_of(&decider);
                 let chain = chain_with(gate, source, None)?;
                 let (spec, caller) = caller_of(gate, chain, source, &named)?;
                 let shown = format!("caller {spec} {}", short(&caller));
@@ -105,8 +105,8 @@ impl ControlApi {
             Ok(terms) => terms,
             Err(reply) => return reply,
         };
-        let snapshot = self.gate();
-        let gate = gate_of(&snapshot);
+        let decider = self.gate();
+        let gate = gate_of(&decider);
         let Some(policy) = gate.policies().find(|p| **p.name() == *body.policy) else {
             return Reply::unknown("policy", &format!("no policy is called `{}`", body.policy));
         };

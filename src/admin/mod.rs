@@ -160,9 +160,9 @@ impl AdminApp {
     /// The offenders as JSON, each with the `source` the control API can name it under: the
     /// first source its policy reads (`null` without the control API or that policy).
     fn with_sources(&self, list: &[crate::telemetry::Offender]) -> Vec<serde_json::Value> {
-        let snapshot = self.control.as_ref().map(|c| c.snapshot.load());
+        let decider = self.control.as_ref().map(|c| c.in_force.decider());
         let source_of = |policy: &str| {
-            let gate = &snapshot.as_ref()?.gate;
+            let gate = &decider.as_ref()?.gate;
             let policy = gate.policies().find(|p| &**p.name() == policy)?;
             Some(gate.chain_of(policy).sources.first()?.to_string())
         };

@@ -241,7 +241,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         .with_protected_views(admin_settings.protect_metrics)
         .with_control(ControlApi {
             tokens: tokens.clone(),
-            snapshot: snapshot.clone(),
+            in_force: snapshot.clone(),
             control: stores.control.clone(),
             limiter: stores.limiter.clone(),
             in_flight: stores.in_flight.clone(),

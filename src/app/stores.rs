@@ -7,13 +7,13 @@ use crate::challenge::Challenges;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
-use crate::gate::{Deciders, Gate};
+use crate::gate::{Callers, Decider, Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
     Fallback, FleetSize, InFlight, Limiter, LimiterError, MemoryNonces, MemorySlots, MemoryStore,
     NonceLedger, RedisDriver, RedisNonces, RedisSlots, RedisStore, StoreSettings,
 };
-use crate::proxy::{AccessLog, Callers, Snapshot, Upstream, UpstreamError};
+use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
@@ -181,23 +181,21 @@ impl Stores {
             client_ip: config.client_ip.clone(),
             jwt: config.jwt.clone(),
         };
-        Ok(Snapshot::new(
-            callers,
-            gate,
-            Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?,
-            config.response.throttle_status,
-            access_log(config)?,
-        )
-        .with_front(config.server.front.clone())
-        .with_profiler(Arc::new(Profiler::new(
+        let upstream = Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?;
+        let access_log = access_log(config)?;
+        let profiler = Profiler::new(
             &config.bots,
-            previous.and_then(|p| p.profiler.as_deref()),
+            previous.and_then(|p| p.decider.profiler.as_deref()),
             config.geo.clone(),
             self.metrics.bots.clone(),
             self.metrics.signed.clone(),
             self.nonces.clone(),
-        )))
-        .with_challenges(challenges))
+        );
+        let decider = Decider::new(callers, gate, config.response.throttle_status)
+            .with_profiler(Arc::new(profiler));
+        Ok(Snapshot::new(decider, upstream, access_log)
+            .with_front(config.server.front.clone())
+            .with_challenges(challenges))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.

@@ -3,7 +3,7 @@
 //! forwarding header `identity.ip` names, read as from a trusted proxy. Nothing in the check
 //! request's own query may steer the decision (Caddy appends the client's query to it).
 
-use crate::proxy::echo;
+use crate::gate::reply::echo;
 use http::header::{HeaderMap, HeaderName, HOST};
 use http::Method;
 use std::borrow::Cow;
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn an_error_echoes_at_most_256_bytes_of_the_request() {
-        use crate::proxy::MAX_ECHO;
+        use crate::gate::reply::MAX_ECHO;
         let long = "x".repeat(60_000);
         let e = asked(&Method::GET, &long, &HeaderMap::new())
             .map(|_| ())

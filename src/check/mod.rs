@@ -21,11 +21,11 @@ pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
 pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WINDOW};
 
 use crate::bots::Message;
-use crate::gate::Gate;
+use crate::gate::reply::{problem_body, Refusal, Reply, PROBLEM_JSON};
+use crate::gate::{Decider, Gate, InForce};
 use crate::identity::{ClientIpResolver, Request, RequestFacts};
 use crate::policy::{normalize_path, request_host, RouteFacts};
-use crate::proxy::{Action, Snapshot};
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwapOption;
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
@@ -51,19 +51,19 @@ pub struct CheckSettings {
 
 /// Answers check requests.
 pub struct CheckApp {
-    snapshot: Arc<ArcSwap<Snapshot>>,
+    in_force: Arc<dyn InForce>,
     settings: CheckSettings,
     replays: Replays,
-    /// The snapshot's client address resolver with the asking proxies trusted too, made once
-    /// per snapshot (keyed by its address).
+    /// The decider's client address resolver with the asking proxies trusted too, made once
+    /// per decider (keyed by its address).
     resolver: ArcSwapOption<(usize, ClientIpResolver)>,
 }
 
 impl CheckApp {
-    /// A decision endpoint deciding with the gate of `snapshot`.
-    pub fn new(snapshot: Arc<ArcSwap<Snapshot>>, settings: CheckSettings) -> Self {
+    /// A decision endpoint deciding with the decider `in_force`.
+    pub fn new(in_force: Arc<dyn InForce>, settings: CheckSettings) -> Self {
         Self {
-            snapshot,
+            in_force,
             settings,
             replays: Replays::default(),
             resolver: ArcSwapOption::empty(),
@@ -90,8 +90,8 @@ impl CheckApp {
         let Ok(path) = normalize_path(&asked.path) else {
             return problem(400, "The request's path has no normal form.");
         };
-        let snapshot = self.snapshot.load_full();
-        let client_ip = self.resolver(&snapshot).1.resolve(peer, &req.headers);
+        let decider = self.in_force.decider();
+        let client_ip = self.resolver(&decider).1.resolve(peer, &req.headers);
         let host = asked.host.as_deref().and_then(|h| {
             let value = HeaderValue::from_str(h).ok()?;
             request_host(&http::Uri::from_static("/"), Some(&value))
@@ -106,7 +106,7 @@ impl CheckApp {
             method: Some(asked.method.as_str()),
             host: host.as_deref(),
         };
-        let jwt = snapshot.callers.jwt.as_deref();
+        let jwt = decider.callers.jwt.as_deref();
         let target = signed_target(&asked);
         let message = Message {
             method: &asked.method,
@@ -114,33 +114,33 @@ impl CheckApp {
             authority: asked.host.as_deref(),
             headers: &req.headers,
         };
-        let traits = snapshot.traits(client_ip, &message).await;
+        let traits = decider.traits(client_ip, &message).await;
         let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
             .with_facts(facts)
             .with_traits(&traits);
         let replay = self.replay_key(&req.headers, &asked, client_ip, || {
-            callers(&snapshot.gate, &request)
+            callers(&decider.gate, &request)
         });
         if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
             return answer;
         }
-        let mut outcome = snapshot.gate.decide(&request, &route).await;
+        let mut outcome = decider.gate.decide(&request, &route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
         drop(outcome.take_aftercare());
-        let answer = Arc::new(rendered(snapshot.render(&outcome, traits.bot.as_ref())));
+        let answer = Arc::new(answered(decider.reply(&outcome, traits.bot.as_ref())));
         if let Some(key) = replay {
             self.replays.put(key, answer.clone(), Instant::now());
         }
         answer
     }
 
-    /// The client address resolver of `snapshot`, trusting the asking proxies too.
-    fn resolver(&self, snapshot: &Arc<Snapshot>) -> Arc<(usize, ClientIpResolver)> {
-        let id = Arc::as_ptr(snapshot) as usize;
+    /// The client address resolver of `decider`, trusting the asking proxies too.
+    fn resolver(&self, decider: &Arc<Decider>) -> Arc<(usize, ClientIpResolver)> {
+        let id = Arc::as_ptr(decider) as usize;
         if let Some(cached) = self.resolver.load_full().filter(|c| c.0 == id) {
             return cached;
         }
-        let own = &snapshot.callers.client_ip;
+        let own = &decider.callers.client_ip;
         let mut trusted = own.trusted().to_vec();
         trusted.extend(self.settings.trusted.iter().copied());
         let made = Arc::new((id, ClientIpResolver::new(trusted, own.header().clone())));
@@ -203,11 +203,11 @@ fn callers(gate: &Gate, request: &Request<'_>) -> String {
         .join(" ")
 }
 
-/// The answer an action makes: allowed → exactly `200` with the RateLimit headers; an
-/// answer → as the proxy would send it.
-fn rendered(action: Action) -> Answer {
-    match action {
-        Action::Forward(headers) => {
+/// The answer a reply makes: allowed → exactly `200` with the RateLimit headers; refused →
+/// the proxy's refusal (its status, problem body and headers).
+fn answered(reply: Reply) -> Answer {
+    match reply {
+        Reply::Forward(headers) => {
             let mut list = Vec::new();
             if let Some(h) = headers {
                 list.push((HeaderName::from_static("ratelimit-policy"), h.policy));
@@ -219,16 +219,18 @@ fn rendered(action: Action) -> Answer {
                 body: Bytes::new(),
             }
         }
-        Action::Answer(head, body) => Answer {
-            status: head.status.as_u16(),
-            headers: head
-                .headers
-                .iter()
-                .filter(|(name, _)| *name != CONTENT_LENGTH && *name != CACHE_CONTROL)
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect(),
+        Reply::Refuse(Refusal {
+            status,
+            headers,
             body,
-        },
+        }) => {
+            let content_type = (CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+            Answer {
+                status,
+                headers: std::iter::once(content_type).chain(headers).collect(),
+                body,
+            }
+        }
     }
 }
 
@@ -236,11 +238,8 @@ fn rendered(action: Action) -> Answer {
 fn problem(status: u16, detail: &str) -> Arc<Answer> {
     Arc::new(Answer {
         status,
-        headers: vec![(
-            CONTENT_TYPE,
-            HeaderValue::from_static(crate::proxy::PROBLEM_JSON),
-        )],
-        body: crate::proxy::problem_body(status, detail, serde_json::json!({})),
+        headers: vec![(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON))],
+        body: problem_body(status, detail, serde_json::json!({})),
     })
 }
 

@@ -3,11 +3,12 @@
 //! what cost).
 
 use super::cost::{header_cost, BadCost, HeaderCost};
-use super::{LevelId, Quota, Standing, Unpayable};
+use super::judge::Draw;
+use super::{HeaderQuota, LevelId, Unpayable};
 use crate::clock::wall_now_us;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identity, Request};
-use crate::limiter::{Assessment, BucketKey, Mode, PolicyKey, Take};
+use crate::limiter::{BucketKey, Mode, PolicyKey, Take};
 use crate::policy::{Limits, Policy, Rules};
 use crate::telemetry::PolicyCounters;
 use std::sync::atomic::AtomicUsize;
@@ -158,18 +159,12 @@ impl<'g> Planned<'g> {
         }
     }
 
-    /// Whether this share can never be paid: an enforcing policy whose bucket holds fewer
-    /// tokens than the request costs (a shadow policy never refuses).
-    pub(crate) fn unpayable(&self) -> bool {
-        !self.is_shadow() && self.cost > self.limits().capacity()
-    }
-
     /// The refusal of this share when it can never be paid, about `caller`.
     pub(crate) fn unpayable_refusal(&self, caller: Identity) -> Unpayable<'g> {
         Unpayable {
             policy: self.bound.policy.name(),
             level: self.level_id(),
-            quota: Quota::of(self.limits()),
+            quota: HeaderQuota::of(self.limits()),
             cost: self.cost,
             identity: self.identity,
             caller,
@@ -193,15 +188,16 @@ impl<'g> Planned<'g> {
         }
     }
 
-    /// How the bucket stands given the store's `assessment`.
-    pub(crate) fn standing(&self, assessment: Assessment) -> Standing<'g> {
-        Standing {
+    /// This share as the store's answer is judged.
+    pub(crate) fn draw(&self) -> Draw<'g> {
+        Draw {
+            shadow: self.is_shadow(),
+            counters: self.counters(),
             policy: self.bound.policy.name(),
             level: self.level_id(),
-            quota: Quota::of(self.limits()),
+            quota: HeaderQuota::of(self.limits()),
             calendar: self.bound.policy.calendar.as_deref(),
             cost: self.cost,
-            assessment,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The limiting step: concurrency slots first, then every planned bucket (enforcing and
-//! shadow) in one store call, the fallback when the store cannot decide, the counting, the
-//! wait of a prepaid request, and the outcome with what later phases owe it.
+//! shadow) in one store call (`store_call.rs`, the fallback when the store cannot decide), the
+//! judgement and counting (`judge.rs`), the wait of a prepaid request, and the outcome with
+//! what later phases owe it.
 //!
 //! Slots come first so that a request refused for want of one takes no token, and a held
 //! request keeps its slot while it waits (`hold.rs` says why it cannot be taken after). A
@@ -9,12 +10,11 @@
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
+use super::judge::{count_undecided, Draw};
 use super::verdict::{busy, unpayable, verdict, Verdict};
 use super::{Few, Gate, Outcome, Planned};
-use crate::limiter::{Assessment, Assessments, LimiterError, Take, Undecided};
-use crate::telemetry::{Decision, HeldResult};
-use std::sync::atomic::Ordering;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use crate::limiter::{Assessment, Take, Undecided};
+use crate::telemetry::HeldResult;
 
 impl Gate {
     /// Takes from the planned buckets and says what happens to the request.
@@ -22,14 +22,15 @@ impl Gate {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
         }
+        let draws: Few<Draw<'g>> = planned.iter().map(Planned::draw).collect();
         // A request that can never pass takes no slot and no token, and is not told to wait.
-        if let Some(i) = planned.iter().position(Planned::unpayable) {
-            return unpayable(planned, i);
+        if let Some(i) = draws.iter().position(Draw::unpayable) {
+            return unpayable(planned, &draws, i);
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,
-            Err(SlotRefusal::Busy(i)) => return busy(planned, i),
-            Err(SlotRefusal::Store) => return undecided(planned, Undecided::Refuse),
+            Err(SlotRefusal::Busy(i)) => return busy(planned, &draws, i),
+            Err(SlotRefusal::Store) => return undecided(&draws, Undecided::Refuse),
         };
         // A place to be held lets a take prepay within `max_delay`; without one it cannot.
         let mut permits: Few<Option<HeldPermit<'g>>> =
@@ -39,13 +40,13 @@ impl Gate {
             .zip(&permits)
             .map(|(p, permit)| p.take(permit.is_some()))
             .collect();
-        let assessments = match self.ask(&takes).await {
+        let assessments = match self.store.ask(&takes).await {
             Ok(assessments) => assessments,
             // Failing open (or closed) drops the slots: nothing is limited or forwarded.
-            Err(e) => return undecided(planned, e),
+            Err(e) => return undecided(&draws, e),
         };
         count_overflow(planned, &assessments, &permits);
-        match verdict(planned, &assessments) {
+        match verdict(planned, &draws, &assessments) {
             Verdict::Throttled(decided) => {
                 release_all(slots).await;
                 Outcome::Throttled(decided)
@@ -57,33 +58,6 @@ impl Gate {
                 Outcome::Allowed(decided, self.aftercare(planned, &assessments, slots))
             }
             Verdict::ShadowOnly => Outcome::Unlimited(self.aftercare(planned, &assessments, slots)),
-        }
-    }
-
-    /// The store's answers for `takes`, or what `on_error` makes of its failure.
-    async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
-        let started = Instant::now();
-        let answer = self.limiter.acquire(takes).await;
-        self.counters
-            .limiter_seconds
-            .observe(started.elapsed().as_secs_f64());
-        // One answer per take, or the answer is not believed (a short list must never pass).
-        let answer = answer.and_then(|a| match a.len() == takes.len() {
-            true => Ok(a),
-            false => Err(LimiterError::Store(format!(
-                "{} answers for {} takes",
-                a.len(),
-                takes.len()
-            ))),
-        });
-        match answer {
-            Ok(assessments) => Ok(assessments),
-            Err(e) => {
-                self.log_store_error(&e);
-                let decided = self.fallback.decide(takes)?;
-                self.counters.store_fallbacks.inc();
-                Ok(decided)
-            }
         }
     }
 
@@ -112,27 +86,14 @@ impl Gate {
                 })
             })
             .collect();
-        Aftercare::new(&self.limiter, settlements, slots)
-    }
-
-    /// Logs a store error at most once a second: an outage must not flood the log.
-    pub(super) fn log_store_error(&self, e: &LimiterError) {
-        let now_s = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
-            log::warn!("store cannot decide ({e}); applying on_error");
-        }
+        Aftercare::new(self.store.limiter(), settlements, slots)
     }
 }
 
 /// The store could not decide: every policy counts an error, and `undecided` applies unless
 /// only shadow policies are on the route (they never block).
-fn undecided<'g>(planned: &[Planned<'g>], what: Undecided) -> Outcome<'g> {
-    planned
-        .iter()
-        .for_each(|p| p.counters().count(Decision::Error));
-    match planned.iter().any(|p| !p.is_shadow()) {
+fn undecided<'g>(draws: &[Draw<'g>], what: Undecided) -> Outcome<'g> {
+    match count_undecided(draws) {
         true => Outcome::Undecided(what),
         false => Outcome::Unlimited(Aftercare::default()),
     }

@@ -125,8 +125,8 @@ impl Gate {
         let slot = match self.in_flight.acquire(p.key(), limit).await {
             Ok(slot) => slot,
             Err(e) => {
-                self.log_store_error(&e);
-                self.fallback.slot(p.key(), limit)?
+                self.store.log_error(&e);
+                self.store.fallback().slot(p.key(), limit)?
             }
         };
         Ok(slot.map(|slot| HeldSlot::new(slot, p.counters().in_flight.clone())))

@@ -1,9 +1,10 @@
 //! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
 //! access lists, finds the policies on the request's route with each one's caller, limits and
 //! cost (`bound`, `cost`), takes concurrency slots (`concurrency`), takes from all their
-//! buckets in one store call (`check`, `verdict`), holds a request that prepaid (`hold`) and
-//! returns a typed [`Outcome`] for the proxy to render, carrying the [`Aftercare`] the
-//! response phases owe (settlements, slots).
+//! buckets in one store call (`check`, `store_call`), judges the answers (`judge`,
+//! `verdict`), holds a request that prepaid (`hold`) and
+//! returns a typed [`Outcome`], carrying the [`Aftercare`] the response phases owe
+//! (settlements, slots). Its [`reply`] is the same at every front door ([`Decider`]).
 //!
 //! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
 //! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
@@ -15,10 +16,14 @@ mod challenges;
 mod check;
 mod concurrency;
 mod cost;
+mod decider;
 mod hold;
+mod judge;
 mod outcome;
+pub mod reply;
 mod ruling;
 mod standing;
+mod store_call;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -27,8 +32,11 @@ pub use aftercare::Aftercare;
 pub use bound::Planned;
 pub use challenges::CROWDSEC;
 pub use cost::BadCost;
+pub use decider::{Callers, Decider, InForce};
+pub use judge::{count_refusal, count_undecided, judge, Draw, Judgement};
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
-pub use standing::{most_restrictive, LevelId, Quota, Standing};
+pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
+pub use store_call::{StoreCall, Unanswered};
 
 use crate::control::{now_ms, BanHit, Block, Control, ControlView};
 use crate::identity::{
@@ -38,9 +46,8 @@ use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
-use prometheus::{Histogram, IntCounter, IntCounterVec};
+use prometheus::{IntCounter, IntCounterVec};
 use smallvec::SmallVec;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// Most requests meet few policies: up to this many are planned without allocating.
@@ -52,8 +59,6 @@ struct GateCounters {
     banned: IntCounter,
     blocked: IntCounterVec,
     invalid_tokens: IntCounter,
-    limiter_seconds: Histogram,
-    store_fallbacks: IntCounter,
 }
 
 /// The lists, the policies, the store they draw on and what decides when it cannot.
@@ -67,11 +72,10 @@ pub struct Gate {
     identity: IdentityChain,
     key: IdentityKey,
     control: Arc<Control>,
-    limiter: Arc<dyn Limiter>,
+    /// The one store call of each decision, and `on_error`.
+    store: StoreCall,
     in_flight: Arc<dyn InFlight>,
-    fallback: Fallback,
     counters: GateCounters,
-    last_error_log_s: AtomicU64,
     needs_host: bool,
     /// What a CrowdSec `captcha` decision asks.
     captcha: challenges::Captcha,
@@ -124,18 +128,14 @@ impl Gate {
             identity,
             key,
             control,
-            limiter,
+            store: StoreCall::new(limiter, fallback, metrics),
             in_flight,
-            fallback,
             counters: GateCounters {
                 access: metrics.access.clone(),
                 banned: metrics.banned.clone(),
                 blocked: metrics.blocked.clone(),
                 invalid_tokens: metrics.invalid_tokens.clone(),
-                limiter_seconds: metrics.limiter_seconds.clone(),
-                store_fallbacks: metrics.store.fallbacks.clone(),
             },
-            last_error_log_s: AtomicU64::new(0),
             needs_host,
             captcha: challenges::Captcha::default(),
         }

@@ -1,7 +1,7 @@
 //! What the gate decided about a request: a typed outcome with no HTTP in it. The proxy
 //! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
-use super::{Aftercare, BadCost, LevelId, Quota, Standing};
+use super::{Aftercare, BadCost, HeaderQuota, LevelId, Standing};
 use crate::control::{BanHit, Block, Remedy};
 use crate::identity::{Challenge, Identity};
 use crate::limiter::Undecided;
@@ -81,7 +81,7 @@ pub struct Unpayable<'g> {
     /// Which of its limits applied.
     pub level: LevelId,
     /// The bucket's quota: its capacity is below `cost`.
-    pub quota: Quota,
+    pub quota: HeaderQuota,
     /// Tokens the request would take.
     pub cost: u64,
     /// The caller whose bucket it is.

@@ -24,9 +24,11 @@ impl LevelId {
     pub const OVERRIDE: usize = usize::MAX;
 }
 
-/// What the `RateLimit-Policy` header says of a bucket: its quota and window.
+/// What the `RateLimit-Policy` header says of a bucket: its quota (`q`) and window (`w`).
+/// Not a calendar quota (`QuotaCalendar`): any bucket has one, a calendar quota's without a
+/// window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quota {
+pub struct HeaderQuota {
     /// The bucket's capacity (a calendar quota's tokens per period).
     pub capacity: u64,
     /// Seconds to refill it from empty (at least 1); none for a calendar quota, whose period
@@ -34,8 +36,8 @@ pub struct Quota {
     pub window_seconds: Option<u64>,
 }
 
-impl Quota {
-    /// The quota of `limits`.
+impl HeaderQuota {
+    /// The header's quota and window of `limits`.
     pub fn of(limits: &Limits) -> Self {
         Self {
             capacity: limits.capacity(),
@@ -52,7 +54,7 @@ pub struct Standing<'g> {
     /// Which limits applied.
     pub level: LevelId,
     /// The quota of the caller's bucket (the policy's, its tier's or the caller's override).
-    pub quota: Quota,
+    pub quota: HeaderQuota,
     /// A calendar quota's calendar (when it resets); `None` for a bucket.
     pub calendar: Option<&'g QuotaCalendar>,
     /// Tokens the request takes.
@@ -117,7 +119,7 @@ mod tests {
                 policy: 0,
                 level: 0,
             },
-            quota: Quota::of(limits),
+            quota: HeaderQuota::of(limits),
             calendar: None,
             cost: 1,
             assessment: a,

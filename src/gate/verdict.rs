@@ -1,11 +1,12 @@
-//! From the store's answers to a verdict: each policy counts its decision (and its penalty
-//! events), and the standing that describes the request is picked.
+//! The gate's verdict from the judgement of the store's answers (`judge.rs`): the standing
+//! that describes the request, about which caller; and the refusals made before any store
+//! call.
 
+use super::judge::{count_refusal, judge, Draw};
 use super::outcome::Busy;
 use super::standing::stable_caller;
-use super::{most_restrictive, Decided, Few, Outcome, Planned, Standing};
-use crate::limiter::{Assessments, Penalty};
-use crate::telemetry::{Decision, PenaltyEvent};
+use super::{Decided, Outcome, Planned};
+use crate::limiter::Assessments;
 
 /// What the store's answers make of a request.
 pub(super) enum Verdict<'g> {
@@ -17,42 +18,24 @@ pub(super) enum Verdict<'g> {
     ShadowOnly,
 }
 
-/// Counts each policy's decision and picks the verdict from the store's `assessments`.
-pub(super) fn verdict<'g>(planned: &[Planned<'g>], assessments: &Assessments) -> Verdict<'g> {
-    let passed = planned
-        .iter()
-        .zip(assessments)
-        .all(|(p, a)| p.is_shadow() || a.is_allowed());
-    let mut enforcing: Few<(Standing<'g>, &Planned<'g>)> = Few::new();
-    for (p, a) in planned.iter().zip(assessments) {
-        let counters = p.counters();
-        counters.count(match (p.is_shadow(), passed, a.is_allowed()) {
-            (true, _, true) => Decision::Allowed,
-            (true, _, false) => Decision::ShadowThrottled,
-            (false, true, _) => Decision::Allowed,
-            (false, false, false) => Decision::Throttled,
-            (false, false, true) => Decision::ThrottledByOther,
-        });
-        match a.penalty() {
-            Penalty::Started => counters.penalty(PenaltyEvent::Started),
-            Penalty::Standing => counters.penalty(PenaltyEvent::Refused),
-            Penalty::None => {}
-        }
-        if !p.is_shadow() {
-            enforcing.push((p.standing(*a), p));
-        }
-    }
-    let standings: Few<Standing<'g>> = enforcing.iter().map(|(s, _)| *s).collect();
-    let Some(index) = most_restrictive(&standings) else {
+/// Counts each policy's decision and picks the verdict from the store's `assessments` of
+/// `draws` (one per planned policy).
+pub(super) fn verdict<'g>(
+    planned: &[Planned<'g>],
+    draws: &[Draw<'g>],
+    assessments: &Assessments,
+) -> Verdict<'g> {
+    let judgement = judge(draws, assessments, false);
+    let Some((index, standing)) = judgement.deciding else {
         return Verdict::ShadowOnly;
     };
-    let (standing, p) = enforcing[index];
+    let p = &planned[index];
     let decided = Decided {
         standing,
         identity: p.identity(),
         caller: stable_caller(planned).unwrap_or(p.identity()),
     };
-    match passed {
+    match judgement.passed {
         true => Verdict::Allowed(decided),
         false => Verdict::Throttled(decided),
     }
@@ -60,8 +43,8 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], assessments: &Assessments) ->
 
 /// The refusal of a caller holding every slot of the planned policy at `index`: that policy
 /// counts it as throttled, the other enforcing ones as throttled by another.
-pub(super) fn busy<'g>(planned: &[Planned<'g>], index: usize) -> Outcome<'g> {
-    count_refusal(planned, index);
+pub(super) fn busy<'g>(planned: &[Planned<'g>], draws: &[Draw<'g>], index: usize) -> Outcome<'g> {
+    count_refusal(draws, index);
     let p = &planned[index];
     Outcome::Busy(Busy {
         policy: p.bound().policy.name(),
@@ -74,21 +57,14 @@ pub(super) fn busy<'g>(planned: &[Planned<'g>], index: usize) -> Outcome<'g> {
 /// The refusal of a request the planned policy at `index` can never admit (its cost is above
 /// the bucket's capacity): that policy counts it as throttled, the other enforcing ones as
 /// throttled by another; no store is asked.
-pub(super) fn unpayable<'g>(planned: &[Planned<'g>], index: usize) -> Outcome<'g> {
-    count_refusal(planned, index);
+pub(super) fn unpayable<'g>(
+    planned: &[Planned<'g>],
+    draws: &[Draw<'g>],
+    index: usize,
+) -> Outcome<'g> {
+    count_refusal(draws, index);
     let p = &planned[index];
     Outcome::Unpayable(p.unpayable_refusal(stable_caller(planned).unwrap_or(p.identity())))
-}
-
-/// A refusal by the planned policy at `index` before any store call: it counts throttled, the
-/// other enforcing policies throttled by another.
-fn count_refusal(planned: &[Planned<'_>], index: usize) {
-    for (i, p) in planned.iter().enumerate().filter(|(_, p)| !p.is_shadow()) {
-        p.counters().count(match i == index {
-            true => Decision::Throttled,
-            false => Decision::ThrottledByOther,
-        });
-    }
 }
 
 #[cfg(test)]

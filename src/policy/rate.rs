@@ -2,6 +2,10 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
+
+/// The units a rate is written in, with their seconds.
+const UNITS: [(&str, u64); 4] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400)];
 
 /// Tokens added per unit of time.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +20,24 @@ pub struct Rate {
 pub struct RateError(String);
 
 impl Rate {
+    /// `count` tokens per `per`, written in the unit `per` is (`100/m`), else per day (a week
+    /// of 7 is `1/d`); refused unless it is a positive, finite rate.
+    pub fn new(count: f64, per: Duration) -> Result<Self, RateError> {
+        let seconds = per.as_secs_f64();
+        let (unit, unit_seconds) = UNITS
+            .iter()
+            .find(|(_, s)| per == Duration::from_secs(*s))
+            .copied()
+            .unwrap_or(("d", 86_400));
+        let count = count * unit_seconds as f64 / seconds;
+        let text = format!("{count}/{unit}");
+        let per_second = count / unit_seconds as f64;
+        if !(per_second.is_finite() && per_second > 0.0) {
+            return Err(RateError(text));
+        }
+        Ok(Rate { text, per_second })
+    }
+
     /// Tokens added per second.
     pub fn per_second(&self) -> f64 {
         self.per_second
@@ -28,12 +50,9 @@ impl FromStr for Rate {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let refuse = || RateError(text.to_owned());
         let (count, unit) = text.trim().split_once('/').ok_or_else(refuse)?;
-        let seconds = match unit.trim() {
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3_600.0,
-            "d" => 86_400.0,
-            _ => return Err(refuse()),
+        let seconds = match UNITS.iter().find(|(u, _)| *u == unit.trim()) {
+            Some((_, seconds)) => *seconds as f64,
+            None => return Err(refuse()),
         };
         let count: f64 = count.trim().parse().map_err(|_| refuse())?;
         let per_second = count / seconds;
@@ -66,6 +85,26 @@ mod tests {
         assert_eq!(per_second("7200/h"), 2.0);
         assert_eq!(per_second("86400/d"), 1.0);
         assert_eq!(per_second(" 1 / m "), 1.0 / 60.0);
+    }
+
+    #[test]
+    fn a_rate_made_from_a_count_and_a_period_is_the_rate_written_so() {
+        let made = |count: f64, seconds: u64| Rate::new(count, Duration::from_secs(seconds));
+        for (count, seconds, text) in [
+            (10.0, 1, "10/s"),
+            (100.0, 60, "100/m"),
+            (1000.0, 3_600, "1000/h"),
+            (5.0, 86_400, "5/d"),
+            (7.0, 604_800, "1/d"),
+            (3.0, 31_536_000, "0.00821917808219178/d"),
+        ] {
+            let rate = made(count, seconds).unwrap();
+            assert_eq!(rate.to_string(), text);
+            assert_eq!(rate, text.parse::<Rate>().unwrap(), "{text}");
+        }
+        for (count, seconds) in [(0.0, 1), (-1.0, 60), (1.0, 0), (f64::NAN, 1)] {
+            assert!(made(count, seconds).is_err(), "{count}/{seconds}s");
+        }
     }
 
     #[test]

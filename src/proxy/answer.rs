@@ -40,6 +40,7 @@ impl Floodgate {
         let room = snapshot.challenges.as_deref();
         if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
             let client = snapshot
+                .decider
                 .callers
                 .client_ip
                 .resolve(decide::peer_ip(session), &session.req_header().headers);
@@ -52,7 +53,7 @@ impl Floodgate {
         // The pass's digest is for the access log only.
         let logged = snapshot.access_log.as_ref().and(decision.pass);
         ctx.pass = logged.map(|pass| {
-            crate::identity::Identity::of(snapshot.gate.digest_key(), "pass", &pass.id.0)
+            crate::identity::Identity::of(snapshot.decider.gate.digest_key(), "pass", &pass.id.0)
         });
         self.note_outcome(&mut decision.outcome, ctx);
         match (&decision.outcome, room) {

@@ -3,9 +3,10 @@
 //! solution earns (a pass cookie and a 303 to where the client was going, a new page, or a
 //! 400 naming the parameter).
 
-use super::render::{problem, problem_body, Action};
+use super::render::{problem, Action};
 use crate::challenge::{Challenges, Page, Redemption};
 use crate::clock::wall_now_us;
+use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use bytes::Bytes;
 use http::header::{

@@ -30,10 +30,10 @@ pub(super) struct Decision<'s> {
 /// its sender.
 pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Decision<'s> {
     let req = session.req_header();
-    let callers = &snapshot.callers;
+    let callers = &snapshot.decider.callers;
     let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
     let message = crate::bots::Message::new(&req.method, &req.uri, &req.headers);
-    let mut traits = snapshot.traits(client_ip, &message).await;
+    let mut traits = snapshot.decider.traits(client_ip, &message).await;
     traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
@@ -42,7 +42,7 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
         ),
         None => (None, Reach::NotAPage),
     };
-    let host = host(req, snapshot.gate.needs_host());
+    let host = host(req, snapshot.decider.gate.needs_host());
     let route = route_facts(req, host.as_deref());
     let facts = RequestFacts {
         path: Some(route.path),
@@ -58,7 +58,7 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     .with_facts(facts)
     .with_traits(&traits)
     .with_pass(pass.as_ref(), reach);
-    let outcome = snapshot.gate.decide(&request, &route).await;
+    let outcome = snapshot.decider.gate.decide(&request, &route).await;
     drop(request);
     Decision {
         outcome,

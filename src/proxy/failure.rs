@@ -1,7 +1,8 @@
 //! When proxying fails: which status the client gets, and how the failure is counted.
 
 use super::front::{write_answer, Front};
-use super::render::{problem, problem_body, Action};
+use super::render::{problem, Action};
+use crate::gate::reply::problem_body;
 use crate::telemetry::UpstreamErrorKind;
 use pingora::proxy::Session;
 use pingora::{Error, ErrorSource, ErrorType, Result};

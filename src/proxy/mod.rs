@@ -32,17 +32,15 @@ pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
-pub use render::{
-    echo, policy_text, problem_body, ratelimit_text, retry_after, Action, RateLimitHeaders,
-    MAX_ECHO, PROBLEM_JSON,
-};
-pub use snapshot::{Callers, Snapshot};
+pub use render::Action;
+pub use snapshot::Snapshot;
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
     Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
 };
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
+use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
 use crate::identity::{BotClaim, Identity, Ja4};
 use crate::telemetry::{Metrics, Offenders};
@@ -170,7 +168,11 @@ impl ProxyHttp for Floodgate {
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
         ctx.started = snapshot.access_log.is_some().then(Instant::now);
-        let trusted = snapshot.callers.client_ip.trusts(decide::peer_ip(session));
+        let trusted = snapshot
+            .decider
+            .callers
+            .client_ip
+            .trusts(decide::peer_ip(session));
         ctx.front = front::Front::begin(&snapshot.front, session, trusted);
         ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();

@@ -48,6 +48,7 @@ fn caller_key(snapshot: &Snapshot, session: &Session, ticket: Option<&Ticket>) -
     }
     let headers = &session.req_header().headers;
     let client = snapshot
+        .decider
         .callers
         .client_ip
         .resolve(decide::peer_ip(session), headers);

@@ -8,7 +8,7 @@
 //! watch with them ([`RefusedHead`](super::RefusedHead)), for the access log.
 
 use super::head_watch::{HeadWatch, REFUSED_HEAD_BYTES};
-use super::render::problem_body;
+use crate::gate::reply::problem_body;
 use async_trait::async_trait;
 use bytes::{Buf, BytesMut};
 use pingora::protocols::http::ServerSession;
@@ -36,7 +36,7 @@ static TOO_LARGE: LazyLock<Vec<u8>> = LazyLock::new(|| {
     let mut response = format!(
         "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: {}\r\n\
          content-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
-        super::PROBLEM_JSON,
+        crate::gate::reply::PROBLEM_JSON,
         body.len()
     )
     .into_bytes();

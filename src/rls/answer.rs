@@ -4,8 +4,8 @@
 //! `Retry-After` and says why in the body Envoy sends the client.
 
 use super::rules::Rule;
-use crate::gate::{most_restrictive, Quota, Standing};
-use crate::proxy::{policy_text, ratelimit_text, retry_after};
+use crate::gate::reply::{exhausted_text, policy_text, standing_texts};
+use crate::gate::{HeaderQuota, Standing};
 use envoy_types::pb::envoy::config::core::v3::HeaderValue;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{
     Code, DescriptorStatus, RateLimit,
@@ -40,18 +40,18 @@ pub(super) fn limit_status(rule: &Rule, allowed: bool, remaining: f64) -> Descri
     }
 }
 
-/// `RateLimit-Policy`, `RateLimit` and, when refused, `Retry-After` of the most restrictive.
-pub(super) fn headers(standings: &[Standing<'_>]) -> Vec<HeaderValue> {
-    let Some(i) = most_restrictive(standings) else {
+/// `RateLimit-Policy`, `RateLimit` and, when refused, `Retry-After` of the `deciding`
+/// standing (the most restrictive), if any.
+pub(super) fn headers(deciding: Option<&Standing<'_>>) -> Vec<HeaderValue> {
+    let Some(texts) = deciding.map(standing_texts) else {
         return Vec::new();
     };
-    let s = &standings[i];
     let mut headers = vec![
-        header("RateLimit-Policy", policy_text(s.policy, s.quota)),
-        header("RateLimit", ratelimit_text(s)),
+        header("RateLimit-Policy", texts.policy),
+        header("RateLimit", texts.ratelimit),
     ];
-    if !s.assessment.is_allowed() {
-        headers.push(header("Retry-After", retry_after(s).to_string()));
+    if let Some(seconds) = texts.retry_after {
+        headers.push(header("Retry-After", seconds.to_string()));
     }
     headers
 }
@@ -64,11 +64,11 @@ pub(super) fn unpayable(
     cost: u64,
     statuses: Vec<DescriptorStatus>,
 ) -> RateLimitResponse {
-    let quota = Quota::of(&rule.limits);
+    let quota = HeaderQuota::of(&rule.limits);
     let name = &rule.arc_name;
     let headers = vec![
         header("RateLimit-Policy", policy_text(name, quota)),
-        header("RateLimit", format!("\"{name}\";r=0")),
+        header("RateLimit", exhausted_text(name)),
     ];
     let why = format!(
         "This request costs {cost} tokens but limit \"{name}\" admits at most {}: it can never \

@@ -5,16 +5,19 @@
 //! `Retry-After`) of the most restrictive limit for Envoy to pass to the client. When the store
 //! cannot decide within the service's budget, `on_error` does, as for the proxy: Envoy gets an
 //! answer in time, not an error. A cost no limit could ever admit is refused without asking.
+//!
+//! The store call, `on_error` and the judgement (counting, penalties, the most restrictive
+//! limit) are the gate's, as for the proxy; this file only translates descriptors into takes
+//! and the judgement into Envoy's answer.
 
 use super::answer::{answer, headers, limit_status, status, unpayable};
-use super::budget::Budget;
 use super::limited::Limited;
 use super::lookup::find;
-use super::rules::{Action, RlsRules, Rule};
-use crate::gate::{LevelId, Quota, Standing};
+use super::rules::{Action, RlsRules};
+use crate::gate::{count_refusal, count_undecided, judge, Draw, StoreCall};
 use crate::identity::{Identity, IdentityKey};
-use crate::limiter::{Assessment, Fallback, Limiter, Undecided};
-use crate::telemetry::{Decision, Metrics};
+use crate::limiter::{Assessment, Fallback, Limiter, Take, Undecided};
+use crate::telemetry::Metrics;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{Code, DescriptorStatus};
 use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
 use std::collections::HashSet;
@@ -35,13 +38,31 @@ pub struct Deciders {
     pub timeout: Duration,
 }
 
+/// The parts of [`Deciders`] as answering uses them: the gate's store call, within
+/// `rls.timeout`.
+pub struct Answering {
+    store: StoreCall,
+    key: IdentityKey,
+    metrics: Arc<Metrics>,
+}
+
+impl From<Deciders> for Answering {
+    fn from(d: Deciders) -> Self {
+        Self {
+            store: StoreCall::new(d.limiter, d.fallback, &d.metrics).within(d.timeout),
+            key: d.key,
+            metrics: d.metrics,
+        }
+    }
+}
+
 /// The answer to `request` under `rules`.
 pub async fn decide(
     rules: &RlsRules,
-    deciders: &Deciders,
+    answering: &Answering,
     request: &RateLimitRequest,
 ) -> RateLimitResponse {
-    let (limited, unlimited) = limited(rules, deciders, request);
+    let (limited, unlimited) = limited(rules, &answering.key, request);
     let mut statuses: Vec<DescriptorStatus> = request
         .descriptors
         .iter()
@@ -58,7 +79,7 @@ pub async fn decide(
     for l in limited.iter().filter(|l| l.rule.refuses_all) {
         statuses[l.index] = status(&l.rule, l.rule.shadow, 0.0, 0);
     }
-    let limited: Arc<[Limited]> = limited
+    let limited: Vec<Limited> = limited
         .into_iter()
         .filter(|l| !l.rule.refuses_all)
         .collect();
@@ -70,96 +91,65 @@ pub async fn decide(
         };
         return answer(code, statuses, Vec::new());
     }
-    if let Some(i) = limited.iter().position(Limited::unpayable) {
-        return refuse_unpayable(deciders, &limited, i, statuses);
+    let draws: Vec<Draw<'_>> = limited.iter().map(|l| l.draw(&answering.metrics)).collect();
+    if let Some(i) = draws.iter().position(Draw::unpayable) {
+        return refuse_unpayable(&limited, &draws, i, statuses);
     }
-    let budget = Budget {
-        limiter: &deciders.limiter,
-        fallback: &deciders.fallback,
-        timeout: deciders.timeout,
-        metrics: &deciders.metrics,
-    };
-    match budget.assess(&limited).await {
-        Ok(assessments) => judge(deciders, &limited, &assessments, refused_by_rule, statuses),
-        Err(Undecided::Pass) => answer(Code::Ok, statuses, Vec::new()),
-        Err(Undecided::Refuse) => {
-            for s in &mut statuses {
-                s.code = Code::OverLimit as i32;
+    let takes: Vec<Take<'_>> = limited.iter().map(Limited::take).collect();
+    match answering.store.ask(&takes).await {
+        Ok(assessments) => judged(&limited, &draws, &assessments, refused_by_rule, statuses),
+        Err(undecided) => {
+            count_undecided(&draws);
+            match undecided {
+                Undecided::Pass => answer(Code::Ok, statuses, Vec::new()),
+                Undecided::Refuse => {
+                    for s in &mut statuses {
+                        s.code = Code::OverLimit as i32;
+                    }
+                    answer(Code::OverLimit, statuses, Vec::new())
+                }
             }
-            answer(Code::OverLimit, statuses, Vec::new())
         }
     }
 }
 
-/// The answer from the store's `assessments` of `limited`: counted per rule, OK only if every
-/// enforcing limit paid and no rule refused outright.
-fn judge(
-    deciders: &Deciders,
+/// The answer from the store's `assessments` of `limited` (judged as `draws` by the gate):
+/// OK only if every enforcing limit paid and no rule refused outright, with the headers of
+/// the most restrictive limit.
+fn judged(
     limited: &[Limited],
+    draws: &[Draw<'_>],
     assessments: &[Assessment],
     refused_by_rule: bool,
     mut statuses: Vec<DescriptorStatus>,
 ) -> RateLimitResponse {
-    let enforced_ok = !refused_by_rule
-        && limited
-            .iter()
-            .zip(assessments)
-            .all(|(l, a)| l.rule.shadow || a.is_allowed());
-    let mut standings = Vec::with_capacity(limited.len());
+    let judgement = judge(draws, assessments, refused_by_rule);
     for (l, a) in limited.iter().zip(assessments) {
         let allowed = l.rule.shadow || a.is_allowed();
-        let decision = match (l.rule.shadow, a.is_allowed(), enforced_ok) {
-            (true, true, _) => Decision::Allowed,
-            (true, false, _) => Decision::ShadowThrottled,
-            (false, false, _) => Decision::Throttled,
-            (false, true, true) => Decision::Allowed,
-            (false, true, false) => Decision::ThrottledByOther,
-        };
-        count(deciders, &l.rule, decision);
         let reset_us = if allowed { a.full_in_us() } else { a.wait_us() };
         statuses[l.index] = status(&l.rule, allowed, a.remaining(), reset_us);
-        if !l.rule.shadow {
-            standings.push(Standing {
-                policy: &l.rule.arc_name,
-                level: LevelId {
-                    policy: 0,
-                    level: 0,
-                },
-                quota: Quota::of(&l.rule.limits),
-                calendar: None,
-                cost: l.cost,
-                assessment: *a,
-            });
-        }
     }
-    let code = if enforced_ok {
+    let code = if judgement.passed {
         Code::Ok
     } else {
         Code::OverLimit
     };
-    answer(code, statuses, headers(&standings))
+    let deciding = judgement.deciding.map(|(_, standing)| standing);
+    answer(code, statuses, headers(deciding.as_ref()))
 }
 
-/// The refusal of a request whose descriptor at `unpayable` costs more than its limit can
+/// The refusal of a request whose descriptor at `unpayable_at` costs more than its limit can
 /// ever hold: no bucket is taken (all or nothing), that limit counts it throttled and the other
 /// enforcing ones throttled by another.
 fn refuse_unpayable(
-    deciders: &Deciders,
     limited: &[Limited],
+    draws: &[Draw<'_>],
     unpayable_at: usize,
     mut statuses: Vec<DescriptorStatus>,
 ) -> RateLimitResponse {
+    count_refusal(draws, unpayable_at);
     for (i, l) in limited.iter().enumerate().filter(|(_, l)| !l.rule.shadow) {
-        let refused = i == unpayable_at;
-        count(
-            deciders,
-            &l.rule,
-            match refused {
-                true => Decision::Throttled,
-                false => Decision::ThrottledByOther,
-            },
-        );
-        statuses[l.index] = limit_status(&l.rule, !refused, 0.0);
+        statuses[l.index] = limit_status(&l.rule, i != unpayable_at, 0.0);
     }
     let l = &limited[unpayable_at];
     unpayable(&l.rule, l.cost, statuses)
@@ -169,7 +159,7 @@ fn refuse_unpayable(
 /// ones.
 fn limited(
     rules: &RlsRules,
-    deciders: &Deciders,
+    key: &IdentityKey,
     request: &RateLimitRequest,
 ) -> (Vec<Limited>, Vec<usize>) {
     let request_cost = u64::from(request.hits_addend.max(1));
@@ -196,7 +186,7 @@ fn limited(
         found.push(Limited {
             index,
             rule: rule.clone(),
-            identity: identity(&deciders.key, &request.domain, &entries),
+            identity: identity(key, &request.domain, &entries),
             cost,
         });
     }
@@ -220,11 +210,4 @@ fn identity(key: &IdentityKey, domain: &str, entries: &[(&str, &str)]) -> Identi
         }
     }
     Identity::of(key, "rls", &text)
-}
-
-/// Counts `decision` under `rule`.
-fn count(deciders: &Deciders, rule: &Rule, decision: Decision) {
-    rule.counters
-        .of(&deciders.metrics, &rule.name)
-        .count(decision);
 }

@@ -1,7 +1,11 @@
-//! A descriptor of a `ShouldRateLimit` request that met a limit: whose bucket, at what cost.
+//! A descriptor of a `ShouldRateLimit` request that met a limit: whose bucket, at what cost,
+//! and how the gate takes and judges it.
 
 use super::rules::Rule;
+use crate::gate::{Draw, HeaderQuota, LevelId};
 use crate::identity::Identity;
+use crate::limiter::{BucketKey, Mode, Take, Terms};
+use crate::telemetry::Metrics;
 use std::sync::Arc;
 
 /// A limited descriptor of the request.
@@ -17,9 +21,38 @@ pub(super) struct Limited {
 }
 
 impl Limited {
-    /// Whether its limit can never admit it: an enforcing limit whose capacity is below the
-    /// cost (a shadow limit never refuses).
-    pub(super) fn unpayable(&self) -> bool {
-        !self.rule.shadow && self.cost > self.rule.limits.capacity()
+    /// Its bucket's take, at its cost (part of the request's all-or-nothing set unless its
+    /// limit is in shadow mode).
+    pub(super) fn take(&self) -> Take<'_> {
+        Take {
+            key: BucketKey {
+                policy: &self.rule.key,
+                identity: self.identity,
+            },
+            spec: self.rule.limits.spec(None, 0),
+            cost: self.cost as f64,
+            mode: match self.rule.shadow {
+                true => Mode::Shadow,
+                false => Mode::Enforce,
+            },
+            terms: Terms::default(),
+        }
+    }
+
+    /// Its bucket as the gate judges it, counted in `metrics` under its limit's name.
+    pub(super) fn draw<'l>(&'l self, metrics: &Metrics) -> Draw<'l> {
+        let rule = &self.rule;
+        Draw {
+            shadow: rule.shadow,
+            counters: rule.counters.of(metrics, &rule.name),
+            policy: &rule.arc_name,
+            level: LevelId {
+                policy: 0,
+                level: 0,
+            },
+            quota: HeaderQuota::of(&rule.limits),
+            calendar: None,
+            cost: self.cost,
+        }
     }
 }

@@ -9,8 +9,6 @@ mod admission;
 #[cfg(feature = "rls")]
 mod answer;
 #[cfg(feature = "rls")]
-mod budget;
-#[cfg(feature = "rls")]
 mod decide;
 #[cfg(feature = "rls")]
 mod limited;
@@ -21,7 +19,7 @@ mod server;
 mod yaml;
 
 #[cfg(feature = "rls")]
-pub use decide::{decide, Deciders};
+pub use decide::{decide, Answering, Deciders};
 pub use lookup::find;
 pub use rules::{Action, Node, RlsRules, Rule, RulesError};
 #[cfg(feature = "rls")]

@@ -9,6 +9,7 @@ use crate::telemetry::{Metrics, PolicyCounters};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// Why the rules cannot be loaded, located in their file.
 #[derive(Debug, thiserror::Error)]
@@ -244,8 +245,8 @@ fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
     let requests_per_unit = u32::try_from(requests)
         .map_err(|_| format!("`{path}`: `requests_per_unit` must be at most 4294967295"))?;
     // 0 refuses everything; its bucket is never asked (one token keeps the shape valid).
-    let rate: Rate = rate_text(requests_per_unit.max(1), seconds)
-        .parse()
+    let per = Duration::from_secs(seconds);
+    let rate = Rate::new(f64::from(requests_per_unit.max(1)), per)
         .map_err(|e| format!("`{path}`: {e}"))?;
     let limits = Limits::new(u64::from(requests_per_unit.max(1)), rate)
         .map_err(|e| format!("`{path}`: {e}"))?;
@@ -276,16 +277,6 @@ fn unit_seconds(unit: &str) -> Option<(u64, i32)> {
         "year" => (31_536_000, 6),
         _ => return None,
     })
-}
-
-/// `requests` per `seconds` as a rate's text (`100/m`; a week, month or year in days).
-fn rate_text(requests: u32, seconds: u64) -> String {
-    match seconds {
-        1 => format!("{requests}/s"),
-        60 => format!("{requests}/m"),
-        3_600 => format!("{requests}/h"),
-        _ => format!("{}/d", f64::from(requests) * 86_400.0 / seconds as f64),
-    }
 }
 
 /// A rule's name as a policy name: letters, digits and `-_.` only.

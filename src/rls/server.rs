@@ -11,7 +11,7 @@
 //! HTTP/2 pings to find dead peers.
 
 use super::admission::{first_request, incoming};
-use super::decide::{decide, Deciders};
+use super::decide::{decide, Answering, Deciders};
 use super::rules::RlsRules;
 use super::RlsTls;
 use arc_swap::ArcSwap;
@@ -57,13 +57,16 @@ pub struct RlsLimits {
 /// Answers `ShouldRateLimit`.
 pub struct RlsService {
     rules: Arc<ArcSwap<RlsRules>>,
-    deciders: Deciders,
+    answering: Answering,
 }
 
 impl RlsService {
     /// A service deciding under `rules` (swapped on reload) with `deciders`.
     pub fn new(rules: Arc<ArcSwap<RlsRules>>, deciders: Deciders) -> Self {
-        Self { rules, deciders }
+        Self {
+            rules,
+            answering: deciders.into(),
+        }
     }
 }
 
@@ -74,7 +77,7 @@ impl RateLimitService for RlsService {
         request: tonic::Request<RateLimitRequest>,
     ) -> Result<tonic::Response<RateLimitResponse>, tonic::Status> {
         let rules = self.rules.load_full();
-        let answer = decide(&rules, &self.deciders, request.get_ref()).await;
+        let answer = decide(&rules, &self.answering, request.get_ref()).await;
         Ok(tonic::Response::new(answer))
     }
 }

@@ -145,7 +145,11 @@ fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String
     let req = session.req_header();
     let client = ctx.snapshot.as_ref().and_then(|snapshot| {
         let peer = decide::peer_ip(session);
-        snapshot.callers.client_ip.resolve(peer, &req.headers)
+        snapshot
+            .decider
+            .callers
+            .client_ip
+            .resolve(peer, &req.headers)
     });
     let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());

@@ -1,11 +1,8 @@
-//! Problem responses (RFC 9457 `application/problem+json`): the body, the response around
-//! it, and a bodiless 500 when even that cannot be built.
+//! Problem bodies (RFC 9457 `application/problem+json`), and how much of a request an error
+//! may echo.
 
-use super::Action;
 use bytes::Bytes;
-use http::header::{HeaderName, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
-use http::{HeaderValue, StatusCode};
-use pingora::http::ResponseHeader;
+use http::StatusCode;
 
 /// The media type of problem bodies (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -26,15 +23,19 @@ pub fn echo(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// A problem+json body (RFC 9457) with `extra` members merged in.
-pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
-    let title = StatusCode::from_u16(status)
+/// The reason phrase of `status`, or `Error`.
+fn title(status: u16) -> &'static str {
+    StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error");
+        .unwrap_or("Error")
+}
+
+/// A problem+json body (RFC 9457) with `extra` members merged in.
+pub fn problem_body(status: u16, detail: &str, extra: serde_json::Value) -> Bytes {
     let mut body = serde_json::json!({
         "type": "about:blank",
-        "title": title,
+        "title": title(status),
         "status": status,
         "detail": detail,
     });
@@ -55,15 +56,11 @@ pub(super) fn throttled_body(
     retry_after: u64,
     resets_at: Option<&str>,
 ) -> Bytes {
-    let title = StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error");
     let (mut code, mut wait) = (itoa::Buffer::new(), itoa::Buffer::new());
     let (code, wait) = (code.format(status), wait.format(retry_after));
     let parts = [
         "{\"type\":\"about:blank\",\"title\":\"",
-        title,
+        title(status),
         "\",\"status\":",
         code,
         ",\"detail\":\"Rate limit of policy \\\"",
@@ -85,43 +82,6 @@ pub(super) fn throttled_body(
     let mut body = String::with_capacity(parts.iter().map(|p| p.len()).sum());
     parts.iter().for_each(|p| body.push_str(p));
     Bytes::from(body)
-}
-
-/// A problem response: `status`, the problem body and `extra` headers; a 500 if the header
-/// cannot be built.
-pub(in crate::proxy) fn problem(
-    status: u16,
-    body: Bytes,
-    extra: &[(HeaderName, HeaderValue)],
-) -> Action {
-    let build = || -> pingora::Result<Box<ResponseHeader>> {
-        let mut header = ResponseHeader::build(status, Some(4 + extra.len()))?;
-        header.insert_header(CONTENT_TYPE, PROBLEM_JSON)?;
-        header.insert_header(CONTENT_LENGTH, body.len())?;
-        header.insert_header(CACHE_CONTROL, "no-store")?;
-        for (name, value) in extra {
-            header.insert_header(name.clone(), value.clone())?;
-        }
-        Ok(Box::new(header))
-    };
-    match build() {
-        Ok(header) => Action::Answer(header, body),
-        Err(e) => {
-            log::error!("could not build a {status} answer, answering 500: {e}");
-            internal_error()
-        }
-    }
-}
-
-/// A bodiless 500, built from parts that cannot be refused.
-fn internal_error() -> Action {
-    let mut response = http::Response::new(());
-    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    let (parts, ()) = response.into_parts();
-    Action::Answer(Box::new(ResponseHeader::from(parts)), Bytes::new())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! Rendering: draft-10 header values, `Retry-After` rounding, problem bodies, fail-closed.
+//! Replies: draft-10 header values, `Retry-After` rounding, problem bodies, refusals.
 
 use super::*;
-use crate::gate::Decided;
+use crate::gate::{Decided, HeaderQuota, LevelId, Standing, Unpayable};
 use crate::identity::Identity;
 use crate::limiter::{Assessment, Penalty};
 use crate::policy::Limits;
@@ -25,7 +25,7 @@ fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standi
             policy: 0,
             level: 0,
         },
-        quota: Quota::of(limits),
+        quota: HeaderQuota::of(limits),
         calendar: None,
         cost: 1,
         assessment: a,
@@ -36,11 +36,31 @@ fn no_headers() -> PolicyHeaders {
     PolicyHeaders(Vec::new())
 }
 
+/// The headers a front door sends with `refused`: its content type, then its own.
+struct Sent {
+    headers: http::HeaderMap,
+}
+
+fn answer_headers(refused: &Refusal) -> Sent {
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(PROBLEM_JSON),
+    );
+    for (name, value) in &refused.headers {
+        headers.insert(name.clone(), value.clone());
+    }
+    Sent { headers }
+}
+
 #[test]
 fn headers_follow_draft_10() {
     let (l, name) = (limits(10, "10/s"), Arc::from("per-user"));
     let s = standing(&name, &l, assessment(false, 0.3, 70_000, 970_000));
-    assert_eq!(policy_text(&name, Quota::of(&l)), "\"per-user\";q=10;w=1");
+    assert_eq!(
+        policy_text(&name, HeaderQuota::of(&l)),
+        "\"per-user\";q=10;w=1"
+    );
     assert_eq!(ratelimit_text(&s), "\"per-user\";r=0;t=1");
     assert_eq!(retry_after(&s), 1);
 }
@@ -65,12 +85,12 @@ fn the_problem_body_names_the_policy() {
         identity: anonymous,
         caller: anonymous,
     };
-    let Action::Answer(header, body) =
-        render(&Outcome::Throttled(decided), &no_headers(), 429, None)
+    let Reply::Refuse(refused) = reply(&Outcome::Throttled(decided), &no_headers(), 429, None)
     else {
         panic!("a throttled request is answered");
     };
-    assert_eq!(header.status, 429);
+    assert_eq!(refused.status, 429);
+    let (header, body) = (answer_headers(&refused), refused.body);
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(json["policy"], "per-user");
     assert_eq!(json["status"], 429);
@@ -95,17 +115,17 @@ fn a_request_that_can_never_pass_is_not_told_when_to_retry() {
             policy: 0,
             level: 0,
         },
-        quota: Quota::of(&l),
+        quota: HeaderQuota::of(&l),
         cost: 4_294_967_295,
         identity: anonymous,
         caller: anonymous,
     };
-    let Action::Answer(header, body) =
-        render(&Outcome::Unpayable(unpayable), &no_headers(), 429, None)
+    let Reply::Refuse(refused) = reply(&Outcome::Unpayable(unpayable), &no_headers(), 429, None)
     else {
         panic!("an unpayable request is answered");
     };
-    assert_eq!(header.status, 429);
+    assert_eq!(refused.status, 429);
+    let (header, body) = (answer_headers(&refused), refused.body);
     assert!(header.headers.get("retry-after").is_none());
     assert_eq!(header.headers["ratelimit-policy"], "\"per-user\";q=10;w=1");
     assert_eq!(
@@ -132,16 +152,7 @@ fn refusals_are_answered_never_forwarded() {
         Outcome::InvalidToken,
         Outcome::Undecided(Undecided::Refuse),
     ] {
-        let action = render(&outcome, &no_headers(), 429, None);
-        assert!(matches!(action, Action::Answer(..)), "{outcome:?}");
+        let reply = reply(&outcome, &no_headers(), 429, None);
+        assert!(matches!(reply, Reply::Refuse(..)), "{outcome:?}");
     }
-}
-
-#[test]
-fn an_answer_that_cannot_be_built_is_a_500_not_a_forward() {
-    let Action::Answer(header, body) = problem(1000, Bytes::from_static(b"{}"), &[]) else {
-        panic!("a broken refusal still answers");
-    };
-    assert_eq!(header.status, 500);
-    assert!(body.is_empty());
 }
