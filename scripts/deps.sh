@@ -99,7 +99,7 @@ need_pytools() {
     python3 -m venv "$venv" >&2
     # ja4plus (pinned): the reference JA4 of tests/ja4.rs, an implementation independent of
     # Floodgate's, fed the ClientHello bytes a test captured. http-message-signatures: the
-    # second signer of tests/signed.rs.
+    # second signer of tests/bots/signed.rs.
     "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 >&2
 }
 
@@ -112,7 +112,7 @@ need_browser() {
     need_pytools
 }
 
-# The container tools scripts/image and tests/image.rs use: mmdebstrap (a Debian root
+# The container tools scripts/image and tests/outside/image.rs use: mmdebstrap (a Debian root
 # filesystem, the image's base, since no base image is pulled), podman (builds and runs the
 # image) and runc (podman's runtime there: `podman --runtime runc --cgroup-manager=cgroupfs`),
 # with slirp4netns (the container's own network) and uidmap.
