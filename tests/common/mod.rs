@@ -266,6 +266,16 @@ impl Drop for Proxy {
     }
 }
 
+/// The status of `GET /x` through `proxy` from `address` (a loopback address), with `key` as
+/// `x-api-key` if given.
+pub fn status_from(proxy: &Proxy, address: &str, key: Option<&str>) -> u16 {
+    let mut req = client_from(address).get(proxy.url("/x"));
+    if let Some(key) = key {
+        req = req.header("x-api-key", key);
+    }
+    req.send().expect("the proxy answers").status().as_u16()
+}
+
 /// A current-thread tokio runtime for a test's async client.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -11,7 +11,7 @@ use common::crowdsec::Lapi;
 use common::front::Front;
 use common::redis::RedisServer;
 use common::visitor::{Visitor, Work};
-use common::{client_from, Proxy, Upstream};
+use common::{client_from, status_from, Proxy, Upstream};
 use std::time::{Duration, Instant};
 
 /// CrowdSec's recommended interval, Floodgate's default.
@@ -26,19 +26,13 @@ fn crowdsec_table(lapi: &Lapi, key_file: &std::path::Path, extra: &str) -> Strin
 }
 
 /// The status `proxy` answers a GET from `address`.
-fn status_from(proxy: &Proxy, address: &str) -> u16 {
-    client_from(address)
-        .get(proxy.url("/x"))
-        .send()
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
 /// Waits until every proxy answers `address` with `status`, up to `limit` after `since`.
 fn until_all(proxies: &[&Proxy], address: &str, status: u16, since: Instant, limit: Duration) {
     loop {
-        let answers: Vec<u16> = proxies.iter().map(|p| status_from(p, address)).collect();
+        let answers: Vec<u16> = proxies
+            .iter()
+            .map(|p| status_from(p, address, None))
+            .collect();
         if answers.iter().all(|s| *s == status) {
             return;
         }
@@ -81,7 +75,11 @@ fn three_instances_sharing_redis_apply_lapis_decisions_within_the_interval() {
     ]);
     until_all(&all, "127.0.0.2", 403, added, within);
     until_all(&all, "127.0.1.5", 403, added, within);
-    assert_eq!(status_from(&proxies[0], "127.0.0.1"), 200, "others pass");
+    assert_eq!(
+        status_from(&proxies[0], "127.0.0.1", None),
+        200,
+        "others pass"
+    );
     let refused = client_from("127.0.1.5")
         .get(proxies[1].url("/x"))
         .send()
@@ -116,7 +114,7 @@ fn three_instances_sharing_redis_apply_lapis_decisions_within_the_interval() {
     lapi.cscli(&["decisions", "delete", "--ip", "127.0.0.2"]);
     until_all(&all, "127.0.0.2", 200, deleted, within);
     assert_eq!(
-        status_from(&proxies[2], "127.0.1.5"),
+        status_from(&proxies[2], "127.0.1.5", None),
         403,
         "the range stays"
     );
@@ -126,7 +124,11 @@ fn three_instances_sharing_redis_apply_lapis_decisions_within_the_interval() {
     lapi.cscli(&["decisions", "add", "--ip", "127.0.0.4", "--duration", "20s"]);
     until_all(&all, "127.0.0.4", 403, short, within);
     std::thread::sleep(Duration::from_secs(18).saturating_sub(short.elapsed()));
-    assert_eq!(status_from(&proxies[0], "127.0.0.4"), 403, "still in force");
+    assert_eq!(
+        status_from(&proxies[0], "127.0.0.4", None),
+        403,
+        "still in force"
+    );
     until_all(&all, "127.0.0.4", 200, short, Duration::from_secs(22));
 
     // The instance that pulls dies (no goodbye): another takes over within three intervals.
@@ -194,7 +196,7 @@ fn known_decisions_hold_while_lapi_is_down_and_polling_resumes() {
         for (address, expected) in [("127.0.0.2", 403), ("127.0.0.3", 429), ("127.0.0.1", 200)] {
             let asked = Instant::now();
             assert_eq!(
-                status_from(&proxy, address),
+                status_from(&proxy, address, None),
                 expected,
                 "{address} while LAPI is down"
             );
@@ -226,7 +228,7 @@ fn known_decisions_hold_while_lapi_is_down_and_polling_resumes() {
         back,
         INTERVAL * 3 + Duration::from_secs(1),
     );
-    assert_eq!(status_from(&proxy, "127.0.0.2"), 403);
+    assert_eq!(status_from(&proxy, "127.0.0.2", None), 403);
 }
 
 /// A scan of 30 missing paths, a bad user agent and a hunt for secrets, each from its own
@@ -366,7 +368,7 @@ fn an_answer_over_max_answer_bytes_is_refused_and_logged_while_the_default_cap_a
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(
-        status_from(&capped, "127.0.0.2"),
+        status_from(&capped, "127.0.0.2", None),
         200,
         "nothing was applied"
     );

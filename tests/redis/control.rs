@@ -12,7 +12,7 @@ mod probes;
 use common::control_api::{admin_tables, call, control, TOKEN};
 use common::redis::RedisServer;
 use common::wait::within;
-use common::{client_from, Proxy, Upstream};
+use common::{client_from, status_from, Proxy, Upstream};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -27,14 +27,6 @@ name = "per-user"
 capacity = 5
 rate = "1/m"
 "#;
-
-fn status_from(proxy: &Proxy, address: &str, key: Option<&str>) -> u16 {
-    let mut req = client_from(address).get(proxy.url("/x"));
-    if let Some(key) = key {
-        req = req.header("x-api-key", key);
-    }
-    req.send().unwrap().status().as_u16()
-}
 
 /// How many of `n` requests by `key`, spread over `proxies` in turn, were allowed.
 fn burst(proxies: &[&Proxy], key: &str, n: usize) -> usize {
