@@ -84,9 +84,8 @@ need_mdbook() {
 # The Python tools the tests drive (PyPI `mmdb-writer` writes MaxMind-format databases,
 # `dnslib` serves DNS on loopback, `selenium` drives Chromium: tests/browser/drive.py,
 # `http-message-signatures` signs requests as a second RFC 9421 implementation:
-# tests/signed/sign.py), in a
-# venv of their own at ~/.cache/floodgate/pytools so nothing touches the system's Python. Sets
-# PYTOOLS_PYTHON.
+# tests/bots/signed/sign.py), in a venv of their own at ~/.cache/floodgate/pytools so nothing
+# touches the system's Python. Sets PYTOOLS_PYTHON.
 need_pytools() {
     local venv=${FLOODGATE_PYTOOLS_DIR:-$HOME/.cache/floodgate/pytools}
     PYTOOLS_PYTHON=$venv/bin/python
@@ -97,9 +96,9 @@ need_pytools() {
     python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
     python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
     python3 -m venv "$venv" >&2
-    # ja4plus (pinned): the reference JA4 of tests/ja4.rs, an implementation independent of
-    # Floodgate's, fed the ClientHello bytes a test captured. http-message-signatures: the
-    # second signer of tests/signed.rs.
+    # ja4plus (pinned): the reference JA4 of tests/browser/ja4.rs, an implementation independent
+    # of Floodgate's, fed the ClientHello bytes a test captured. http-message-signatures: the
+    # second signer of tests/bots/signed.rs.
     "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 >&2
 }
 
@@ -112,7 +111,7 @@ need_browser() {
     need_pytools
 }
 
-# The container tools scripts/image and tests/image.rs use: mmdebstrap (a Debian root
+# The container tools scripts/image and tests/outside/image.rs use: mmdebstrap (a Debian root
 # filesystem, the image's base, since no base image is pulled), podman (builds and runs the
 # image) and runc (podman's runtime there: `podman --runtime runc --cgroup-manager=cgroupfs`),
 # with slirp4netns (the container's own network) and uidmap.

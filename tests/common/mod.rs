@@ -7,6 +7,7 @@
 pub mod browser;
 pub mod certs;
 pub mod cluster;
+pub mod control_api;
 pub mod crowdsec;
 pub mod difftest;
 pub mod dns;
@@ -20,8 +21,11 @@ pub mod redis;
 pub mod relay;
 pub mod scripted;
 pub mod sentinel;
+pub mod serial;
 pub mod tap;
 mod upstream;
+pub mod visitor;
+pub mod wait;
 
 #[allow(unused_imports)]
 pub use upstream::{Health, Upstream};
@@ -201,9 +205,7 @@ impl Proxy {
             .expect("metrics")
             .text()
             .expect("text");
-        text.lines()
-            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
-            .unwrap_or(0.0)
+        series_value(&text, series)
     }
 
     /// The process id, for signals.
@@ -262,6 +264,43 @@ impl Drop for Proxy {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The status of `GET /x` through `proxy` from `address` (a loopback address), with `key` as
+/// `x-api-key` if given.
+pub fn status_from(proxy: &Proxy, address: &str, key: Option<&str>) -> u16 {
+    let mut req = client_from(address).get(proxy.url("/x"));
+    if let Some(key) = key {
+        req = req.header("x-api-key", key);
+    }
+    req.send().expect("the proxy answers").status().as_u16()
+}
+
+/// A current-thread tokio runtime for a test's async client.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// The value of `series` (name and labels, as exported) in the Prometheus text `metrics`, 0 if
+/// absent.
+pub fn series_value(metrics: &str, series: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// The value of header `name` in `response`, empty if absent or not visible ASCII.
+pub fn header(response: &Response, name: &str) -> String {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// `floodgate_requests_total` for one policy and decision.

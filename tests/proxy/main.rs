@@ -1,0 +1,17 @@
+//! The proxy on the memory store (and a Redis only where a scenario names it), end to end with
+//! the real binary, a real upstream and real clients: limits, identity, rules, pools, the
+//! front proxy's headers and protocols, TLS, operations and the hardening findings.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod front_headers;
+mod front_proxy;
+mod hardening;
+mod identity;
+mod limits;
+mod memory;
+mod operations;
+mod pools;
+mod rules;
+mod tls;

@@ -1,0 +1,18 @@
+//! Everything that needs real redis-server processes: the Lua scripts against their
+//! specification, the proxy on standalone Redis, Cluster and Sentinel, exactness under load,
+//! the bad day (chaos), calendar quotas and the control API with its ledger.
+//! Tests that load the machine or measure latency hold `common::serial::alone()`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod chaos;
+mod cluster;
+mod control;
+mod exact_under_load;
+mod lease_lua;
+mod lua;
+mod proxy;
+mod quota;
+mod quota_lua;
+mod sentinel;
