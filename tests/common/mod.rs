@@ -15,6 +15,7 @@ pub mod fleet;
 pub mod front;
 pub mod geo;
 pub mod load;
+pub mod pebble;
 pub mod pytools;
 pub mod raw;
 pub mod redis;

@@ -1,10 +1,11 @@
-//! Floodgate with the programs around it: nginx and Caddy asking the decision endpoint,
+//! Floodgate with the programs around it: Let's Encrypt's pebble and lego (ACME), nginx and Caddy asking the decision endpoint,
 //! Envoy's rate limit protocol, CrowdSec's Local API, the container image under podman, and
 //! the deployment files judged by systemd-analyze and kubernetes-validate.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acme;
 mod check;
 mod crowdsec;
 mod deploy;
