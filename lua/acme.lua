@@ -4,7 +4,7 @@ orders; every instance reads the certificates and answers the CA's validations
 
   KEYS[1]  lock: the id of the instance that orders, with a lease (PX)
   KEYS[2]  certs: a hash, domain -> the certificate as JSON { chain = PEM, key = the private
-           key sealed with the fleet's key (src/acme/seal.rs), not_after = Unix seconds }
+           key sealed with the fleet's key (src/acme/seal.rs) }
   KEYS[3]  version: raised by every certificate written
   KEYS[4]  accounts: a hash, ACME directory URL -> the account's credentials, sealed
   KEYS[5]  answers: a hash, name -> "<expiry Unix ms>|<answer>": the validations under way

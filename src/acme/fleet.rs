@@ -14,7 +14,9 @@ use std::time::Duration;
 pub const ACME_SCRIPT: &str = include_str!("../../lua/acme.lua");
 
 /// How long the lock outlives its holder's last renewal.
-pub(super) const LOCK_LEASE: Duration = Duration::from_secs(60);
+/// Longer than one order may take (90 s to validate, 90 s to issue): the holder renews it
+/// every tick and before each order.
+pub(super) const LOCK_LEASE: Duration = Duration::from_secs(300);
 
 /// A certificate as stored in Redis.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -66,10 +68,15 @@ impl FleetVault {
 
     pub(super) async fn account(&self, directory: &str) -> Result<Option<String>, AcmeError> {
         match self.run(&["account", directory]).await? {
-            Value::BulkString(sealed) => {
-                let sealed = String::from_utf8_lossy(&sealed);
-                Ok(Some(self.open(&sealed)?))
-            }
+            Value::BulkString(sealed) => match self.open(&String::from_utf8_lossy(&sealed)) {
+                Ok(credentials) => Ok(Some(credentials)),
+                // Sealed under another key (identity.hash_key changed): a new account is
+                // made and kept in its place.
+                Err(e) => {
+                    log::warn!("ACME: the account kept for {directory} does not open ({e}); a new one is made");
+                    Ok(None)
+                }
+            },
             _ => Ok(None),
         }
     }

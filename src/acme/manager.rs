@@ -37,6 +37,8 @@ pub struct AcmeManager {
     /// Raised by a reload, so new domains are ordered at once.
     woken: Notify,
     state: tokio::sync::Mutex<State>,
+    /// Raised by a reload: the next load reads every kept certificate.
+    reread: std::sync::atomic::AtomicBool,
     backoffs: Mutex<HashMap<String, Backoff>>,
 }
 
@@ -66,6 +68,7 @@ impl AcmeManager {
             metrics,
             woken: Notify::new(),
             state: tokio::sync::Mutex::default(),
+            reread: std::sync::atomic::AtomicBool::new(false),
             backoffs: Mutex::default(),
         }
     }
@@ -84,6 +87,10 @@ impl AcmeManager {
         self.served.set_managed(&settings.domains);
         self.settings.store(Arc::new(settings));
         self.backoffs.lock().clear();
+        // Read every kept certificate again at the next tick: a name just managed may have
+        // been ordered by another instance before this one reloaded.
+        self.reread
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.woken.notify_one();
     }
 
@@ -103,6 +110,12 @@ impl AcmeManager {
 
     /// Installs the certificates the vault holds that differ from those served.
     async fn load(&self, state: &mut State) -> Result<(), AcmeError> {
+        if self
+            .reread
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            state.known = 0;
+        }
         let Certificates::All { version, kept } = self.vault.certificates(state.known).await?
         else {
             return Ok(());
@@ -146,6 +159,10 @@ impl AcmeManager {
             })
             .collect();
         for domain in due {
+            // An order takes up to minutes: the lock is renewed before each.
+            if !matches!(self.vault.lead().await, Ok(Lead::Ordering)) {
+                return;
+            }
             match self.order_one(&settings, state, domain).await {
                 Ok(()) => {
                     self.backoffs.lock().remove(domain);

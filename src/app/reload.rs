@@ -108,6 +108,8 @@ impl Reloader {
         }
         if let Some(served) = &self.served {
             served.set_file(file_certificate);
+            let certificates = &self.stores.metrics.certificates;
+            certificates.set_expiries(&served.expiries());
         }
         if let (Some(acme), Some(settings)) = (&self.acme, &new.acme) {
             acme.update(settings.clone());
