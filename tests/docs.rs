@@ -115,7 +115,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 26] = [
+const TABLES: [(&str, &str); 27] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -142,6 +142,7 @@ const TABLES: [(&str, &str); 26] = [
     ("bots.signed", "[bots.signed]\nKEY"),
     ("bots.signed.key", "[[bots.signed.key]]\nKEY"),
     ("challenge", "[challenge]\nKEY"),
+    ("tls.acme", "[tls.acme]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and
