@@ -31,6 +31,36 @@ pub struct Answers {
     /// TLS-ALPN-01 certificates made, by domain, with the key authorization they carry.
     made: Mutex<HashMap<String, (String, Arc<CertifiedKey>)>>,
     vault: Arc<Vault>,
+    /// This second's asks of the fleet.
+    asks: Allowance,
+}
+
+/// How many times a second one instance asks the fleet for an answer it does not hold: the
+/// CA's validators ask a few times per validation.
+const FLEET_ASKS_PER_SECOND: u32 = 50;
+
+/// A count of uses per second, up to a bound.
+#[derive(Debug, Default)]
+struct Allowance {
+    /// The second counted, and the uses in it (second << 32 | uses).
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl Allowance {
+    /// Takes one use in `second`; false once [`FLEET_ASKS_PER_SECOND`] were taken in it.
+    fn take(&self, second: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        let mut granted = false;
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                let (at, uses) = (held >> 32, held & 0xffff_ffff);
+                let uses = if at == second & 0xffff_ffff { uses } else { 0 };
+                granted = uses < u64::from(FLEET_ASKS_PER_SECOND);
+                Some(((second & 0xffff_ffff) << 32) | (uses + u64::from(granted)))
+            });
+        granted
+    }
 }
 
 impl Answers {
@@ -40,6 +70,7 @@ impl Answers {
             local: Mutex::default(),
             made: Mutex::default(),
             vault,
+            asks: Allowance::default(),
         }
     }
 
@@ -67,12 +98,19 @@ impl Answers {
         self.local.lock().remove(name);
     }
 
-    /// The key authorization `name` answers with: this instance's, else the fleet's.
+    /// The key authorization `name` answers with: this instance's, else the fleet's (asked
+    /// at most [`FLEET_ASKS_PER_SECOND`] times a second, so requests for made-up tokens, which
+    /// come before any limit, cannot turn into a flood of Redis calls).
     async fn lookup(&self, name: &str) -> Option<String> {
         if let Some(answer) = self.local.lock().get(name).cloned() {
             return Some(answer);
         }
-        self.vault.fleet()?.asked(name).await
+        let fleet = self.vault.fleet()?;
+        let second = crate::clock::wall_now_us() / 1_000_000;
+        match self.asks.take(second) {
+            true => fleet.asked(name).await,
+            false => None,
+        }
     }
 
     /// The body to answer an HTTP-01 request for `token` with, if one is under way.
@@ -136,6 +174,14 @@ mod tests {
     fn answers() -> Answers {
         let dir = std::env::temp_dir().join(format!("fg-acme-answers-{}", std::process::id()));
         Answers::new(Arc::new(Vault::Files(FileVault::new(&dir).unwrap())))
+    }
+
+    #[test]
+    fn the_fleet_is_asked_a_bounded_number_of_times_a_second() {
+        let allowance = Allowance::default();
+        let granted = (0..200).filter(|_| allowance.take(7)).count();
+        assert_eq!(granted, FLEET_ASKS_PER_SECOND as usize);
+        assert!(allowance.take(8), "a new second, a new allowance");
     }
 
     #[tokio::test]
