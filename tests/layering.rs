@@ -1,7 +1,8 @@
 //! The module layering of `src/`: dependencies between top-level modules point one way (no
 //! cycle), and between the files of each directory (`mod.rs` files included); the gate holds
 //! no pingora types and is the one place that asks the store for a decision; the front doors
-//! other than the proxy never import it; no outcome is compared as a string.
+//! other than the proxy never import it; no outcome is compared as a string; one file reads the
+//! wall clock and one digests a caller.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -390,5 +391,35 @@ fn no_outcome_is_compared_as_a_string() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn one_file_reads_the_wall_clock() {
+    let clock = roots()[1].join("clock.rs");
+    for file in roots().iter().flat_map(|root| rust_files(root)) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_outside_tests(&file, &text);
+        assert!(
+            file == clock || !code.contains("SystemTime::now"),
+            "{} reads the wall clock: only crates/limiter/src/clock.rs does (crate::clock)",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn one_file_digests_a_caller() {
+    // The rate limit service's descriptors are not callers of a source: their digest is made
+    // of the domain and entries, under a tag no source can have (`rls`).
+    let allowed = ["identity/digest.rs", "rls/decide.rs"];
+    for file in rust_files(&src()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_outside_tests(&file, &text);
+        assert!(
+            allowed.iter().any(|path| is(&file, path)) || !code.contains("Identity::of("),
+            "{} digests a caller: only identity/digest.rs makes a digest from a source's value",
+            file.display()
+        );
     }
 }

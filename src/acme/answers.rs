@@ -106,7 +106,7 @@ impl Answers {
             return Some(answer);
         }
         let fleet = self.vault.fleet()?;
-        let second = crate::clock::wall_now_us() / 1_000_000;
+        let second = crate::clock::wall_now_s();
         match self.asks.take(second) {
             true => fleet.asked(name).await,
             false => None,

@@ -301,7 +301,7 @@ impl AcmeManager {
 }
 
 fn unix_now() -> i64 {
-    (crate::clock::wall_now_us() / 1_000_000) as i64
+    crate::clock::wall_now_s() as i64
 }
 
 #[async_trait]

@@ -7,8 +7,9 @@ use super::api::{gate_of, refused, ControlApi, Operator};
 use super::change::Outcome;
 use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
+use crate::clock::wall_now_ms;
 use crate::clock::wall_now_us;
-use crate::control::{now_ms, override_key, ControlView};
+use crate::control::{override_key, ControlView};
 use crate::gate::reply::echo;
 use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
@@ -113,7 +114,7 @@ impl ControlApi {
             Err(reply) => return reply,
         };
         let view = self.control.view();
-        let now = now_ms();
+        let now = wall_now_ms();
         let mut shown = Vec::new();
         for policy in policies {
             let chain = gate.chain_of(policy);

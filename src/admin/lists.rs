@@ -6,9 +6,8 @@ use super::change::{IdempotencyKey, Outcome};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
-use crate::control::{
-    now_ms, override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override,
-};
+use crate::clock::wall_now_ms;
+use crate::control::{override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override};
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
 use http::StatusCode;
@@ -188,7 +187,7 @@ impl ControlApi {
                 _ => {}
             }
         }
-        let now = now_ms();
+        let now = wall_now_ms();
         let view = self.control.view();
         let from = after.saturating_add(1);
         let listed: Box<dyn Iterator<Item = Entry> + '_> = match kind {
@@ -294,7 +293,7 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
 
 /// The entry's id, the seconds it has left and what it holds (the network as stored).
 fn entry_reply(status: StatusCode, entry: &Entry) -> Reply {
-    Reply::json(status, &shown(entry, now_ms()))
+    Reply::json(status, &shown(entry, wall_now_ms()))
 }
 
 /// An entry as listed: as stored, with the seconds it has left.

@@ -5,7 +5,7 @@
 //! one is the signed agent it names, verified or not. Counts `floodgate_bot_requests_total`.
 
 use super::{BotsSettings, Crawler, Crawlers, DnsSettings, Geo, Message, ReverseDns, SignedAgents};
-use crate::clock::wall_now_us;
+use crate::clock::wall_now_ms;
 use crate::identity::{BotClaim, Proof, Traits, Verification};
 use crate::limiter::NonceLedger;
 use crate::telemetry::{BotMetrics, SignedMetrics};
@@ -92,9 +92,7 @@ impl Profiler {
     /// verified.
     async fn signed_claim(&self, request: &Message<'_>) -> Option<BotClaim> {
         let signed = self.signed.as_ref()?;
-        signed
-            .verify(request, wall_now_us() / 1000, Instant::now())
-            .await
+        signed.verify(request, wall_now_ms(), Instant::now()).await
     }
 
     /// The crawler the first User-Agent claims, checked against `client`.

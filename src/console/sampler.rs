@@ -13,7 +13,7 @@ use pingora::services::background::BackgroundService;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::time::MissedTickBehavior;
 
 /// Whose requests the figures count.
@@ -196,10 +196,7 @@ impl BackgroundService for Sampler {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let second = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            self.sample(second).await;
+            self.sample(crate::clock::wall_now_s()).await;
         }
     }
 }

@@ -27,7 +27,6 @@ use crate::limiter::{Limiter, PolicyKey};
 use arc_swap::{ArcSwap, Guard};
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How often an instance reads the ledger for changes made elsewhere.
 pub const REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
@@ -196,11 +195,4 @@ impl Control {
 /// the caller back the bucket they had.
 pub fn override_key(name: &str) -> PolicyKey {
     PolicyKey::new(&format!("{name}!override"))
-}
-
-/// Unix milliseconds now: the clock entries' expiry is compared with.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }

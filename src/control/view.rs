@@ -99,8 +99,8 @@ impl ControlView {
     ) -> Option<BanHit> {
         let by_net = req.client_ip.and_then(|ip| self.net_ban(ip, now_ms));
         let by_caller = self.sources.iter().filter_map(|(spec, _)| {
-            let value = spec.value(req, folding).ok()??;
-            let hit = self.callers.get(&Identity::of(key, spec.tag(), &value))?;
+            let caller = spec.identity(req, folding, key).ok()??;
+            let hit = self.callers.get(&caller)?;
             in_force(hit.expires_at_ms, now_ms).then_some(*hit)
         });
         by_net.into_iter().chain(by_caller).reduce(longest)

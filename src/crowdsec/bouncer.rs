@@ -9,7 +9,8 @@ use super::give_back_memory;
 use super::lapi::{Lapi, PullError};
 use super::shared::{Lead, Shared, SharedDecisions};
 use super::CrowdSecSettings;
-use crate::control::{now_ms, Blocklist, Control, Remedy};
+use crate::clock::wall_now_ms;
+use crate::control::{Blocklist, Control, Remedy};
 use crate::limiter::LimiterError;
 use crate::telemetry::{CrowdSecMetrics, PullResult};
 use async_trait::async_trait;
@@ -75,7 +76,7 @@ impl Bouncer {
                 failures: 0,
                 complaints: Complaints::default(),
                 pulled_ms: 0,
-                started_ms: now_ms(),
+                started_ms: wall_now_ms(),
             }),
         })
     }
@@ -103,7 +104,7 @@ impl Bouncer {
         let Some(shared) = &self.shared else {
             let whole = self.state.lock().whole;
             let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
-            let now = now_ms();
+            let now = wall_now_ms();
             let on_captcha = self.settings.on_captcha;
             let mut state = self.state.lock();
             if whole {
@@ -126,7 +127,7 @@ impl Bouncer {
         let whole = lead == Lead::Taken || self.state.lock().whole;
         let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
         let big = answer.big;
-        let new = held(&answer.pulled.new, now_ms());
+        let new = held(&answer.pulled.new, wall_now_ms());
         let deleted = ids(&answer.pulled.deleted);
         drop(answer);
         let kept = match whole {
@@ -206,7 +207,7 @@ impl Bouncer {
 
     /// Drops ended decisions and hands the list to the gate when it changed.
     fn publish(&self) {
-        let now = now_ms();
+        let now = wall_now_ms();
         let mut state = self.state.lock();
         if state.list.expire(now) > 0 {
             state.changed = true;

@@ -38,7 +38,8 @@ pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpay
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
 pub use store_call::{StoreCall, Unanswered};
 
-use crate::control::{now_ms, BanHit, Block, Control, ControlView};
+use crate::clock::wall_now_ms;
+use crate::control::{BanHit, Block, Control, ControlView};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
@@ -183,7 +184,7 @@ impl Gate {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
         let control = self.control.view();
-        let now = (!control.is_empty()).then(now_ms);
+        let now = (!control.is_empty()).then(wall_now_ms);
         if let Some(ban) = now.and_then(|now| self.ban_for(&control, req, now)) {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
@@ -231,7 +232,7 @@ impl Gate {
         if list.is_empty() {
             return None;
         }
-        let block = list.find(req.client_ip?, now_ms())?.clone();
+        let block = list.find(req.client_ip?, wall_now_ms())?.clone();
         let remedy = block.remedy.word();
         self.counters.blocked.with_label_values(&[remedy]).inc();
         Some(block)

@@ -17,7 +17,7 @@ use crate::telemetry::Metrics;
 use prometheus::{Histogram, IntCounter};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// The store, what decides when it cannot, and the series the call feeds.
 pub struct StoreCall {
@@ -125,9 +125,7 @@ impl StoreCall {
 
     /// Logs a store error at most once a second: an outage must not flood the log.
     pub fn log_error(&self, why: &dyn std::fmt::Display) {
-        let now_s = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now_s = crate::clock::wall_now_s();
         if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
             log::warn!("store cannot decide ({why}); applying on_error");
         }

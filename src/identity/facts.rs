@@ -102,12 +102,8 @@ mod tests {
             host: None,
         });
         let spec: SourceSpec = spec.parse().unwrap();
-        let value = spec.value(&req, &IpFolding::default()).unwrap()?;
-        Some(Identity::of(
-            &crate::identity::IdentityKey::from_bytes([0; 32]),
-            spec.tag(),
-            &value,
-        ))
+        let key = crate::identity::IdentityKey::from_bytes([0; 32]);
+        spec.identity(&req, &IpFolding::default(), &key).unwrap()
     }
 
     #[test]

@@ -220,12 +220,7 @@ mod tests {
 
     const SECRET: &[u8] = b"a-test-secret-of-enough-length-0123456789";
 
-    fn now() -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    }
+    use crate::clock::wall_now_s as now;
 
     fn hs_settings() -> JwtSettings {
         JwtSettings {

@@ -9,6 +9,7 @@
 
 mod access;
 mod client_ip;
+mod digest;
 mod facts;
 mod jwt;
 mod named;
@@ -201,8 +202,8 @@ impl IdentityChain {
         key: &IdentityKey,
     ) -> Result<Identity, IdentityError> {
         for spec in &self.sources {
-            match spec.value(req, &self.ip) {
-                Ok(Some(value)) => return Ok(Identity::of(key, spec.tag(), &value)),
+            match spec.identity(req, &self.ip, key) {
+                Ok(Some(caller)) => return Ok(caller),
                 Ok(None) => {}
                 Err(e) if self.on_invalid_token == OnInvalidToken::Reject => {
                     return Err(IdentityError::InvalidToken(e));

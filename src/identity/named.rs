@@ -3,8 +3,9 @@
 //! of such a request, by the same spelling rules (`source.rs`): so a ban or an override named
 //! `alice` meets the requests that send `x-api-key: alice`, and the raw value goes no further.
 
-use super::source::unquote;
+use super::source::{combined, unquote};
 use super::{Identity, IdentityKey, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 /// A source and the raw values of its parts (one for a single source).
@@ -58,17 +59,9 @@ impl NamedCaller<'_> {
         }
         let mut values = Vec::with_capacity(parts.len());
         for (part, value) in parts.iter().zip(self.values) {
-            values.push(part_value(part, value, folding)?);
+            values.push(Cow::Owned(part_value(part, value, folding)?));
         }
-        let raw = match values.as_slice() {
-            [single] => single.clone(),
-            _ => values.iter().fold(Vec::new(), |mut all, v| {
-                all.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                all.extend_from_slice(v);
-                all
-            }),
-        };
-        Ok(Identity::of(key, self.source.tag(), &raw))
+        Ok(self.source.digest(&combined(values), key))
     }
 }
 

@@ -21,6 +21,9 @@ use std::str::FromStr;
 /// Values longer than this are not believed to identify anyone: the source yields nothing.
 pub const MAX_VALUE_LEN: usize = 4096;
 
+/// The name of the `pass` source: its spec's tag, the prefix of a pass holder's digest.
+pub(super) const PASS: &str = "pass";
+
 /// One place an identity may come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -59,7 +62,7 @@ impl FromStr for Source {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text {
             "ip" => return Ok(Source::Ip),
-            "pass" => return Ok(Source::Pass),
+            PASS => return Ok(Source::Pass),
             _ => {}
         }
         if let Some(sender) = SenderSource::ALL.into_iter().find(|s| s.word() == text) {
@@ -97,7 +100,7 @@ impl fmt::Display for Source {
             Source::Ip => f.write_str("ip"),
             Source::Fact(fact) => fact.fmt(f),
             Source::Sender(sender) => f.write_str(sender.word()),
-            Source::Pass => f.write_str("pass"),
+            Source::Pass => f.write_str(PASS),
         }
     }
 }
@@ -143,25 +146,24 @@ impl SourceSpec {
         self.parts.iter().any(|p| matches!(p, Source::Jwt(_)))
     }
 
-    /// The combined raw value, if every part yields one. A single part's value is its own;
-    /// parts of a composite are length-prefixed so that no two combinations run together.
+    /// The combined raw value (identity/digest.rs), if every part yields one.
     pub fn value<'r>(
         &self,
         req: &'r Request<'_>,
         folding: &IpFolding,
     ) -> Result<Option<Cow<'r, [u8]>>, TokenError> {
         if let [single] = self.parts.as_slice() {
+            // The common case, without a list: a single part's value is its own.
             return single.value(req, folding);
         }
-        let mut combined = Vec::new();
+        let mut values = Vec::with_capacity(self.parts.len());
         for part in &self.parts {
             let Some(value) = part.value(req, folding)? else {
                 return Ok(None);
             };
-            combined.extend_from_slice(&(value.len() as u32).to_le_bytes());
-            combined.extend_from_slice(&value);
+            values.push(value);
         }
-        Ok(Some(Cow::Owned(combined)))
+        Ok(Some(combined(values)))
     }
 }
 
@@ -195,6 +197,21 @@ impl Source {
         };
         Ok(value.filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_LEN))
     }
+}
+
+/// The combined raw value of a spec's parts' `values`, in order (identity/digest.rs): a single
+/// part's value is its own; each part of a composite is prefixed by its length (u32,
+/// little-endian), so that no two combinations run together.
+pub(super) fn combined<'v>(mut values: Vec<Cow<'v, [u8]>>) -> Cow<'v, [u8]> {
+    if values.len() == 1 {
+        return values.swap_remove(0);
+    }
+    let mut all = Vec::with_capacity(values.iter().map(|v| v.len() + 4).sum());
+    for value in &values {
+        all.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        all.extend_from_slice(value);
+    }
+    Cow::Owned(all)
 }
 
 fn claim_bytes(value: &serde_json::Value) -> Cow<'_, [u8]> {

@@ -52,9 +52,7 @@ impl Floodgate {
         ctx.ja4 = decision.traits.ja4;
         // The pass's digest is for the access log only.
         let logged = snapshot.access_log.as_ref().and(decision.pass);
-        ctx.pass = logged.map(|pass| {
-            crate::identity::Identity::of(snapshot.decider.gate.digest_key(), "pass", &pass.id.0)
-        });
+        ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
         self.note_outcome(&mut decision.outcome, ctx);
         match (&decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {

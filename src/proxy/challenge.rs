@@ -5,7 +5,7 @@
 
 use super::render::{problem, Action};
 use crate::challenge::{Challenges, Page, Redemption};
-use crate::clock::wall_now_us;
+use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use bytes::Bytes;
@@ -27,7 +27,7 @@ pub(super) fn page(
     client: Option<IpAddr>,
 ) -> Action {
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
-    let now_ms = wall_now_us() / 1000;
+    let now_ms = wall_now_ms();
     match room.page(
         challenged.challenge,
         challenged.policy_id,
@@ -56,7 +56,7 @@ pub(super) async fn solution(
             &[(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"))],
         );
     }
-    let now_ms = wall_now_us() / 1000;
+    let now_ms = wall_now_ms();
     match room.redeem(req.uri.query(), client, now_ms, tls).await {
         Ok(Redemption::Passed { cookie, target }) => see_other(&target, Some(&cookie)),
         Ok(Redemption::Back { target }) => see_other(&target, None),

@@ -1,7 +1,7 @@
 //! The request's facts, read from the session and handed to the gate.
 
 use super::Snapshot;
-use crate::clock::wall_now_us;
+use crate::clock::wall_now_s;
 use crate::gate::Outcome;
 use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
 use crate::policy::{request_host, RouteFacts};
@@ -37,7 +37,7 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
-            room.pass_of(&req.headers, client_ip, wall_now_us() / 1_000_000),
+            room.pass_of(&req.headers, client_ip, wall_now_s()),
             room.reach(&req.method, req.uri.path(), &req.headers),
         ),
         None => (None, Reach::NotAPage),

@@ -47,9 +47,7 @@ pub(super) fn generate() -> HeaderValue {
         let mut seed = [0u8; 16];
         // Without the OS's randomness, the time still sets processes apart.
         if getrandom::fill(&mut seed).is_err() {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
+            let nanos = crate::clock::wall_now_ns();
             seed = (nanos ^ u128::from(std::process::id()) << 64).to_le_bytes();
         }
         let (prefix, key) = seed.split_at(8);

@@ -1,6 +1,7 @@
-//! The proxy's monotonic clock, in microseconds: the only place the memory store reads time.
+//! The proxy's clocks: the one place anything reads the wall clock, and the monotonic clock the
+//! memory store decides on. tests/layering.rs checks that no other file reads `SystemTime::now`.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A monotonic microsecond clock that starts at the wall clock's reading (Unix microseconds):
 /// it never goes back, and calendar periods (quotas) can be told on it. It drifts from the
@@ -28,11 +29,36 @@ impl MonotonicClock {
     }
 }
 
+/// The wall clock now: the only read of it in the tree. Logs format it; everything else takes
+/// one of the readings below.
+pub fn wall_now() -> SystemTime {
+    SystemTime::now()
+}
+
+/// The wall clock since the Unix epoch (zero for a clock set before it).
+fn since_epoch() -> Duration {
+    wall_now().duration_since(UNIX_EPOCH).unwrap_or_default()
+}
+
 /// The wall clock in microseconds since the Unix epoch (0 for a clock set before it).
 pub fn wall_now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
+    since_epoch().as_micros() as u64
+}
+
+/// The wall clock in milliseconds since the Unix epoch: what entries' expiries are kept in.
+pub fn wall_now_ms() -> u64 {
+    since_epoch().as_millis() as u64
+}
+
+/// The wall clock in whole seconds since the Unix epoch: what passes, certificates and
+/// once-a-second throttles count in.
+pub fn wall_now_s() -> u64 {
+    since_epoch().as_secs()
+}
+
+/// The wall clock in nanoseconds since the Unix epoch: a seed of last resort.
+pub fn wall_now_ns() -> u128 {
+    since_epoch().as_nanos()
 }
 
 impl Default for MonotonicClock {

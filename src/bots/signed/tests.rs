@@ -102,9 +102,7 @@ fn agents(keys: &[(&str, &SigningKey)], fetched: &[&str]) -> SignedAgents {
     SignedAgents::new(&settings, None, nonces, SignedMetrics::default())
 }
 
-fn now_ms() -> u64 {
-    crate::clock::wall_now_us() / 1000
-}
+use crate::clock::wall_now_ms as now_ms;
 
 async fn verify(agents: &SignedAgents, headers: &HeaderMap, at_ms: u64) -> (String, Verification) {
     let (method, uri) = (Method::GET, Uri::from_static("/page"));

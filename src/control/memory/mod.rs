@@ -7,7 +7,7 @@ mod journal;
 use super::change::Change;
 use super::entry::{Entry, Kind};
 use super::ledger::{Added, ControlError, Ledger, Read};
-use super::now_ms;
+use crate::clock::wall_now_ms;
 use crate::identity::Identity;
 use async_trait::async_trait;
 use book::Book;
@@ -95,7 +95,7 @@ impl MemoryLedger {
     ) -> Result<T, ControlError> {
         let mut state = self.state.lock();
         let State { book, journal } = &mut *state;
-        let now = now_ms();
+        let now = wall_now_ms();
         let expired = book.expire(now);
         let (answer, made) = change(book, now)?;
         if let Some(journal) = journal {
@@ -141,7 +141,7 @@ impl Ledger for MemoryLedger {
     async fn read(&self, known: Option<u64>) -> Result<Read, ControlError> {
         let mut state = self.state.lock();
         let State { book, journal } = &mut *state;
-        let expired = book.expire(now_ms());
+        let expired = book.expire(wall_now_ms());
         if let Some(journal) = journal {
             let written = match &expired {
                 Some(change) => journal.append(change, book),

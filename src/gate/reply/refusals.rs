@@ -5,8 +5,9 @@ use super::headers::{
 };
 use super::problem::{problem_body, throttled_body};
 use super::Refusal;
+use crate::clock::wall_now_ms;
 use crate::clock::wall_now_us;
-use crate::control::{now_ms, BanHit, Block, Remedy};
+use crate::control::{BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Standing, Unpayable};
 use crate::identity::BotClaim;
 use http::header::{HeaderName, RETRY_AFTER};
@@ -115,7 +116,7 @@ pub(super) fn denied(policy: &str, bot: Option<&BotClaim>) -> Refusal {
 pub(super) fn banned(ban: &BanHit) -> Refusal {
     let left = ban
         .expires_at_ms
-        .map(|end| end.saturating_sub(now_ms()).div_ceil(1000).max(1));
+        .map(|end| end.saturating_sub(wall_now_ms()).div_ceil(1000).max(1));
     let detail = "This client is banned.";
     let extra = match left {
         Some(seconds) => serde_json::json!({ "banned": true, "retry_after": seconds }),
@@ -142,7 +143,7 @@ pub(super) fn blocked(block: &Block, throttle_status: u16) -> Refusal {
         Remedy::Throttle => {
             let left = block
                 .expires_at_ms
-                .saturating_sub(now_ms())
+                .saturating_sub(wall_now_ms())
                 .div_ceil(1000)
                 .max(1);
             let detail = format!("Too many requests from this client; retry in {left} s.");

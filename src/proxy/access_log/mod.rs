@@ -12,12 +12,13 @@ mod sink;
 use combined::{combined_line, CombinedEntry};
 
 use super::{decide, RefusedHead, RequestCtx};
+use crate::clock::wall_now;
 use crate::gate::OutcomeKind;
 use pingora::proxy::Session;
 use sink::Sink;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// How access-log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -80,7 +81,7 @@ impl AccessLog {
     pub fn write_refused(&self, refused: &RefusedHead, peer: Option<IpAddr>) {
         let line = match self.format {
             LogFormat::Floodgate => refused::floodgate_refused(refused),
-            LogFormat::Combined => refused::combined_refused(refused, peer, SystemTime::now()),
+            LogFormat::Combined => refused::combined_refused(refused, peer, wall_now()),
         };
         self.send(line);
     }
@@ -155,7 +156,7 @@ fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
     combined_line(&CombinedEntry {
         client,
-        at: SystemTime::now(),
+        at: wall_now(),
         method: req.method.as_str(),
         target: target.as_bytes(),
         version: req.version,
