@@ -125,7 +125,8 @@ def start(plan, profile):
             "prefs", {"profile.managed_default_content_settings.javascript": 2}
         )
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    service = Service(executable_path=CHROMEDRIVER, log_output=sys.stderr)
+    port = int(os.environ.get("FLOODGATE_DRIVER_PORT", "0"))
+    service = Service(executable_path=CHROMEDRIVER, port=port, log_output=sys.stderr)
     driver = webdriver.Chrome(service=service, options=options)
     try:
         driver.execute_cdp_cmd("Network.enable", {})

@@ -419,6 +419,9 @@ fn drive(input: &[u8], limit: Duration) -> (bool, Vec<u8>, String) {
     let mut child = Command::new(python())
         .arg(script())
         .env("SE_OFFLINE", "true")
+        // ChromeDriver's port, from the tests' own range (selenium would take an ephemeral
+        // one, which another test's outgoing connection may hold by the time it binds).
+        .env("FLOODGATE_DRIVER_PORT", super::free_port().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -32,7 +32,6 @@ pub mod wait;
 pub use upstream::{Health, Upstream};
 
 use reqwest::blocking::{Client, Response};
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -40,21 +39,30 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// A port nothing listens on right now (the OS picks it; it may be taken again later), never
-/// one this test process handed out before: listeners set SO_REUSEPORT, so two of ours given
-/// the same port would silently share its connections.
+/// A port nothing listens on right now, below the OS's ephemeral range (32768 and up), so no
+/// outgoing connection takes it before its server binds it, and never one this test process
+/// handed out before: listeners set SO_REUSEPORT, so two of ours given the same port would
+/// silently share its connections. Each process walks the range from its own random place,
+/// so test binaries run side by side (scripts/test-binaries) do not pick the same ports.
 pub fn free_port() -> u16 {
-    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("the OS hands out a free port");
-        let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
-        if seen.insert(port) {
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static NEXT: Mutex<Option<u32>> = Mutex::new(None);
+    let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut at = next.unwrap_or_else(|| {
+        use std::hash::{BuildHasher, RandomState};
+        let seed = RandomState::new().hash_one(std::process::id());
+        (seed % u64::from(COUNT)) as u32
+    });
+    for _ in 0..COUNT {
+        let port = (FIRST + at) as u16;
+        at = (at + 1) % COUNT;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            *next = Some(at);
             return port;
         }
     }
+    panic!("no free port in {FIRST}..{}", FIRST + COUNT);
 }
 
 /// An HTTP client whose connections leave from `address` (127.0.0.2, 127.0.1.5, …: loopback
