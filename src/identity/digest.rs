@@ -4,7 +4,8 @@
 //!
 //! The digest is [`Identity::of`] the spec's tag (`header:x-tenant+ip`) and the spec's raw value:
 //! a single part's value is its own; the parts of a composite are each prefixed by their length
-//! (u32, little-endian), so that no two combinations run together.
+//! (u32, little-endian), so that no two combinations run together (`source::combined`, which
+//! the requests' values and the values an operator names both go through).
 
 use super::jwt::TokenError;
 use super::pass::Pass;
