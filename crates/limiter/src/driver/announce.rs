@@ -8,6 +8,7 @@ use super::RedisDriver;
 use crate::fleet_size::MEMBERSHIP_LIFETIME;
 use crate::LimiterError;
 use redis::{RedisResult, Value};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 impl RedisDriver {
@@ -22,24 +23,10 @@ impl RedisDriver {
     }
 
     async fn announce_on(&self, mut conn: Conn, id: &str) -> RedisResult<u32> {
-        let script = Script::new(FLEET_SCRIPT);
-        let mut evalsha = redis::cmd("EVALSHA");
-        evalsha
-            .arg(script.hash())
-            .arg(1)
-            .arg(format!("{}:fleet", self.prefix))
-            .arg(id)
-            .arg(MEMBERSHIP_LIFETIME.as_millis() as u64);
-        let reply = match evalsha.query_async::<Value>(&mut conn).await {
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                script
-                    .load_command()
-                    .query_async::<String>(&mut conn)
-                    .await?;
-                evalsha.query_async(&mut conn).await?
-            }
-            reply => reply?,
-        };
+        static FLEET: LazyLock<Script> = LazyLock::new(|| Script::new(FLEET_SCRIPT));
+        let lifetime_ms = MEMBERSHIP_LIFETIME.as_millis() as u64;
+        let evalsha = FLEET.evalsha(&[format!("{}:fleet", self.prefix)], (id, lifetime_ms));
+        let reply = FLEET.run_on::<Value>(&evalsha, &mut conn).await?;
         Ok(match reply {
             Value::Int(alive) => u32::try_from(alive).unwrap_or(1).max(1),
             _ => 1,

@@ -2,9 +2,10 @@
 //! CrowdSec's shared decisions, the console's rates, nonces): a script by EVALSHA (loaded when
 //! Redis does not hold it), SET NX, a hash read a part at a time.
 
+use super::script::Script;
 use super::RedisDriver;
 use crate::LimiterError;
-use redis::{Script, Value};
+use redis::Value;
 use std::sync::{Arc, Mutex, PoisonError};
 
 impl RedisDriver {
@@ -20,15 +21,8 @@ impl RedisDriver {
         let script = hashed(code);
         let call = async {
             let mut conn = self.side.get().await.map_err(unreachable)?;
-            let mut invocation = script.prepare_invoke();
-            for key in keys {
-                invocation.key(key);
-            }
-            for arg in args {
-                invocation.arg(arg);
-            }
-            invocation
-                .invoke_async::<Value>(&mut conn)
+            script
+                .run_on::<Value>(&script.evalsha(keys, args), &mut conn)
                 .await
                 .map_err(|e| match e.is_connection_refusal() {
                     true => LimiterError::Unreachable(e.to_string()),

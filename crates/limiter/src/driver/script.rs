@@ -1,6 +1,8 @@
-//! The Lua scripts, compiled into the binary, with their SHA1 for EVALSHA.
+//! The Lua scripts, compiled into the binary, with their SHA1 for EVALSHA, and the one way a
+//! script is run: by EVALSHA, loading it again when Redis no longer holds it.
 
-use redis::Cmd;
+use super::connection::Conn;
+use redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, ServerErrorKind};
 
 /// `lua/take.lua`: the all-or-nothing take (its header is the contract).
 pub const TAKE_SCRIPT: &str = include_str!("../../../../lua/take.lua");
@@ -38,5 +40,32 @@ impl Script {
         let mut cmd = redis::cmd("SCRIPT");
         cmd.arg("LOAD").arg(self.code);
         cmd
+    }
+
+    /// An EVALSHA of this script on `keys` with `args`.
+    pub(crate) fn evalsha<K: redis::ToRedisArgs, A: redis::ToRedisArgs>(
+        &self,
+        keys: &[K],
+        args: A,
+    ) -> Cmd {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(&self.hash).arg(keys.len()).arg(keys).arg(args);
+        cmd
+    }
+
+    /// Runs `evalsha` (an EVALSHA of this script) on `conn`; when Redis no longer holds the
+    /// script (a restart, a failover, `SCRIPT FLUSH`), loads it and runs it once more.
+    pub(crate) async fn run_on<T: FromRedisValue>(
+        &self,
+        evalsha: &Cmd,
+        conn: &mut Conn,
+    ) -> RedisResult<T> {
+        match evalsha.query_async::<T>(conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                self.load_command().query_async::<String>(conn).await?;
+                evalsha.query_async(conn).await
+            }
+            reply => reply,
+        }
     }
 }

@@ -14,7 +14,7 @@ use crate::driver::{slot_of, Connection, Script};
 use crate::StoreMetrics;
 use crate::{Assessments, BucketSpec, LimiterError, Take};
 use parking_lot::Mutex;
-use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
+use redis::{Cmd, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -211,17 +211,10 @@ impl Batcher {
     async fn send(&self, jobs: &[Job]) -> Result<Vec<Value>, LimiterError> {
         let mut conn = self.connection.get().await?;
         let evalsha = self.evalsha(jobs);
-        let store_error = |e: redis::RedisError| LimiterError::Store(e.to_string());
-        match evalsha.query_async::<Vec<Value>>(&mut conn).await {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let load = self.script.load_command();
-                load.query_async::<String>(&mut conn)
-                    .await
-                    .map_err(store_error)?;
-                evalsha.query_async(&mut conn).await.map_err(store_error)
-            }
-            reply => reply.map_err(store_error),
-        }
+        self.script
+            .run_on::<Vec<Value>>(&evalsha, &mut conn)
+            .await
+            .map_err(|e| LimiterError::Store(e.to_string()))
     }
 
     /// `EVALSHA sha nkeys key… margin numbers`, the numbers the call's shapes and groups in one

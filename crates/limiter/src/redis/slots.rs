@@ -11,7 +11,7 @@ use crate::driver::{Connection, RedisDriver, Script, INFLIGHT_SCRIPT};
 use crate::identity::Identity;
 use crate::{BucketKey, InFlight, LimiterError, PolicyKey, Slot, SlotId, SlotOwner};
 use async_trait::async_trait;
-use redis::{ErrorKind, FromRedisValue, ServerErrorKind};
+use redis::FromRedisValue;
 use renewal::LiveSlots;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,25 +89,13 @@ impl SlotLeases {
         keys: &[String],
         args: &[String],
     ) -> Result<T, LimiterError> {
-        let mut evalsha = redis::cmd("EVALSHA");
-        evalsha
-            .arg(self.script.hash())
-            .arg(keys.len())
-            .arg(keys)
-            .arg(args);
+        let evalsha = self.script.evalsha(keys, args);
         let call = async {
             let mut conn = self.connection.get().await?;
-            let store_error = |e: redis::RedisError| LimiterError::Store(e.to_string());
-            match evalsha.query_async::<T>(&mut conn).await {
-                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    let load = self.script.load_command();
-                    load.query_async::<String>(&mut conn)
-                        .await
-                        .map_err(store_error)?;
-                    evalsha.query_async(&mut conn).await.map_err(store_error)
-                }
-                reply => reply.map_err(store_error),
-            }
+            self.script
+                .run_on::<T>(&evalsha, &mut conn)
+                .await
+                .map_err(|e| LimiterError::Store(e.to_string()))
         };
         match tokio::time::timeout(self.timeout, call).await {
             Ok(answer) => answer,
