@@ -103,16 +103,21 @@ pub(super) fn stable_caller(planned: &[Planned<'_>]) -> Option<Identity> {
         .map(Planned::identity)
 }
 
+/// The standings the gate's tests build (here and in reply/tests.rs).
 #[cfg(test)]
-mod tests {
+pub(super) mod fixtures {
     use super::*;
     use crate::limiter::Penalty;
 
-    fn limits(capacity: u64, rate: &str) -> Limits {
+    pub(crate) fn limits(capacity: u64, rate: &str) -> Limits {
         Limits::new(capacity, rate.parse().unwrap()).unwrap()
     }
 
-    fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standing<'a> {
+    pub(crate) fn standing<'a>(
+        name: &'a Arc<str>,
+        limits: &'a Limits,
+        a: Assessment,
+    ) -> Standing<'a> {
         Standing {
             policy: name,
             level: LevelId {
@@ -126,7 +131,7 @@ mod tests {
         }
     }
 
-    fn assessment(
+    pub(crate) fn assessment(
         allowed: bool,
         remaining: f64,
         retry_after_us: u64,
@@ -137,6 +142,12 @@ mod tests {
             false => Assessment::refused(remaining, retry_after_us, full_in_us, Penalty::None),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{assessment, limits, standing};
+    use super::*;
 
     #[test]
     fn the_refusal_with_the_longest_wait_is_described() {

@@ -1,36 +1,10 @@
 //! Replies: draft-10 header values, `Retry-After` rounding, problem bodies, refusals.
 
 use super::*;
-use crate::gate::{Decided, HeaderQuota, LevelId, Standing, Unpayable};
+use crate::gate::standing::fixtures::{assessment, limits, standing};
+use crate::gate::{Decided, HeaderQuota, LevelId, Unpayable};
 use crate::identity::Identity;
-use crate::limiter::{Assessment, Penalty};
-use crate::policy::Limits;
 use std::sync::Arc;
-
-fn limits(capacity: u64, rate: &str) -> Limits {
-    Limits::new(capacity, rate.parse().unwrap()).unwrap()
-}
-
-fn assessment(allowed: bool, remaining: f64, retry_after_us: u64, full_in_us: u64) -> Assessment {
-    match allowed {
-        true => Assessment::allowed(remaining, retry_after_us, full_in_us),
-        false => Assessment::refused(remaining, retry_after_us, full_in_us, Penalty::None),
-    }
-}
-
-fn standing<'a>(name: &'a Arc<str>, limits: &'a Limits, a: Assessment) -> Standing<'a> {
-    Standing {
-        policy: name,
-        level: LevelId {
-            policy: 0,
-            level: 0,
-        },
-        quota: HeaderQuota::of(limits),
-        calendar: None,
-        cost: 1,
-        assessment: a,
-    }
-}
 
 fn no_headers() -> PolicyHeaders {
     PolicyHeaders(Vec::new())
