@@ -11,6 +11,7 @@
 //! `docs/src/images/` (the book's), else into a temporary directory.
 
 use crate::common;
+use common::PER_USER as POLICY;
 
 use common::browser::{Plan, Report};
 use common::control_api::{admin_tables, control, TOKEN};
@@ -24,16 +25,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const FLOODER: &str = "flooder-key";
-
-const POLICY: &str = r#"
-[identity]
-sources = ["header:x-api-key", "ip"]
-
-[[policy]]
-name = "per-user"
-capacity = 5
-rate = "1/m"
-"#;
 
 fn status_of(proxy: &Proxy, key: &str) -> u16 {
     proxy.get("/x", &[("x-api-key", key)]).status().as_u16()

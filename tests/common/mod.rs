@@ -39,6 +39,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// One policy, `per-user`: 5 requests a minute per `x-api-key`, or per address without one.
+pub const PER_USER: &str = r#"
+[identity]
+sources = ["header:x-api-key", "ip"]
+
+[[policy]]
+name = "per-user"
+capacity = 5
+rate = "1/m"
+"#;
+
 /// A port nothing listens on right now, below the OS's ephemeral range (32768 and up), so no
 /// outgoing connection takes it before its server binds it, and never one this test process
 /// handed out before: listeners set SO_REUSEPORT, so two of ours given the same port would

@@ -1,19 +1,10 @@
 //! The proxy on the memory store, end to end: real upstream, real binary, real HTTP client.
 
 use crate::common;
+use common::PER_USER;
 
 use common::{free_port, header, requests_series, Proxy, Upstream};
 use std::time::{Duration, Instant};
-
-const PER_USER: &str = r#"
-[identity]
-sources = ["header:x-api-key", "ip"]
-
-[[policy]]
-name = "per-user"
-capacity = 5
-rate = "1/m"
-"#;
 
 #[test]
 fn a_burst_of_capacity_passes_then_429_with_headers() {

@@ -6,6 +6,7 @@
 //! or returned.
 
 use crate::common;
+use common::PER_USER as POLICY;
 
 mod probes;
 
@@ -17,16 +18,6 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 const KEY: &str = "alice-key-raw-value";
-
-const POLICY: &str = r#"
-[identity]
-sources = ["header:x-api-key", "ip"]
-
-[[policy]]
-name = "per-user"
-capacity = 5
-rate = "1/m"
-"#;
 
 /// How many of `n` requests by `key`, spread over `proxies` in turn, were allowed.
 fn burst(proxies: &[&Proxy], key: &str, n: usize) -> usize {
