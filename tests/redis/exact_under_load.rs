@@ -222,10 +222,13 @@ fn redis_slowed_to_20ms_with_allow_or_deny_still_decides_every_request() {
 
 #[test]
 fn redis_slower_than_the_budget_is_decided_locally_and_its_late_replies_are_learned() {
-    let (report, exact, proxies) = slowed("local", Duration::from_millis(400));
+    // 300 ms: past the call's budget (`store.timeout`, 250 ms), and 200 ms inside the round's
+    // own (500 ms), so a machine loaded by other tests still sees the replies come back late
+    // rather than not at all.
+    let (report, exact, proxies) = slowed("local", Duration::from_millis(300));
     assert_none_failed(&report);
     let r = ratio(
-        "slowed 400 ms (past the budget) for 2 s, on_error=local",
+        "slowed 300 ms (past the budget) for 2 s, on_error=local",
         &report,
         exact,
     );
