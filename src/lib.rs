@@ -23,6 +23,7 @@ pub mod gate;
 pub mod identity;
 pub mod limiter;
 pub mod location;
+pub mod overload;
 pub mod policy;
 pub mod proxy;
 pub mod rls;

@@ -53,7 +53,9 @@ fn policy(
     let keys = LimitKeys::of_policy(file);
     let limits = match action {
         Action::Limit => limits(check, keys, "policy", quota, &file.name)?,
-        Action::Deny | Action::Allow | Action::Challenge(_) => conditions::unused_limits(),
+        Action::Deny | Action::Allow | Action::Challenge(_) | Action::Classify => {
+            conditions::unused_limits()
+        }
     };
     let cost = match &file.cost {
         Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
@@ -91,6 +93,7 @@ fn policy(
         tiers,
         calendar,
         rules: super::rules::rules(check, file)?,
+        overload: Default::default(),
     })
 }
 

@@ -1,5 +1,5 @@
 //! What a policy does to the requests it matches: limit them, deny them, let them past every
-//! limit, or challenge them.
+//! limit, challenge them, or only classify them for overload (`priority`).
 
 use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY};
 use std::fmt;
@@ -17,6 +17,9 @@ pub enum Action {
     /// `"challenge"`: a page load without a good pass gets this challenge instead of the
     /// backend's page; a request that cannot show a page is refused (403).
     Challenge(Challenge),
+    /// `"classify"`: only give the requests a `priority` (or `on_overload`); the default of a
+    /// policy with those keys and no bucket keys.
+    Classify,
 }
 
 impl Action {
@@ -33,6 +36,7 @@ impl Action {
             Self::Deny,
             Self::Allow,
             Self::Challenge(challenge),
+            Self::Classify,
         ]
         .into_iter()
         .find(|action| action.word() == word)
@@ -45,6 +49,7 @@ impl Action {
             Self::Deny => "deny",
             Self::Allow => "allow",
             Self::Challenge(_) => "challenge",
+            Self::Classify => "classify",
         }
     }
 

@@ -7,6 +7,7 @@ mod conditions;
 mod index;
 mod limits;
 mod path;
+mod priority;
 mod quota;
 mod rate;
 mod route;
@@ -21,6 +22,7 @@ pub use conditions::{Conditions, HeaderRule, UserAgent};
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
+pub use priority::{Class, OverloadClass, Priority};
 pub use quota::QuotaCalendar;
 pub use rate::{Rate, RateError};
 pub use route::{request_host, Route, RouteFacts};
@@ -59,6 +61,9 @@ pub struct Policy {
     pub calendar: Option<Arc<QuotaCalendar>>,
     /// Cost from a header, settling by the response, concurrency, shaping and penalties.
     pub rules: Rules,
+    /// `priority` and `on_overload`: what the policy's requests count for when the backend is
+    /// overloaded.
+    pub overload: OverloadClass,
 }
 
 impl Policy {
@@ -76,6 +81,18 @@ impl Policy {
             false => write!(f, "; when{}", self.conditions),
         }
     }
+
+    /// `; priority …` (every policy's, `normal` when it names none) and `; on overload …`.
+    fn fmt_overload(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.overload.priority {
+            Some(priority) => write!(f, "; priority {priority}")?,
+            None => write!(f, "; priority normal (none named)")?,
+        }
+        match &self.overload.on_overload {
+            Some(challenge) => write!(f, "; on overload: challenge ({challenge})"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl fmt::Display for Policy {
@@ -89,7 +106,8 @@ impl fmt::Display for Policy {
                 self.action,
                 self.route
             )?;
-            return self.fmt_conditions(f);
+            self.fmt_conditions(f)?;
+            return self.fmt_overload(f);
         }
         write!(
             f,
@@ -121,7 +139,8 @@ impl fmt::Display for Policy {
                 .collect();
             write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
         }
-        self.rules.fmt(f)
+        self.rules.fmt(f)?;
+        self.fmt_overload(f)
     }
 }
 
@@ -143,6 +162,7 @@ mod tests {
             tiers: None,
             calendar: None,
             rules: Rules::default(),
+            overload: OverloadClass::default(),
         };
         assert_eq!(policy(10).key, policy(20).key);
         assert_ne!(PolicyKey::new("p").id(), PolicyKey::new("q").id());

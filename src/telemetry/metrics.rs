@@ -10,6 +10,7 @@ use super::certificates::CertificateMetrics;
 use super::challenges::ChallengeMetrics;
 use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
+use super::overload::OverloadMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
 use super::signed::SignedMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
@@ -71,6 +72,8 @@ pub struct Metrics {
     pub certificates: CertificateMetrics,
     /// Whether each configured backend is up.
     pub backends: BackendGauge,
+    /// Overload protection: in flight, limits, shed requests, the switch.
+    pub overload: OverloadMetrics,
 }
 
 /// A latency histogram from 10 µs to 10 s.
@@ -194,12 +197,14 @@ impl Metrics {
             challenges: ChallengeMetrics::new(),
             certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
+            overload: OverloadMetrics::new(),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend(metrics.policies.collectors());
         collectors.extend(metrics.crowdsec.collectors());
         collectors.extend(metrics.signed.collectors());
         collectors.extend(metrics.certificates.collectors());
+        collectors.extend(metrics.overload.collectors());
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),

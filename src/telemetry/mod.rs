@@ -9,6 +9,7 @@ mod crowdsec;
 pub mod logger;
 mod metrics;
 mod offenders;
+mod overload;
 mod policy;
 mod signed;
 mod vocab;
@@ -22,6 +23,7 @@ pub use crowdsec::CrowdSecMetrics;
 pub use floodgate_limiter::StoreMetrics;
 pub use metrics::Metrics;
 pub use offenders::{Offender, Offenders};
+pub use overload::OverloadMetrics;
 pub use policy::PolicyCounters;
 pub use signed::SignedMetrics;
 pub use vocab::{

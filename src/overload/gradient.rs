@@ -1,0 +1,242 @@
+//! `max_in_flight = "auto"`: a pool's concurrency limit found from its latency, as Envoy's
+//! adaptive concurrency filter and Netflix's Gradient2 find it. The lowest latency of the last
+//! half minute is what the backend answers in when nothing queues inside it; a window of
+//! answers whose mean latency stays within `TOLERANCE` of it lets the limit grow (by 10 %, at
+//! least 1, and only when the limit was reached in the window: an idle pool proves nothing),
+//! a slower window shrinks it by the ratio, at most by half, never below the floor. Pure:
+//! time is an argument, in microseconds.
+
+use std::time::Duration;
+
+/// How much slower than the lowest latency a window may be and still count as unqueued: a
+/// backend of N workers answering N + 1 requests at once is 1/N slower on average.
+const TOLERANCE: f64 = 0.05;
+/// The shortest window.
+const WINDOW_US: u64 = 100_000;
+/// The fewest answers a window judges from.
+const WINDOW_SAMPLES: u32 = 8;
+/// The lowest latency is the lowest of this many one-second slots (a backend that became
+/// slower for good is believed within half a minute).
+const MIN_SLOTS: usize = 30;
+const SLOT_US: u64 = 1_000_000;
+
+/// The adaptive limit of one pool.
+#[derive(Debug, Clone)]
+pub(super) struct Gradient {
+    limit: f64,
+    floor: u32,
+    ceiling: u32,
+    /// `latency_target`, in microseconds: a window slower than this shrinks the limit
+    /// whatever the lowest latency.
+    target_us: Option<f64>,
+    window: Window,
+    lowest: Lowest,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Window {
+    started_us: u64,
+    samples: u32,
+    sum_us: f64,
+    /// Whether a request found every slot taken during the window.
+    saturated: bool,
+}
+
+/// The lowest latency per one-second slot, over the last [`MIN_SLOTS`] slots.
+#[derive(Debug, Clone)]
+struct Lowest {
+    slots: [Option<(u64, u64)>; MIN_SLOTS],
+}
+
+impl Lowest {
+    fn record(&mut self, now_us: u64, latency_us: u64) {
+        let second = now_us / SLOT_US;
+        let slot = &mut self.slots[(second % MIN_SLOTS as u64) as usize];
+        *slot = match *slot {
+            Some((s, low)) if s == second => Some((s, low.min(latency_us))),
+            _ => Some((second, latency_us)),
+        };
+    }
+
+    fn get(&self, now_us: u64) -> Option<u64> {
+        let second = now_us / SLOT_US;
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|(s, _)| second.saturating_sub(*s) < MIN_SLOTS as u64)
+            .map(|&(_, low)| low)
+            .min()
+    }
+}
+
+impl Gradient {
+    /// A limit between `floor` and `ceiling` (both at least 1), starting at the floor;
+    /// windows slower than `target` (when given) shrink it.
+    pub(super) fn new(floor: u32, ceiling: u32, target: Option<Duration>) -> Self {
+        let floor = floor.max(1);
+        Self {
+            limit: f64::from(floor),
+            floor,
+            ceiling: ceiling.max(floor),
+            target_us: target.map(|t| t.as_micros() as f64),
+            window: Window::default(),
+            lowest: Lowest {
+                slots: [None; MIN_SLOTS],
+            },
+        }
+    }
+
+    /// The limit now.
+    pub(super) fn limit(&self) -> u32 {
+        self.limit as u32
+    }
+
+    /// Notes that a request found every slot taken at `now_us`.
+    pub(super) fn saturated(&mut self, now_us: u64) {
+        self.open(now_us);
+        self.window.saturated = true;
+    }
+
+    /// Takes one answer's `latency` at `now_us`; returns the new limit when the window that
+    /// closed changed it.
+    pub(super) fn sample(&mut self, now_us: u64, latency: Duration) -> Option<u32> {
+        let latency_us = latency.as_micros().min(u128::from(u64::MAX)) as u64;
+        self.open(now_us);
+        self.lowest.record(now_us, latency_us);
+        self.window.samples += 1;
+        self.window.sum_us += latency_us as f64;
+        let long_enough = now_us.saturating_sub(self.window.started_us) >= WINDOW_US;
+        if !long_enough || self.window.samples < WINDOW_SAMPLES.min(self.limit()) {
+            return None;
+        }
+        let before = self.limit();
+        self.judge(now_us);
+        self.window = Window {
+            started_us: now_us,
+            ..Window::default()
+        };
+        (self.limit() != before).then_some(self.limit())
+    }
+
+    /// Starts the first window at `now_us`.
+    fn open(&mut self, now_us: u64) {
+        if self.window.samples == 0 && !self.window.saturated {
+            self.window.started_us = now_us;
+        }
+    }
+
+    /// The limit after the window that ends at `now_us`.
+    fn judge(&mut self, now_us: u64) {
+        let Some(lowest) = self.lowest.get(now_us) else {
+            return;
+        };
+        let mean = self.window.sum_us / f64::from(self.window.samples);
+        let mut allowed = lowest as f64 * (1.0 + TOLERANCE);
+        if let Some(target) = self.target_us {
+            allowed = allowed.min(target);
+        }
+        let (floor, ceiling) = (f64::from(self.floor), f64::from(self.ceiling));
+        if mean > allowed {
+            let gradient = (allowed / mean).max(0.5);
+            self.limit = (self.limit * gradient).floor().max(floor);
+        } else if self.window.saturated {
+            self.limit = (self.limit + (self.limit * 0.1).max(1.0))
+                .floor()
+                .min(ceiling);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000;
+
+    /// A backend of `workers` answering in `service` ms, `in_flight` requests at once: the
+    /// mean latency of its answers.
+    fn latency(workers: u32, service: u64, in_flight: u32) -> Duration {
+        let rounds = f64::from(in_flight) / f64::from(workers);
+        Duration::from_micros((service as f64 * MS as f64 * rounds.max(1.0)) as u64)
+    }
+
+    /// Drives `gradient` for `seconds` against a saturated backend of `workers`, returning the
+    /// highest limit reached after the first decrease and the last limit.
+    fn drive(gradient: &mut Gradient, workers: u32, seconds: u64) -> (u32, u32) {
+        let mut now = 0;
+        let mut highest_after_settling = 0;
+        let mut settled = false;
+        while now < seconds * 1_000 * MS {
+            now += 5 * MS;
+            gradient.saturated(now);
+            let before = gradient.limit();
+            if let Some(after) = gradient.sample(now, latency(workers, 40, before)) {
+                settled |= after < before;
+            }
+            if settled {
+                highest_after_settling = highest_after_settling.max(gradient.limit());
+            }
+        }
+        (highest_after_settling, gradient.limit())
+    }
+
+    #[test]
+    fn the_limit_finds_a_fixed_backends_workers_and_holds_near_them() {
+        for workers in [4, 8, 20] {
+            let mut gradient = Gradient::new(1, 1000, None);
+            let (highest, last) = drive(&mut gradient, workers, 20);
+            // One over when 1/N is beyond the tolerance; a tenth over for wider pools.
+            let over = 1 + workers / 10;
+            assert!(
+                highest <= workers + over,
+                "{workers} workers: reached {highest}"
+            );
+            assert!(last + 2 >= workers, "{workers} workers: fell to {last}");
+        }
+    }
+
+    #[test]
+    fn an_idle_pool_does_not_grow() {
+        let mut gradient = Gradient::new(2, 100, None);
+        for i in 1..1000 {
+            gradient.sample(i * 5 * MS, Duration::from_millis(40));
+        }
+        assert_eq!(gradient.limit(), 2);
+    }
+
+    #[test]
+    fn a_hung_backend_halves_the_limit_but_never_below_the_floor() {
+        let mut gradient = Gradient::new(3, 100, None);
+        let (_, last) = drive(&mut gradient, 50, 5);
+        assert!(last > 20, "grew to {last}");
+        let mut now = 10_000 * MS;
+        let mut seen = vec![gradient.limit()];
+        for _ in 0..200 {
+            now += 10 * MS;
+            gradient.saturated(now);
+            gradient.sample(now, Duration::from_secs(30));
+            seen.push(gradient.limit());
+        }
+        assert!(seen.windows(2).all(|w| w[1] >= w[0] / 2));
+        assert_eq!(gradient.limit(), 3);
+    }
+
+    #[test]
+    fn a_latency_target_below_the_backends_pace_keeps_the_floor() {
+        let mut gradient = Gradient::new(2, 100, Some(Duration::from_millis(30)));
+        let (_, last) = drive(&mut gradient, 50, 5);
+        assert_eq!(last, 2);
+    }
+
+    #[test]
+    fn the_lowest_latency_forgets_after_half_a_minute() {
+        let mut lowest = Lowest {
+            slots: [None; MIN_SLOTS],
+        };
+        lowest.record(0, 10);
+        lowest.record(5 * SLOT_US, 50);
+        assert_eq!(lowest.get(5 * SLOT_US), Some(10));
+        assert_eq!(lowest.get(31 * SLOT_US), Some(50));
+        assert_eq!(lowest.get(40 * SLOT_US), None);
+    }
+}

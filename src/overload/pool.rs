@@ -1,0 +1,314 @@
+//! One pool watched: its slots (fixed share or adaptive limit), the answers' latency, and
+//! whether it is overloaded (a request found every slot taken, or answers came slower than
+//! `latency_target`, within the last [`HOLD`]). A [`Permit`] is a slot: given back when the
+//! request ends, whatever way it ends.
+
+use super::gradient::Gradient;
+use super::settings::{MaxInFlight, OverloadSettings};
+use super::slots::{Asked, Refusal, Slots};
+use crate::limiter::FleetSize;
+use crate::policy::Priority;
+use crate::telemetry::OverloadMetrics;
+use parking_lot::Mutex;
+use prometheus::IntGauge;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// How long a pool stays overloaded after the last sign of it.
+pub const HOLD: Duration = Duration::from_secs(5);
+/// The weight of a new answer in the latency average `latency_target` is compared with.
+const AVERAGE_WEIGHT: f64 = 0.1;
+
+/// One pool's watch, kept across reloads (by pool name).
+pub struct PoolGuard {
+    name: Arc<str>,
+    state: Mutex<PoolState>,
+    fleet: Arc<FleetSize>,
+    epoch: Instant,
+    gauges: Gauges,
+}
+
+struct Gauges {
+    in_flight: IntGauge,
+    limit: IntGauge,
+    queued: IntGauge,
+}
+
+struct PoolState {
+    slots: Slots,
+    settings: Arc<OverloadSettings>,
+    gradient: Option<Gradient>,
+    /// The latest sign of overload (µs since the epoch).
+    pressed_us: Option<u64>,
+    /// The answers' latency, averaged (µs).
+    average_us: Option<f64>,
+}
+
+impl PoolState {
+    fn new(settings: Arc<OverloadSettings>, fleet: u32) -> Self {
+        let gradient = match settings.max_in_flight {
+            MaxInFlight::Auto { floor, ceiling } => {
+                Some(Gradient::new(floor, ceiling, settings.latency_target))
+            }
+            MaxInFlight::Fleet(_) => None,
+        };
+        Self {
+            slots: Slots::new(settings.first_limit(fleet)),
+            settings,
+            gradient,
+            pressed_us: None,
+            average_us: None,
+        }
+    }
+
+    /// The limit the settings ask for now: the fleet share (the fleet may have changed) or
+    /// the adaptive limit.
+    fn wanted_limit(&self, fleet: u32) -> u32 {
+        match (&self.gradient, self.settings.max_in_flight) {
+            (Some(gradient), _) => gradient.limit(),
+            (None, MaxInFlight::Fleet(total)) => super::settings::share(total, fleet),
+            (None, MaxInFlight::Auto { floor, .. }) => floor,
+        }
+    }
+
+    fn max_queued(&self) -> usize {
+        let bound = self.settings.max_queued.unwrap_or(self.slots.limit());
+        bound as usize
+    }
+}
+
+impl PoolGuard {
+    /// The watch of pool `name` under `settings`.
+    pub(super) fn new(
+        name: Arc<str>,
+        settings: Arc<OverloadSettings>,
+        fleet: Arc<FleetSize>,
+        metrics: &OverloadMetrics,
+    ) -> Self {
+        let gauges = Gauges {
+            in_flight: metrics.in_flight.with_label_values(&[&name]),
+            limit: metrics.limit.with_label_values(&[&name]),
+            queued: metrics.queued.with_label_values(&[&name]),
+        };
+        let state = PoolState::new(settings, fleet.get());
+        gauges.limit.set(i64::from(state.slots.limit()));
+        Self {
+            name,
+            state: Mutex::new(state),
+            fleet,
+            epoch: Instant::now(),
+            gauges,
+        }
+    }
+
+    /// The pool's name.
+    pub fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    /// Takes new `settings` (a reload): a changed `max_in_flight` starts over.
+    pub(super) fn configure(&self, settings: Arc<OverloadSettings>) {
+        let mut state = self.state.lock();
+        if *state.settings == *settings {
+            return;
+        }
+        let mut fresh = PoolState::new(settings, self.fleet.get());
+        if state.settings.max_in_flight == fresh.settings.max_in_flight {
+            fresh.gradient = state.gradient.take();
+        }
+        let limit = fresh.wanted_limit(self.fleet.get());
+        state.settings = fresh.settings;
+        state.gradient = fresh.gradient;
+        state.slots.set_limit(limit);
+        self.show(&state);
+    }
+
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> Arc<OverloadSettings> {
+        self.state.lock().settings.clone()
+    }
+
+    /// `(in flight, limit, queued)` now.
+    pub fn load(&self) -> (u32, u32, usize) {
+        let state = self.state.lock();
+        (
+            state.slots.in_flight(),
+            state.slots.limit(),
+            state.slots.queued(),
+        )
+    }
+
+    /// Whether the pool showed overload within the last [`HOLD`].
+    pub fn overloaded(&self) -> bool {
+        let now = self.now_us();
+        let state = self.state.lock();
+        Self::pressed(&state, now)
+    }
+
+    fn pressed(state: &PoolState, now_us: u64) -> bool {
+        let slow = match (state.settings.latency_target, state.average_us) {
+            (Some(target), Some(average)) => average > target.as_micros() as f64,
+            _ => false,
+        };
+        slow || state
+            .pressed_us
+            .is_some_and(|at| now_us.saturating_sub(at) < HOLD.as_micros() as u64)
+    }
+
+    /// A slot for a request of `priority`: at once, or after waiting in line for at most
+    /// `queue_time`.
+    pub async fn acquire(self: &Arc<Self>, priority: Priority) -> Result<Permit, Refusal> {
+        let (asked, queue_time) = {
+            let now = self.now_us();
+            let mut state = self.state.lock();
+            let wanted = state.wanted_limit(self.fleet.get());
+            if wanted != state.slots.limit() {
+                state.slots.set_limit(wanted);
+            }
+            let max_queued = state.max_queued();
+            let asked = state.slots.ask(priority, max_queued);
+            if !matches!(asked, Asked::Granted) {
+                state.pressed_us = Some(now);
+                if let Some(gradient) = &mut state.gradient {
+                    gradient.saturated(now);
+                }
+            }
+            self.show(&state);
+            (asked, state.settings.queue_time)
+        };
+        match asked {
+            Asked::Granted => Ok(self.permit()),
+            Asked::Refused(refusal) => Err(refusal),
+            Asked::Waiting(id, hear) => {
+                let waiting = Waiting {
+                    pool: self.clone(),
+                    id,
+                    hear: Some(hear),
+                };
+                waiting.wait(queue_time).await
+            }
+        }
+    }
+
+    fn permit(self: &Arc<Self>) -> Permit {
+        Permit { pool: self.clone() }
+    }
+
+    /// Takes one answer's `latency`.
+    fn sample(&self, latency: Duration) {
+        let now = self.now_us();
+        let mut state = self.state.lock();
+        let latency_us = latency.as_micros() as f64;
+        state.average_us = Some(match state.average_us {
+            Some(average) => average + AVERAGE_WEIGHT * (latency_us - average),
+            None => latency_us,
+        });
+        let slow = (state.settings.latency_target)
+            .zip(state.average_us)
+            .is_some_and(|(target, average)| average > target.as_micros() as f64);
+        if slow {
+            state.pressed_us = Some(now);
+        }
+        let changed = state.gradient.as_mut().and_then(|g| g.sample(now, latency));
+        if let Some(limit) = changed {
+            state.slots.set_limit(limit);
+            self.show(&state);
+        }
+    }
+
+    fn release(&self) {
+        let mut state = self.state.lock();
+        state.slots.release();
+        self.show(&state);
+    }
+
+    /// Shows the state in the gauges.
+    fn show(&self, state: &PoolState) {
+        self.gauges
+            .in_flight
+            .set(i64::from(state.slots.in_flight()));
+        self.gauges.limit.set(i64::from(state.slots.limit()));
+        self.gauges.queued.set(state.slots.queued() as i64);
+    }
+}
+
+/// A request waiting in line; leaving the line (or giving back a slot handed over
+/// meanwhile) if the request ends while it waits.
+struct Waiting {
+    pool: Arc<PoolGuard>,
+    id: u64,
+    hear: Option<oneshot::Receiver<bool>>,
+}
+
+impl Waiting {
+    async fn wait(mut self, queue_time: Duration) -> Result<Permit, Refusal> {
+        let Some(hear) = self.hear.as_mut() else {
+            return Err(Refusal::Waited);
+        };
+        let heard = tokio::time::timeout(queue_time, hear).await;
+        let outcome = match heard {
+            Ok(Ok(true)) => Ok(self.pool.permit()),
+            Ok(Ok(false) | Err(_)) => Err(Refusal::Displaced),
+            Err(_) => self.timed_out(),
+        };
+        self.hear = None;
+        outcome
+    }
+
+    /// Out of line after `queue_time`, unless a slot (or a refusal) came meanwhile.
+    fn timed_out(&mut self) -> Result<Permit, Refusal> {
+        let left = {
+            let mut state = self.pool.state.lock();
+            let left = state.slots.leave(self.id);
+            self.pool.show(&state);
+            left
+        };
+        if left {
+            return Err(Refusal::Waited);
+        }
+        match self.hear.as_mut().map(|h| h.try_recv()) {
+            Some(Ok(true)) => Ok(self.pool.permit()),
+            _ => Err(Refusal::Displaced),
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let Some(mut hear) = self.hear.take() else {
+            return;
+        };
+        let mut state = self.pool.state.lock();
+        if !state.slots.leave(self.id) && hear.try_recv() == Ok(true) {
+            state.slots.release();
+        }
+        self.pool.show(&state);
+    }
+}
+
+/// A slot at one pool's backends, given back when dropped.
+pub struct Permit {
+    pool: Arc<PoolGuard>,
+}
+
+impl Permit {
+    /// Notes how long the backend took to answer (its response head), or to fail by a
+    /// time-out: the adaptive limit and `latency_target` learn from it.
+    pub fn answered_in(&self, latency: Duration) {
+        self.pool.sample(latency);
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.pool.release();
+    }
+}
+
+#[cfg(test)]
+mod tests;
