@@ -213,7 +213,7 @@ impl Stores {
         }
         let mut names: std::collections::HashMap<u64, Arc<str>> = gate
             .policies()
-            .filter(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
+            .filter(|p| crate::gate::challenges(p))
             .map(|p| (p.key.id(), p.name().clone()))
             .collect();
         names.insert(0, Arc::from(crate::gate::CROWDSEC));

@@ -10,6 +10,7 @@ use super::{Challenged, Gate, Outcome};
 use crate::control::Block;
 use crate::identity::{Bind, Challenge, ChallengeKind, Reach, Request, DEFAULT_DIFFICULTY};
 use crate::limiter::Undecided;
+use crate::policy::Policy;
 use crate::telemetry::Decision;
 use std::sync::Arc;
 
@@ -38,10 +39,9 @@ impl Default for Captcha {
 }
 
 impl Gate {
-    /// Whether any policy challenges (by `action` or `on_limit`).
+    /// Whether any policy challenges (by `action`, `on_limit` or `on_overload`).
     pub fn challenges(&self) -> bool {
-        self.policies()
-            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some())
+        self.policies().any(challenges)
     }
 
     /// What the limits' `outcome` becomes for `req` when `awaiting` (a `challenge` policy
@@ -132,3 +132,11 @@ fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenge
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `policy` may answer a request with its challenge (by `action`, `on_limit` or
+/// `on_overload`).
+pub fn challenges(policy: &Policy) -> bool {
+    policy.action.challenge().is_some()
+        || policy.rules.on_limit.is_some()
+        || policy.overload.on_overload.is_some()
+}

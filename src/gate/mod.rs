@@ -30,7 +30,7 @@ mod verdict;
 
 pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use challenges::CROWDSEC;
+pub use challenges::{challenges, CROWDSEC};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
 pub use judge::{count_refusal, count_undecided, judge, Draw, Judgement};
@@ -44,7 +44,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
+use crate::policy::{Action, Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{IntCounter, IntCounterVec};
@@ -78,6 +78,8 @@ pub struct Gate {
     in_flight: Arc<dyn InFlight>,
     counters: GateCounters,
     needs_host: bool,
+    /// Whether any policy names a priority or `on_overload` (else every class is the default).
+    classifies: bool,
     /// What a CrowdSec `captcha` decision asks.
     captcha: challenges::Captcha,
 }
@@ -138,6 +140,7 @@ impl Gate {
                 invalid_tokens: metrics.invalid_tokens.clone(),
             },
             needs_host,
+            classifies: policies.iter().any(|p| !p.overload.is_empty()),
             captcha: challenges::Captcha::default(),
         }
     }
@@ -181,6 +184,29 @@ impl Gate {
 
     /// What happens to `req`, whose route facts are `route`.
     pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
+        self.decide_classified(req, route).await.0
+    }
+
+    /// What happens to `req`, and its class when the backend is overloaded: the priority and
+    /// `on_overload` of the policies it matches (the default class for a request refused or
+    /// let through before any policy is looked at: a ban, the blocklist, the deny-list).
+    pub async fn decide_classified<'g>(
+        &'g self,
+        req: &Request<'_>,
+        route: &RouteFacts<'_>,
+    ) -> (Outcome<'g>, Class) {
+        let mut class = Class::default();
+        let outcome = self.decide_into(req, route, &mut class).await;
+        (outcome, class)
+    }
+
+    /// `decide`, noting the request's class in `class` once its policies are known.
+    async fn decide_into<'g>(
+        &'g self,
+        req: &Request<'_>,
+        route: &RouteFacts<'_>,
+        class: &mut Class,
+    ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
         let control = self.control.view();
@@ -194,10 +220,14 @@ impl Gate {
         }
         match self.access.check(req) {
             Access::Denied => return self.listed(AccessList::Deny),
-            Access::Allowed => return self.listed(AccessList::Allow),
+            Access::Allowed => {
+                *class = self.class_of(&self.matching(req, route));
+                return self.listed(AccessList::Allow);
+            }
             Access::Limited => {}
         }
         let matched = self.matching(req, route);
+        *class = self.class_of(&matched);
         let awaiting = match ruling::rule(&matched, req) {
             ruling::Ruling::Decided(outcome) => return outcome,
             ruling::Ruling::Limits(awaiting) => awaiting,
@@ -236,6 +266,24 @@ impl Gate {
         let remedy = block.remedy.word();
         self.counters.blocked.with_label_values(&[remedy]).inc();
         Some(block)
+    }
+
+    /// The class of a request matching `matched` (the default when no policy names a priority
+    /// or `on_overload`, found without looking).
+    fn class_of(&self, matched: &[&BoundPolicy]) -> Class {
+        match self.classifies {
+            true => Class::of(
+                matched
+                    .iter()
+                    .map(|b| (b.policy.name(), b.policy.key.id(), &b.policy.overload)),
+            ),
+            false => Class::default(),
+        }
+    }
+
+    /// Whether any policy names a priority or `on_overload`.
+    pub fn classifies(&self) -> bool {
+        self.classifies
     }
 
     fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {

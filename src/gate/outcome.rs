@@ -156,11 +156,13 @@ pub enum OutcomeKind {
     StoreUnavailable,
     /// Answered with a challenge page.
     Challenged,
+    /// Forwarded by the gate, then shed: the backend was overloaded (`[overload]`).
+    Shed,
 }
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 13] = [
+    pub const ALL: [OutcomeKind; 14] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
@@ -174,6 +176,7 @@ impl OutcomeKind {
         OutcomeKind::StoreError,
         OutcomeKind::StoreUnavailable,
         OutcomeKind::Challenged,
+        OutcomeKind::Shed,
     ];
 
     /// The word written in the access log.
@@ -192,6 +195,7 @@ impl OutcomeKind {
             OutcomeKind::StoreError => "store_error",
             OutcomeKind::StoreUnavailable => "store_unavailable",
             OutcomeKind::Challenged => "challenged",
+            OutcomeKind::Shed => "shed",
         }
     }
 }

@@ -54,11 +54,15 @@ impl Floodgate {
         let logged = snapshot.access_log.as_ref().and(decision.pass);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
         self.note_outcome(&mut decision.outcome, ctx);
-        match (&decision.outcome, room) {
+        let action = match (&decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
-                challenge::page(room, challenged, session.req_header(), decision.client_ip)
+                return challenge::page(room, challenged, session.req_header(), decision.client_ip)
             }
             (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
+        };
+        match action {
+            Action::Forward(_) => self.admit(snapshot, session, ctx, &decision, action).await,
+            refusal => refusal,
         }
     }
 }

@@ -4,7 +4,7 @@ use super::Snapshot;
 use crate::clock::wall_now_s;
 use crate::gate::Outcome;
 use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
-use crate::policy::{request_host, RouteFacts};
+use crate::policy::{request_host, Class, RouteFacts};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use std::net::IpAddr;
@@ -24,6 +24,10 @@ pub(super) struct Decision<'s> {
     pub(super) client_ip: Option<IpAddr>,
     /// The good pass the request carried.
     pub(super) pass: Option<Pass>,
+    /// Its class when the backend is overloaded.
+    pub(super) class: Class,
+    /// Whether it loads a page (a challenge page can answer it).
+    pub(super) page: bool,
 }
 
 /// What the gate of `snapshot` decides about the request in `session`, and what is known of
@@ -58,13 +62,19 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     .with_facts(facts)
     .with_traits(&traits)
     .with_pass(pass.as_ref(), reach);
-    let outcome = snapshot.decider.gate.decide(&request, &route).await;
+    let (outcome, class) = snapshot
+        .decider
+        .gate
+        .decide_classified(&request, &route)
+        .await;
     drop(request);
     Decision {
         outcome,
         traits,
         client_ip,
         pass,
+        class,
+        page: reach != Reach::NotAPage,
     }
 }
 

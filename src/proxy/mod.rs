@@ -22,6 +22,7 @@ mod preface;
 mod render;
 mod request_id;
 mod response;
+mod shed;
 mod snapshot;
 mod streams;
 mod upstream;
@@ -43,7 +44,8 @@ pub use watched::{head_watch, peer_ip, WatchedStream};
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
 use crate::identity::{BotClaim, Identity, Ja4};
-use crate::telemetry::{Metrics, Offenders};
+use crate::overload::Permit;
+use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use http::HeaderName;
@@ -94,6 +96,8 @@ pub struct RequestCtx {
     pass: Option<Identity>,
     /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
     ja4: Option<Ja4>,
+    /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
+    slot: Option<Permit>,
 }
 
 impl Floodgate {
@@ -152,6 +156,7 @@ impl ProxyHttp for Floodgate {
             ruled_by: None,
             pass: None,
             ja4: None,
+            slot: None,
         }
     }
 
@@ -254,10 +259,16 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<()> {
         if let Some(started) = ctx.upstream_started {
-            self.metrics
-                .upstream_seconds
-                .observe(started.elapsed().as_secs_f64());
+            let took = started.elapsed();
+            self.metrics.upstream_seconds.observe(took.as_secs_f64());
             let status = upstream_response.status.as_u16();
+            if let Some(slot) = &ctx.slot {
+                slot.answered_in(took);
+            }
+            // An upgraded connection (WebSocket) holds no backend worker: its slot goes back.
+            if status == 101 {
+                ctx.slot = None;
+            }
             self.metrics.count_upstream_response(status);
             // A 5xx (or a switch of protocols) counts now; any other answer once it has
             // arrived whole (`logging`), so one cut short counts as a failure (`fail_to_proxy`).
@@ -320,6 +331,12 @@ impl ProxyHttp for Floodgate {
         if let Some(kind) = failure.upstream {
             self.metrics.upstream_errors.inc(kind);
         }
+        // A backend that timed out took at least that long: the overload watch learns it.
+        if let (Some(slot), Some(UpstreamErrorKind::Timeout), Some(started)) =
+            (&ctx.slot, failure.upstream, ctx.upstream_started)
+        {
+            slot.answered_in(started.elapsed());
+        }
         if let Some(status) = failure.status {
             // The connection closes after this answer, and the answer says so.
             session.set_keepalive(None);
@@ -349,6 +366,8 @@ impl ProxyHttp for Floodgate {
         if !ctx.aftercare.is_empty() {
             ctx.aftercare.finish(written).await;
         }
+        // The backend is done with the request: its slot goes to the next one waiting.
+        ctx.slot = None;
         connection::request_done(session);
         let log = ctx.snapshot.as_ref().and_then(|s| s.access_log.clone());
         if let (Some(log), Some(started)) = (log, ctx.started) {

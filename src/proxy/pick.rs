@@ -27,18 +27,24 @@ pub(super) fn peer(
     let upstream = &snapshot.upstream;
     let pool = match attempts.pool() {
         Some(pool) => pool,
-        None if upstream.has_routes() => {
-            let req = session.req_header();
-            let host = decide::host(req, upstream.needs_host());
-            upstream.route(&decide::route_facts(req, host.as_deref()))
-        }
-        None => 0,
+        None => pool_of(snapshot, session),
     };
     let key = match upstream.balance(pool) {
         Balance::Hash => caller_key(snapshot, session, ticket),
         Balance::RoundRobin => Key::new(),
     };
     upstream.peer(attempts, pool, &key)
+}
+
+/// The pool (its index in the snapshot) the request in `session` goes to: its route's.
+pub(super) fn pool_of(snapshot: &Snapshot, session: &Session) -> usize {
+    let upstream = &snapshot.upstream;
+    if !upstream.has_routes() {
+        return 0;
+    }
+    let req = session.req_header();
+    let host = decide::host(req, upstream.needs_host());
+    upstream.route(&decide::route_facts(req, host.as_deref()))
 }
 
 /// What a hash pool hashes for this request.

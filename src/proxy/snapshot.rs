@@ -8,6 +8,7 @@ use super::upstream::Upstream;
 use crate::challenge::Challenges;
 use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
+use crate::overload::Pools;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
@@ -25,6 +26,9 @@ pub struct Snapshot {
     /// Opens passes and renders challenge pages, when anything challenges (set through
     /// [`Snapshot::with_challenges`]).
     pub challenges: Option<Arc<Challenges>>,
+    /// Each pool's watch, when `[overload]` is configured (set through
+    /// [`Snapshot::with_overload`]).
+    pub overload: Option<Pools>,
 }
 
 impl Snapshot {
@@ -36,6 +40,7 @@ impl Snapshot {
             access_log,
             front: FrontSettings::default(),
             challenges: None,
+            overload: None,
         }
     }
 
@@ -52,6 +57,11 @@ impl Snapshot {
     /// The snapshot answering challenges with `challenges`.
     pub fn with_challenges(self, challenges: Option<Arc<Challenges>>) -> Self {
         Self { challenges, ..self }
+    }
+
+    /// The snapshot watching its pools with `overload`.
+    pub fn with_overload(self, overload: Option<Pools>) -> Self {
+        Self { overload, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.
