@@ -2,13 +2,35 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{AcmeFile, TlsFile};
 use super::runtime::ServerSettings;
 use crate::acme::{AcmeSettings, ChallengeType, Eab, LETS_ENCRYPT};
 use crate::limiter::StoreSettings;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use serde::Deserialize;
 use toml::Spanned;
+
+/// `[tls]`: what the TLS listener's certificates come from besides files.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TlsFile {
+    pub(crate) acme: Option<Spanned<AcmeFile>>,
+}
+
+/// `[tls.acme]`: certificates ordered from an ACME CA.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AcmeFile {
+    pub(crate) directory: Option<Spanned<String>>,
+    pub(crate) email: Option<Spanned<String>>,
+    pub(crate) domains: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) challenge: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) renew_before: Option<Spanned<String>>,
+    pub(crate) eab_kid: Option<Spanned<String>>,
+    pub(crate) eab_hmac_key_file: Option<Spanned<String>>,
+    pub(crate) state_dir: Option<Spanned<String>>,
+}
 
 /// The most domains one instance keeps certificates for (one order each).
 const MAX_DOMAINS: usize = 100;

@@ -3,16 +3,43 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{BotsFile, CrawlerFile};
+use super::signed::SignedFile;
 use crate::bots::{
     BotsSettings, Catalogue, Crawler, CrawlerError, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT,
 };
 use crate::identity::Category;
+use serde::Deserialize;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
+
+/// `[bots]`: the crawler catalogue's additions and how claims are verified.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BotsFile {
+    pub(crate) dns_timeout: Option<Spanned<String>>,
+    pub(crate) resolver: Option<Spanned<String>>,
+    pub(crate) ranges_dir: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) crawler: Vec<CrawlerFile>,
+    pub(crate) signed: Option<SignedFile>,
+}
+
+/// `[[bots.crawler]]`: a crawler added to the catalogue, or replacing one of the same name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrawlerFile {
+    pub(crate) name: Spanned<String>,
+    pub(crate) operator: Option<Spanned<String>>,
+    pub(crate) category: Spanned<String>,
+    pub(crate) user_agent: Spanned<String>,
+    pub(crate) ranges_file: Option<Spanned<String>>,
+    pub(crate) ranges_url: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) rdns: Vec<String>,
+}
 
 /// The longest `bots.dns_timeout` may be: a request must never wait on DNS for long.
 const MAX_DNS_TIMEOUT: Duration = Duration::from_secs(5);

@@ -3,11 +3,25 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{ChallengeFile, PolicyFile};
+use super::policy_table::PolicyFile;
 use crate::challenge::{ChallengeSettings, PageRules};
 use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY, MAX_DIFFICULTY};
+use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+
+/// `[challenge]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChallengeFile {
+    pub(crate) status: Option<Spanned<i64>>,
+    pub(crate) pass_ttl: Option<Spanned<String>>,
+    pub(crate) nonce_ttl: Option<Spanned<String>>,
+    pub(crate) refresh_wait: Option<Spanned<String>>,
+    pub(crate) path: Option<Spanned<String>>,
+    pub(crate) cookie: Option<Spanned<String>>,
+    pub(crate) never_paths: Option<Spanned<Vec<String>>>,
+}
 
 /// The challenge of a policy whose `action` is `challenge`.
 pub(crate) fn of_action(check: &Checker<'_>, file: &PolicyFile) -> Result<Challenge, ConfigError> {

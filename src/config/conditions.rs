@@ -2,7 +2,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{PolicyFile, PolicyMatchFile as MatchFile};
+use super::policy_table::{PolicyFile, PolicyMatchFile as MatchFile};
 use crate::identity::Network;
 use crate::policy::{Action, Conditions, HeaderRule, Limits, Rate, UserAgent};
 use http::HeaderName;

@@ -3,10 +3,29 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::CrowdSecFile;
 use crate::control::Remedy;
 use crate::crowdsec::CrowdSecSettings;
+use serde::Deserialize;
 use std::time::Duration;
+use toml::Spanned;
+
+/// `[crowdsec]`: the CrowdSec bouncer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrowdSecFile {
+    pub(crate) url: Spanned<String>,
+    pub(crate) api_key_file: Spanned<String>,
+    pub(crate) poll_interval: Option<Spanned<String>>,
+    pub(crate) scopes: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(crate) origins: Vec<String>,
+    #[serde(default)]
+    pub(crate) scenarios_containing: Vec<String>,
+    #[serde(default)]
+    pub(crate) scenarios_not_containing: Vec<String>,
+    pub(crate) on_captcha: Option<Spanned<String>>,
+    pub(crate) max_answer_bytes: Option<Spanned<i64>>,
+}
 
 /// The checked `[crowdsec]` table.
 pub(crate) fn crowdsec(

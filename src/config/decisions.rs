@@ -3,10 +3,20 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::CheckFile;
 use crate::check::CheckSettings;
 use crate::identity::parse_network;
 use http::HeaderName;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// `[check]`: the decision endpoint.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckFile {
+    pub(crate) listen: Spanned<String>,
+    pub(crate) trusted: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) dedupe_header: Option<Spanned<String>>,
+}
 
 /// Who may ask when `check.trusted` is not given: this host.
 const LOOPBACK: [&str; 2] = ["127.0.0.1/32", "::1/128"];

@@ -3,9 +3,18 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::GeoFile;
 use crate::bots::{Geo, GeoKind, GeoSettings};
+use serde::Deserialize;
 use std::sync::Arc;
+use toml::Spanned;
+
+/// `[geo]`: the ASN and country databases (MaxMind DB files).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GeoFile {
+    pub(crate) asn_db: Option<Spanned<String>>,
+    pub(crate) country_db: Option<Spanned<String>>,
+}
 
 /// The databases of the `[geo]` table (none when it is absent), read now.
 pub(crate) fn geo(check: &Checker<'_>, file: Option<&GeoFile>) -> Result<Arc<Geo>, ConfigError> {

@@ -3,15 +3,75 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{AccessFile, IdentityFile, JwtFile, OnInvalidTokenFile};
 use crate::identity::{
     parse_network, AccessRules, ClientIpResolver, ForwardingHeader, IdentityChain, IdentityKey,
     IpFolding, JwtSettings, JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
 };
+use serde::Deserialize;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
+
+/// A list of source strings, each located.
+pub(crate) type SourceList = Spanned<Vec<Spanned<String>>>;
+
+/// `identity.on_invalid_token`.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnInvalidTokenFile {
+    #[default]
+    Reject,
+    Next,
+}
+
+/// `[identity]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IdentityFile {
+    pub(crate) sources: Option<SourceList>,
+    #[serde(default)]
+    pub(crate) on_invalid_token: OnInvalidTokenFile,
+    #[serde(default)]
+    pub(crate) ip: IpFile,
+    pub(crate) jwt: Option<JwtFile>,
+    pub(crate) hash_key: Option<Spanned<String>>,
+    pub(crate) ja4_header: Option<Spanned<String>>,
+}
+
+/// `[identity.ip]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IpFile {
+    pub(crate) ipv4_prefix: Option<Spanned<i64>>,
+    pub(crate) ipv6_prefix: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) trusted_proxies: Vec<Spanned<String>>,
+    pub(crate) header: Option<Spanned<String>>,
+}
+
+/// `[identity.jwt]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JwtFile {
+    pub(crate) algorithms: Spanned<Vec<Spanned<String>>>,
+    pub(crate) secret: Option<Spanned<String>>,
+    pub(crate) public_key_file: Option<Spanned<String>>,
+    pub(crate) jwks_file: Option<Spanned<String>>,
+    pub(crate) issuer: Option<String>,
+    pub(crate) audience: Option<String>,
+    pub(crate) leeway: Option<Spanned<String>>,
+}
+
+/// `[access]`: the allow and deny lists.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AccessFile {
+    #[serde(default)]
+    pub(crate) allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) deny: Vec<Spanned<String>>,
+}
 
 /// The validated `[identity]` table.
 pub(crate) struct IdentityParts {

@@ -3,6 +3,7 @@
 //! names are resolved and stores connected when the server is built.
 
 mod acme;
+mod admin;
 mod bots;
 mod challenge;
 mod check;
@@ -15,12 +16,13 @@ mod file;
 mod geo;
 mod identity;
 mod policies;
+mod policy_table;
 mod quota;
+mod response;
 mod rls;
 mod rules;
 mod runtime;
 mod sender;
-mod sentinel;
 mod server;
 mod signed;
 mod store;

@@ -3,7 +3,8 @@
 use super::check::Checker;
 use super::conditions;
 use super::error::ConfigError;
-use super::file::{MatchFile, PolicyFile, SourceList};
+use super::identity::SourceList;
+use super::policy_table::{MatchFile, PolicyFile};
 use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;

@@ -4,7 +4,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{PolicyFile, TierFile};
+use super::policy_table::{PolicyFile, TierFile};
 use crate::policy::{Calendar, Limits, Period, QuotaCalendar, Rate};
 use std::sync::Arc;
 use toml::Spanned;

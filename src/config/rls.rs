@@ -4,11 +4,23 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::RlsFile;
 use super::runtime::TlsListener;
 use crate::rls::{RlsRules, RlsSettings, RlsTls, MAX_CONCURRENT_STREAMS, TIMEOUT};
+use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
+use toml::Spanned;
+
+/// `[rls]`: Envoy's rate limit service.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RlsFile {
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) config_dir: Spanned<String>,
+    pub(crate) tls: Option<Spanned<bool>>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) max_concurrent_streams: Option<Spanned<i64>>,
+}
 
 /// Where the service listens when `rls.listen` is not given.
 const LISTEN: &str = "127.0.0.1:8081";

@@ -3,7 +3,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::PolicyFile;
+use super::policy_table::PolicyFile;
 use crate::policy::{Rules, Settle, Shaping};
 use http::HeaderName;
 use std::time::Duration;

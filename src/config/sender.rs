@@ -3,7 +3,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::PolicyMatchFile as MatchFile;
+use super::policy_table::PolicyMatchFile as MatchFile;
 use crate::identity::{Category, Country, Ja4};
 use crate::policy::SenderConditions;
 use std::str::FromStr;

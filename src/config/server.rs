@@ -2,15 +2,53 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{ServerFile, UpstreamFile};
 use super::runtime::{ServerSettings, TlsFiles, TlsListener};
+use super::upstream::UpstreamFile;
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
+use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
+
+/// `[server]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerFile {
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) threads: Option<Spanned<i64>>,
+    pub(crate) grace_period: Option<Spanned<String>>,
+    pub(crate) shutdown_timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) shadow: bool,
+    #[serde(default)]
+    pub(crate) access_log: bool,
+    pub(crate) access_log_format: Option<Spanned<String>>,
+    pub(crate) access_log_file: Option<String>,
+    #[serde(default)]
+    pub(crate) watch_config: bool,
+    pub(crate) pid_file: Option<Spanned<String>>,
+    pub(crate) upgrade_sock: Option<String>,
+    pub(crate) tls_listen: Option<Spanned<String>>,
+    pub(crate) tls_cert_file: Option<Spanned<String>>,
+    pub(crate) tls_key_file: Option<Spanned<String>>,
+    pub(crate) tls_ja4: Option<bool>,
+    pub(crate) header_timeout: Option<Spanned<String>>,
+    pub(crate) keepalive_timeout: Option<Spanned<String>>,
+    pub(crate) max_header_bytes: Option<Spanned<i64>>,
+    pub(crate) max_connections: Option<Spanned<i64>>,
+    pub(crate) max_connections_per_ip: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) h2c: bool,
+    pub(crate) h2: Option<bool>,
+    #[serde(default)]
+    pub(crate) via: bool,
+    #[serde(default)]
+    pub(crate) preserve_header_case: bool,
+    pub(crate) request_id_header: Option<Spanned<String>>,
+}
 
 /// The validated `[server]` table; the proxy listens only when there is an `[upstream]`.
 pub(super) fn server(

@@ -4,13 +4,40 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{SignedFile, SignedKeyFile};
 use crate::bots::signed::{ConfiguredKey, SignedSettings};
 use http::uri::Authority;
+use serde::Deserialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use toml::Spanned;
 use web_bot_auth::keyring::Thumbprintable;
+
+/// `[bots.signed]`: signed agents (Web Bot Auth).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SignedFile {
+    #[serde(default)]
+    pub(crate) agents: Vec<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) key: Vec<SignedKeyFile>,
+}
+
+/// `[[bots.signed.key]]`: a key written in the config for an agent.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SignedKeyFile {
+    pub(crate) agent: Spanned<String>,
+    pub(crate) jwk: Spanned<JwkFile>,
+}
+
+/// A public key as a JWK (members other than these, like `kid` or `use`, are passed over).
+#[derive(Debug, Deserialize)]
+pub(crate) struct JwkFile {
+    pub(crate) kty: String,
+    pub(crate) crv: String,
+    pub(crate) x: String,
+}
 
 /// The checked `[bots.signed]` table (nothing verified when it is absent).
 pub(crate) fn signed(

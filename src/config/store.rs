@@ -3,12 +3,61 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{OnErrorFile, StoreFile, StoreKind};
-use super::sentinel::sentinel;
 use crate::limiter::driver::BreakerSettings;
 use crate::limiter::{OnError, RedisSettings, StoreSettings};
+use sentinel::sentinel;
+use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+
+/// `store.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum StoreKind {
+    Memory,
+    Redis,
+}
+
+/// `store.on_error`: what a request gets when Redis cannot answer.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnErrorFile {
+    Allow,
+    Deny,
+    #[default]
+    Local,
+}
+
+/// `[store]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StoreFile {
+    pub(crate) kind: Option<Spanned<StoreKind>>,
+    pub(crate) max_entries: Option<Spanned<i64>>,
+    pub(crate) url: Option<Spanned<String>>,
+    pub(crate) nodes: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) sentinels: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) sentinel_master: Option<Spanned<String>>,
+    pub(crate) sentinel_username: Option<Spanned<String>>,
+    pub(crate) sentinel_password: Option<Spanned<String>>,
+    pub(crate) username: Option<Spanned<String>>,
+    pub(crate) password: Option<Spanned<String>>,
+    pub(crate) prefix: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) on_error: OnErrorFile,
+    pub(crate) breaker_window: Option<Spanned<String>>,
+    pub(crate) breaker_min_calls: Option<Spanned<i64>>,
+    pub(crate) breaker_failure_ratio: Option<Spanned<f64>>,
+    pub(crate) breaker_consecutive_failures: Option<Spanned<i64>>,
+    pub(crate) breaker_probe_interval: Option<Spanned<String>>,
+    pub(crate) fleet_size: Option<Spanned<i64>>,
+    pub(crate) startup_wait: Option<Spanned<String>>,
+    pub(crate) lease_for: Option<Spanned<String>>,
+    pub(crate) deny_cache_entries: Option<Spanned<i64>>,
+    pub(crate) ttl_margin: Option<Spanned<String>>,
+    pub(crate) in_flight_lease: Option<Spanned<String>>,
+}
 
 const DEFAULT_MAX_ENTRIES: i64 = 1_000_000;
 
@@ -204,6 +253,8 @@ fn lease_for(check: &Checker<'_>, file: &StoreFile) -> Result<Duration, ConfigEr
         (false, Some(at)) => Err(check.error(at, "`store.lease_for` must be at most 10s".into())),
     }
 }
+
+mod sentinel;
 
 #[cfg(test)]
 mod tests {

@@ -4,13 +4,61 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{BalanceFile, PoolFile, RouteFile, UpstreamFile};
 use super::policies;
+use super::policy_table::MatchFile;
 use crate::policy::Route;
 use crate::proxy::{Backend, Balance, PoolRoute, PoolSettings, UpstreamSettings, DEFAULT_POOL};
-use health::health;
+use health::{health, HealthFile};
+use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+
+/// `[upstream]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpstreamFile {
+    pub(crate) backends: Spanned<Vec<Spanned<String>>>,
+    pub(crate) connect_timeout: Option<Spanned<String>>,
+    pub(crate) read_timeout: Option<Spanned<String>>,
+    pub(crate) write_timeout: Option<Spanned<String>>,
+    pub(crate) idle_timeout: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) balance: Option<BalanceFile>,
+    pub(crate) host: Option<Spanned<String>>,
+    pub(crate) health: Option<HealthFile>,
+    #[serde(default)]
+    pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
+    pub(crate) ja4_header: Option<Spanned<String>>,
+}
+
+/// `[upstream.pools.NAME]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PoolFile {
+    pub(crate) backends: Spanned<Vec<Spanned<String>>>,
+    pub(crate) balance: Option<BalanceFile>,
+    pub(crate) host: Option<Spanned<String>>,
+    pub(crate) ca_file: Option<Spanned<String>>,
+    pub(crate) health: Option<HealthFile>,
+}
+
+/// `balance`: how a pool picks a backend.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum BalanceFile {
+    #[default]
+    RoundRobin,
+    Hash,
+}
+
+/// `[[route]]`: requests its `match` fits go to `pool`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RouteFile {
+    #[serde(rename = "match")]
+    pub(crate) route: Option<MatchFile>,
+    pub(crate) pool: Spanned<String>,
+}
 
 /// The largest backend weight.
 const MAX_WEIGHT: i64 = 100;

@@ -2,49 +2,15 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::file::{AdminFile, FileConfig};
+use super::file::FileConfig;
 use super::identity::{self, IdentityParts};
 use super::policies;
-use super::runtime::{AdminSettings, Config, ResponseSettings};
+use super::runtime::Config;
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{acme, bots, challenge, crowdsec, decisions, geo, rls};
-use crate::control::Bounds;
+use super::{acme, admin, bots, challenge, crowdsec, decisions, geo, response, rls};
 use std::path::Path;
-use std::time::Duration;
-use toml::Spanned;
-
-const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9090";
-
-/// Connections open at once on the admin listener when `admin.max_connections` is not given:
-/// its peers are scrapers and operators, and each held connection costs memory.
-const ADMIN_MAX_CONNECTIONS: usize = 1000;
-
-/// `admin.max_bans` or `admin.max_overrides`: 1 to 10 million, 100 000 by default.
-fn bound(
-    check: &Checker<'_>,
-    value: Option<&Spanned<i64>>,
-    key: &str,
-) -> Result<usize, ConfigError> {
-    match value {
-        Some(n) => Ok(check.integer(n, key, 1..=10_000_000)? as usize),
-        None => Ok(Bounds::default().max_bans),
-    }
-}
-
-/// `admin.protect_metrics`, which needs the tokens of `admin.token_file`.
-fn protect_metrics(check: &Checker<'_>, admin: &AdminFile) -> Result<bool, ConfigError> {
-    match (&admin.protect_metrics, &admin.token_file) {
-        (Some(protect), None) if *protect.get_ref() => Err(check.error(
-            protect,
-            "`admin.protect_metrics` needs `admin.token_file`: its tokens open /metrics and /offenders"
-                .to_owned(),
-        )),
-        (Some(protect), _) => Ok(*protect.get_ref()),
-        (None, _) => Ok(false),
-    }
-}
 
 /// Refuses a config that gives Floodgate nothing to do: no `[upstream]` to proxy to, no
 /// `[check]` or `[rls]` to answer.
@@ -74,12 +40,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         None => None,
     };
     check.jwt_configured = jwt.is_some();
-    let admin_listen = match &file.admin.listen {
-        Some(listen) => check.address(listen, "admin.listen")?,
-        None => DEFAULT_ADMIN_LISTEN
-            .parse()
-            .expect("the default admin address is valid"),
-    };
+    let admin_listen = admin::listen(&check, &file.admin)?;
     purpose(&check, &file)?;
     let server = server(&check, &file.server, file.upstream.as_ref())?;
     let rls = match &file.rls {
@@ -97,40 +58,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
     Ok(Config {
         acme,
         path: path.to_owned(),
-        admin: AdminSettings {
-            listen: admin_listen,
-            offenders_window: check.duration(
-                file.admin.offenders_window.as_ref(),
-                "admin.offenders_window",
-                Duration::from_secs(60),
-            )?,
-            offenders_top: match &file.admin.offenders_top {
-                Some(top) => check.integer(top, "admin.offenders_top", 1..=1000)? as usize,
-                None => 20,
-            },
-            token_file: match &file.admin.token_file {
-                Some(path) => Some(check.readable(path, "admin.token_file")?.into()),
-                None => None,
-            },
-            state_file: file
-                .admin
-                .state_file
-                .as_ref()
-                .map(|p| check.resolve(p.get_ref())),
-            protect_metrics: protect_metrics(&check, &file.admin)?,
-            bounds: Bounds {
-                max_bans: bound(&check, file.admin.max_bans.as_ref(), "admin.max_bans")?,
-                max_overrides: bound(
-                    &check,
-                    file.admin.max_overrides.as_ref(),
-                    "admin.max_overrides",
-                )?,
-            },
-            max_connections: match &file.admin.max_connections {
-                Some(n) => check.integer(n, "admin.max_connections", 1..=10_000_000)? as usize,
-                None => ADMIN_MAX_CONNECTIONS,
-            },
-        },
+        admin: admin::admin(&check, &file.admin, admin_listen)?,
         upstream,
         store,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
@@ -152,12 +80,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         bots: bots::bots(&check, &file.bots)?,
         challenge: challenge::settings(&check, file.challenge.as_ref())?,
         geo: geo::geo(&check, file.geo.as_ref())?,
-        response: ResponseSettings {
-            throttle_status: match &file.response.status {
-                Some(status) => check.integer(status, "response.status", 400..=599)? as u16,
-                None => 429,
-            },
-        },
+        response: response::response(&check, &file.response)?,
     })
 }
 

@@ -3,10 +3,24 @@
 
 use crate::config::check::Checker;
 use crate::config::error::ConfigError;
-use crate::config::file::HealthFile;
 use crate::proxy::{ActiveCheck, HealthSettings};
+use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+
+/// `[upstream.health]` or a pool's `health` table; a pool's keys override the upstream's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HealthFile {
+    pub(crate) active: Option<bool>,
+    pub(crate) path: Option<Spanned<String>>,
+    pub(crate) interval: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Spanned<String>>,
+    pub(crate) unhealthy_after: Option<Spanned<i64>>,
+    pub(crate) healthy_after: Option<Spanned<i64>>,
+    pub(crate) eject_after: Option<Spanned<i64>>,
+    pub(crate) eject_for: Option<Spanned<String>>,
+}
 
 /// The largest `unhealthy_after`, `healthy_after` and `eject_after`.
 const MAX_COUNT: i64 = 1000;

@@ -2,9 +2,9 @@
 //! credentials (`sentinel_username`, `sentinel_password`; `username` and `password` stay the
 //! data nodes').
 
-use super::check::Checker;
-use super::error::ConfigError;
-use super::file::StoreFile;
+use super::StoreFile;
+use crate::config::check::Checker;
+use crate::config::error::ConfigError;
 use crate::limiter::driver::SentinelSettings;
 
 /// The Sentinel settings of `file`, if it names sentinels.
