@@ -9,6 +9,7 @@ use super::tokens::{Check, Tokens};
 use crate::control::{Control, ControlError};
 use crate::gate::{Decider, Gate, InForce};
 use crate::limiter::{InFlight, Limiter};
+use crate::overload::Overload;
 use crate::telemetry::Metrics;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::net::IpAddr;
@@ -32,6 +33,8 @@ pub struct ControlApi {
     pub in_flight: Arc<dyn InFlight>,
     /// Where changes and refusals are counted.
     pub metrics: Arc<Metrics>,
+    /// Overload protection: the pools' load and the switch.
+    pub overload: Arc<Overload>,
 }
 
 /// One call, as read from the connection.
@@ -103,9 +106,12 @@ impl ControlApi {
             (["callers"], _) => not_allowed("GET"),
             (["callers", "reset"], &Method::POST) => self.reset(&operator, body).await,
             (["callers", "reset"], _) => not_allowed("POST"),
+            (["overload"], &Method::GET) => self.overload_state(),
+            (["overload"], &Method::PUT) => self.switch_overload(&operator, body).await,
+            (["overload"], _) => not_allowed("GET, PUT"),
             _ => Reply::problem(
                 StatusCode::NOT_FOUND,
-                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers",
+                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers, /v1/overload",
                 serde_json::json!({}),
             ),
         }

@@ -13,6 +13,7 @@ mod cidr;
 mod escape;
 mod input;
 mod lists;
+mod overload;
 mod reply;
 mod tokens;
 

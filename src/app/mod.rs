@@ -246,6 +246,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
             limiter: stores.limiter.clone(),
             in_flight: stores.in_flight.clone(),
             metrics: metrics.clone(),
+            overload: stores.overload.clone(),
         });
     let admin_app = Served::new(admin_app, limits.keeps_alive());
     let admin_limits = ConnectionLimits {
@@ -268,7 +269,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         server.add_service(check_service(config, settings, snapshot.clone(), watches));
     }
     let health = HealthChecks::new(snapshot.clone(), metrics);
-    let steering = steering::Steering::new(stores.control.clone());
+    let steering = steering::Steering::new(stores.control.clone(), stores.overload.clone());
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
         .with_tokens(tokens)
         .with_rls(rls_rules)

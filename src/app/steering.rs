@@ -1,8 +1,10 @@
-//! Keeps this instance's view of the fleet's bans and overrides current: reads the control
-//! ledger every [`REFRESH_INTERVAL`] (at once on start), so a change made on any instance
-//! applies here within a second; while the ledger cannot be read, the last view stays.
+//! Keeps this instance's view of the fleet's bans, overrides and overload switch current:
+//! reads the control ledger and the switch every [`REFRESH_INTERVAL`] (at once on start), so a
+//! change made on any instance applies here within a second; while the ledger cannot be read,
+//! the last view stays. Each round also logs pools whose overload started or ended.
 
 use crate::control::{Control, REFRESH_INTERVAL};
+use crate::overload::Overload;
 use async_trait::async_trait;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
@@ -15,12 +17,13 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 /// Refreshes the control view.
 pub(super) struct Steering {
     control: Arc<Control>,
+    overload: Arc<Overload>,
 }
 
 impl Steering {
     /// A refresher of `control`.
-    pub(super) fn new(control: Arc<Control>) -> Self {
-        Self { control }
+    pub(super) fn new(control: Arc<Control>, overload: Arc<Overload>) -> Self {
+        Self { control, overload }
     }
 }
 
@@ -35,6 +38,7 @@ impl BackgroundService for Steering {
                 _ = shutdown.changed() => return,
                 _ = tick.tick() => {}
             }
+            self.overload.refresh().await;
             match self.control.refresh().await {
                 Ok(()) => logged = None,
                 Err(e) if logged.is_none_or(|at| at.elapsed() >= LOG_EVERY) => {

@@ -13,6 +13,7 @@ use crate::limiter::{
     Fallback, FleetSize, InFlight, Limiter, LimiterError, MemoryNonces, MemorySlots, MemoryStore,
     NonceLedger, RedisDriver, RedisNonces, RedisSlots, RedisStore, StoreSettings,
 };
+use crate::overload::{Overload, RedisSwitch, SharedSwitch};
 use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
 use std::sync::Arc;
@@ -84,6 +85,8 @@ pub struct Stores {
     /// The key of identity digests, chosen when the server is built (a reload keeps it: a new
     /// key would be new buckets for everyone).
     pub digest_key: IdentityKey,
+    /// Overload protection: each pool's watch (kept across reloads) and the switch.
+    pub overload: Arc<Overload>,
 }
 
 impl Stores {
@@ -107,7 +110,13 @@ impl Stores {
                         digest_key = IdentityKey::from_secret(&secret)?;
                     }
                 }
+                let fleet = Arc::new(FleetSize::new(Some(1), gauge));
                 Stores {
+                    overload: Arc::new(Overload::new(
+                        fleet.clone(),
+                        metrics.overload.clone(),
+                        None,
+                    )),
                     control: Arc::new(Control::new(
                         Box::new(ledger),
                         limiter.clone(),
@@ -117,7 +126,7 @@ impl Stores {
                     in_flight: Arc::new(MemorySlots::new()),
                     redis: None,
                     nonces: Arc::new(MemoryNonces::default()),
-                    fleet: Arc::new(FleetSize::new(Some(1), gauge)),
+                    fleet,
                     // The memory store always decides; its fallback is never asked.
                     fallback: Fallback::Allow,
                     metrics,
@@ -141,7 +150,13 @@ impl Stores {
                     fleet.clone(),
                 ));
                 let ledger = RedisLedger::new(driver.clone());
+                let switch: Arc<dyn SharedSwitch> = Arc::new(RedisSwitch::new(driver.clone()));
                 Stores {
+                    overload: Arc::new(Overload::new(
+                        fleet.clone(),
+                        metrics.overload.clone(),
+                        Some(switch),
+                    )),
                     control: Arc::new(Control::new(Box::new(ledger), store.clone(), admin.bounds)),
                     limiter: store,
                     in_flight: Arc::new(RedisSlots::new(&driver, settings.in_flight_lease)),
@@ -182,6 +197,11 @@ impl Stores {
             jwt: config.jwt.clone(),
         };
         let upstream = Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?;
+        self.overload.set_configured(config.overload.is_some());
+        let overload = config.overload.as_ref().map(|settings| {
+            let names = upstream.pools().iter().map(|pool| pool.name());
+            self.overload.pools(&Arc::new(settings.clone()), names)
+        });
         let access_log = access_log(config)?;
         let profiler = Profiler::new(
             &config.bots,
@@ -195,7 +215,8 @@ impl Stores {
             .with_profiler(Arc::new(profiler));
         Ok(Snapshot::new(decider, upstream, access_log)
             .with_front(config.server.front.clone())
-            .with_challenges(challenges))
+            .with_challenges(challenges)
+            .with_overload(overload))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.

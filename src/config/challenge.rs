@@ -58,6 +58,7 @@ pub(crate) fn on_limit(
             warn_without_pass(check, file);
             Ok(Some(challenge(check, file)?))
         }
+        false if challenges_on_overload(file) => Ok(None),
         false => no_challenge_keys(check, file).map(|()| None),
     }
 }
@@ -80,6 +81,22 @@ fn warn_without_pass(check: &Checker<'_>, file: &PolicyFile) {
     }
 }
 
+/// The challenge of a policy with `on_overload = "challenge"` (its challenge keys, or the
+/// default challenge).
+pub(crate) fn of_overload(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+) -> Result<Challenge, ConfigError> {
+    challenge(check, file)
+}
+
+/// Whether `file` says `on_overload = "challenge"` (its challenge keys are then in use).
+fn challenges_on_overload(file: &PolicyFile) -> bool {
+    file.on_overload
+        .as_ref()
+        .is_some_and(|w| w.get_ref() == "challenge")
+}
+
 /// Refuses the challenge keys of a policy that challenges no one.
 pub(crate) fn no_challenge_keys(check: &Checker<'_>, file: &PolicyFile) -> Result<(), ConfigError> {
     let given = [
@@ -91,8 +108,8 @@ pub(crate) fn no_challenge_keys(check: &Checker<'_>, file: &PolicyFile) -> Resul
         None => Ok(()),
         Some((key, at)) => {
             let message = format!(
-                "`policy.{key}` is for policies that challenge: `action = \"challenge\"` or \
-                 `on_limit = \"challenge\"`"
+                "`policy.{key}` is for policies that challenge: `action = \"challenge\"`, \
+                 `on_limit = \"challenge\"` or `on_overload = \"challenge\"`"
             );
             Err(ConfigError::at(check.path, check.text, at, message))
         }

@@ -32,7 +32,7 @@ pub(crate) fn conditions(
 /// The policy's `action`: `limit` when not given.
 pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, ConfigError> {
     let Some(word) = &file.action else {
-        return Ok(Action::Limit);
+        return Ok(super::overload::default_action(file));
     };
     match Action::from_word(word.get_ref()) {
         Some(Action::Challenge(_)) => {
@@ -41,7 +41,7 @@ pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, C
         Some(action) => Ok(action),
         None => {
             let message = format!(
-                "`policy.action` must be `limit`, `deny`, `allow` or `challenge`, not `{}`",
+                "`policy.action` must be `limit`, `deny`, `allow`, `challenge` or `classify`, not `{}`",
                 word.get_ref()
             );
             Err(check.error(word, message))

@@ -169,6 +169,7 @@ impl fmt::Display for Config {
             writeln!(f, "geo             {line}")?;
         }
         self.describe_challenge(f)?;
+        self.describe_overload(f)?;
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }
@@ -269,12 +270,38 @@ impl fmt::Display for Config {
 
 impl Config {
     /// The crawler catalogue, how claims are verified.
+    /// The `[overload]` settings, when configured.
+    fn describe_overload(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(o) = &self.overload else {
+            return Ok(());
+        };
+        let limit = match o.max_in_flight {
+            crate::overload::MaxInFlight::Fleet(n) => {
+                format!("{n} in flight per pool across the fleet (each instance its share)")
+            }
+            crate::overload::MaxInFlight::Auto { floor, ceiling } => {
+                format!("an adaptive limit per pool from {floor} to {ceiling} in flight")
+            }
+        };
+        let target = match o.latency_target {
+            Some(t) => format!(", overloaded above {t:?}"),
+            None => String::new(),
+        };
+        let queued = match o.max_queued {
+            Some(n) => format!("{n} waiting"),
+            None => "as many waiting as the limit".to_owned(),
+        };
+        writeln!(
+            f,
+            "overload        {limit}{target}; {queued}, each at most {:?}; shed 503 after Retry-After {}s",
+            o.queue_time,
+            o.retry_after_s()
+        )
+    }
+
     /// The `[challenge]` settings, when a policy or CrowdSec challenges.
     fn describe_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let policies = self
-            .policies
-            .iter()
-            .any(|p| p.action.challenge().is_some() || p.rules.on_limit.is_some());
+        let policies = self.policies.iter().any(crate::gate::challenges);
         let captcha = self
             .crowdsec
             .as_ref()

@@ -11,6 +11,7 @@ use super::crowdsec::CrowdSecFile;
 use super::decisions::CheckFile;
 use super::geo::GeoFile;
 use super::identity::{AccessFile, IdentityFile};
+use super::overload::OverloadFile;
 use super::policy_table::PolicyFile;
 use super::response::ResponseFile;
 use super::rls::RlsFile;
@@ -48,4 +49,5 @@ pub(crate) struct FileConfig {
     pub(crate) geo: Option<GeoFile>,
     pub(crate) challenge: Option<ChallengeFile>,
     pub(crate) tls: Option<TlsFile>,
+    pub(crate) overload: Option<OverloadFile>,
 }

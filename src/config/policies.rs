@@ -94,7 +94,7 @@ fn policy(
         tiers,
         calendar,
         rules: super::rules::rules(check, file)?,
-        overload: Default::default(),
+        overload: super::overload::class(check, file)?,
     })
 }
 

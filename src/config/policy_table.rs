@@ -36,6 +36,8 @@ pub(crate) struct PolicyFile {
     pub(crate) difficulty: Option<Spanned<i64>>,
     pub(crate) bind: Option<Spanned<String>>,
     pub(crate) on_limit: Option<Spanned<String>>,
+    pub(crate) priority: Option<Spanned<String>>,
+    pub(crate) on_overload: Option<Spanned<String>>,
 }
 
 /// A route's `match` (a `[[route]]`'s, or the route part of a policy's).

@@ -57,6 +57,9 @@ pub struct Config {
     pub challenge: crate::challenge::ChallengeSettings,
     /// `[tls.acme]`: certificates ordered from an ACME CA, when configured.
     pub acme: Option<crate::acme::AcmeSettings>,
+    /// `[overload]`: each pool's requests in flight held to a limit, shed by priority, when
+    /// configured.
+    pub overload: Option<crate::overload::OverloadSettings>,
 }
 
 /// `[server]`.

@@ -81,6 +81,10 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         challenge: challenge::settings(&check, file.challenge.as_ref())?,
         geo: geo::geo(&check, file.geo.as_ref())?,
         response: response::response(&check, &file.response)?,
+        overload: match &file.overload {
+            Some(table) => Some(super::overload::overload(&check, table)?),
+            None => None,
+        },
     })
 }
 

@@ -13,6 +13,7 @@ use crate::telemetry::OverloadMetrics;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,8 @@ pub struct Overload {
     metrics: OverloadMetrics,
     /// Per pool: whether it was overloaded at the last look, and when that was last logged.
     seen: Mutex<HashMap<Arc<str>, (bool, Option<Instant>)>>,
+    /// Whether the running config has `[overload]`.
+    configured: AtomicBool,
 }
 
 /// One pool's load, as `GET /v1/overload` shows it.
@@ -70,6 +73,7 @@ impl Overload {
             fleet,
             metrics,
             seen: Mutex::new(HashMap::new()),
+            configured: AtomicBool::new(false),
         }
     }
 
@@ -99,6 +103,16 @@ impl Overload {
             overload: self.clone(),
             pools,
         }
+    }
+
+    /// Notes whether the running config has `[overload]` (a reload may add or remove it).
+    pub fn set_configured(&self, configured: bool) {
+        self.configured.store(configured, Ordering::Relaxed);
+    }
+
+    /// Whether the running config has `[overload]`.
+    pub fn configured(&self) -> bool {
+        self.configured.load(Ordering::Relaxed)
     }
 
     /// The level in force now.
