@@ -176,7 +176,11 @@ fn never_pages(
                 .iter()
                 .all(|m| !matches!(m.get_ref().to_ascii_uppercase().as_str(), "GET" | "HEAD"))
     });
-    let denies = file.action.as_ref().is_some_and(|a| a.get_ref() == "deny");
+    let denies = file
+        .action
+        .as_ref()
+        .and_then(|a| Action::from_word(a.get_ref()))
+        .is_some_and(|a| a == Action::Deny);
     if only_others || denies {
         let why = match denies {
             true => "a `deny` policy forwards nothing",

@@ -4,8 +4,8 @@
 //! requests that matter least are challenged or shed first. Decides after the gate: a
 //! request the gate forwards asks [`Overload::admit`] for a slot.
 
+mod adaptive;
 mod admission;
-mod gradient;
 mod level;
 mod pool;
 mod registry;

@@ -3,7 +3,7 @@
 //! `latency_target`, within the last [`HOLD`]). A [`Permit`] is a slot: given back when the
 //! request ends, whatever way it ends.
 
-use super::gradient::Gradient;
+use super::adaptive::Gradient;
 use super::settings::{MaxInFlight, OverloadSettings};
 use super::slots::{Asked, Refusal, Slots};
 use crate::limiter::FleetSize;
@@ -12,8 +12,9 @@ use crate::telemetry::OverloadMetrics;
 use parking_lot::Mutex;
 use prometheus::IntGauge;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 /// How long a pool stays overloaded after the last sign of it.
 pub const HOLD: Duration = Duration::from_secs(5);
@@ -38,7 +39,7 @@ struct Gauges {
 struct PoolState {
     slots: Slots,
     settings: Arc<OverloadSettings>,
-    gradient: Option<Gradient>,
+    adaptive: Option<Gradient>,
     /// The latest sign of overload (µs since the epoch).
     pressed_us: Option<u64>,
     /// The answers' latency, averaged (µs).
@@ -47,7 +48,7 @@ struct PoolState {
 
 impl PoolState {
     fn new(settings: Arc<OverloadSettings>, fleet: u32) -> Self {
-        let gradient = match settings.max_in_flight {
+        let adaptive = match settings.max_in_flight {
             MaxInFlight::Auto { floor, ceiling } => {
                 Some(Gradient::new(floor, ceiling, settings.latency_target))
             }
@@ -56,7 +57,7 @@ impl PoolState {
         Self {
             slots: Slots::new(settings.first_limit(fleet)),
             settings,
-            gradient,
+            adaptive,
             pressed_us: None,
             average_us: None,
         }
@@ -65,8 +66,8 @@ impl PoolState {
     /// The limit the settings ask for now: the fleet share (the fleet may have changed) or
     /// the adaptive limit.
     fn wanted_limit(&self, fleet: u32) -> u32 {
-        match (&self.gradient, self.settings.max_in_flight) {
-            (Some(gradient), _) => gradient.limit(),
+        match (&self.adaptive, self.settings.max_in_flight) {
+            (Some(adaptive), _) => adaptive.limit(),
             (None, MaxInFlight::Fleet(total)) => super::settings::share(total, fleet),
             (None, MaxInFlight::Auto { floor, .. }) => floor,
         }
@@ -115,11 +116,11 @@ impl PoolGuard {
         }
         let mut fresh = PoolState::new(settings, self.fleet.get());
         if state.settings.max_in_flight == fresh.settings.max_in_flight {
-            fresh.gradient = state.gradient.take();
+            fresh.adaptive = state.adaptive.take();
         }
         let limit = fresh.wanted_limit(self.fleet.get());
         state.settings = fresh.settings;
-        state.gradient = fresh.gradient;
+        state.adaptive = fresh.adaptive;
         state.slots.set_limit(limit);
         self.show(&state);
     }
@@ -174,8 +175,8 @@ impl PoolGuard {
             let asked = state.slots.ask(priority, max_queued);
             if !matches!(asked, Asked::Granted) {
                 state.pressed_us = Some(now);
-                if let Some(gradient) = &mut state.gradient {
-                    gradient.saturated(now);
+                if let Some(adaptive) = &mut state.adaptive {
+                    adaptive.saturated(now);
                 }
             }
             self.show(&state);
@@ -214,7 +215,7 @@ impl PoolGuard {
         if slow {
             state.pressed_us = Some(now);
         }
-        let changed = state.gradient.as_mut().and_then(|g| g.sample(now, latency));
+        let changed = state.adaptive.as_mut().and_then(|g| g.sample(now, latency));
         if let Some(limit) = changed {
             state.slots.set_limit(limit);
             self.show(&state);

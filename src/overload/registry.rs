@@ -30,10 +30,13 @@ pub struct Overload {
     fleet: Arc<FleetSize>,
     metrics: OverloadMetrics,
     /// Per pool: whether it was overloaded at the last look, and when that was last logged.
-    seen: Mutex<HashMap<Arc<str>, (bool, Option<Instant>)>>,
+    seen: Mutex<HashMap<Arc<str>, Seen>>,
     /// Whether the running config has `[overload]`.
     configured: AtomicBool,
 }
+
+/// Whether a pool was overloaded at the last look, and when that was last logged.
+type Seen = (bool, Option<Instant>);
 
 /// One pool's load, as `GET /v1/overload` shows it.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -297,6 +297,21 @@ impl ProxyHttp for Floodgate {
         Ok(())
     }
 
+    fn upstream_response_body_filter(
+        &self,
+        _session: &mut Session,
+        _body: &mut Option<bytes::Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Self::CTX,
+    ) -> Result<Option<std::time::Duration>> {
+        // The backend is done with the request once its answer is in: the slot goes to the
+        // next request waiting, not after the client has read it all.
+        if end_of_stream {
+            ctx.slot = None;
+        }
+        Ok(None)
+    }
+
     async fn response_trailer_filter(
         &self,
         _session: &mut Session,

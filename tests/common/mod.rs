@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod capacity;
 pub mod certs;
 pub mod cluster;
 pub mod control_api;

@@ -12,6 +12,7 @@ mod identity;
 mod limits;
 mod memory;
 mod operations;
+mod overload;
 mod pools;
 mod rules;
 mod tls;

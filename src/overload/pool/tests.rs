@@ -87,3 +87,37 @@ async fn a_full_line_refuses_at_once() {
     drop(_held);
     assert!(high.await.unwrap());
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_pool_grows_while_requests_wait_and_answers_come_fast() {
+    let metrics = Metrics::new();
+    let settings = OverloadSettings {
+        max_in_flight: MaxInFlight::Auto {
+            floor: 2,
+            ceiling: 100,
+        },
+        latency_target: None,
+        queue_time: Duration::from_millis(50),
+        max_queued: Some(100),
+    };
+    let fleet = Arc::new(FleetSize::new(Some(1), IntGauge::new("f", "f").unwrap()));
+    let pool = Arc::new(PoolGuard::new(
+        "p".into(),
+        Arc::new(settings),
+        fleet,
+        &metrics.overload,
+    ));
+    for _ in 0..600 {
+        let mut held = Vec::new();
+        while let Ok(Ok(permit)) =
+            tokio::time::timeout(Duration::from_millis(1), pool.acquire(Priority::Normal)).await
+        {
+            held.push(permit);
+        }
+        tokio::time::advance(Duration::from_millis(10)).await;
+        for permit in held {
+            permit.answered_in(Duration::from_millis(10));
+        }
+    }
+    assert!(pool.load().1 > 10, "the limit stayed at {}", pool.load().1);
+}

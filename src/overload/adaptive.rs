@@ -1,16 +1,20 @@
 //! `max_in_flight = "auto"`: a pool's concurrency limit found from its latency, as Envoy's
 //! adaptive concurrency filter and Netflix's Gradient2 find it. The lowest latency of the last
 //! half minute is what the backend answers in when nothing queues inside it; a window of
-//! answers whose mean latency stays within `TOLERANCE` of it lets the limit grow (by 10 %, at
-//! least 1, and only when the limit was reached in the window: an idle pool proves nothing),
-//! a slower window shrinks it by the ratio, at most by half, never below the floor. Pure:
+//! answers whose median latency stays within `TOLERANCE` of it lets the limit grow (by 10 %,
+//! at least 1, and only when the limit was reached in the window: an idle pool proves
+//! nothing), a slower window shrinks it by the ratio, at most by half, never below the floor.
+//! The median, not the mean: a busy proxy host delays a few answers a lot. A host busy enough
+//! to delay most answers keeps the limit low: it errs towards fewer requests in flight. Pure:
 //! time is an argument, in microseconds.
 
 use std::time::Duration;
 
 /// How much slower than the lowest latency a window may be and still count as unqueued: a
 /// backend of N workers answering N + 1 requests at once is 1/N slower on average.
-const TOLERANCE: f64 = 0.05;
+const TOLERANCE: f64 = 0.1;
+/// The most answers a window keeps for its median (the rest are counted, not kept).
+const WINDOW_KEPT: usize = 256;
 /// The shortest window.
 const WINDOW_US: u64 = 100_000;
 /// The fewest answers a window judges from.
@@ -37,7 +41,7 @@ pub(super) struct Gradient {
 struct Window {
     started_us: u64,
     samples: u32,
-    sum_us: f64,
+    kept_us: Vec<u64>,
     /// Whether a request found every slot taken during the window.
     saturated: bool,
 }
@@ -104,7 +108,9 @@ impl Gradient {
         self.open(now_us);
         self.lowest.record(now_us, latency_us);
         self.window.samples += 1;
-        self.window.sum_us += latency_us as f64;
+        if self.window.kept_us.len() < WINDOW_KEPT {
+            self.window.kept_us.push(latency_us);
+        }
         let long_enough = now_us.saturating_sub(self.window.started_us) >= WINDOW_US;
         if !long_enough || self.window.samples < WINDOW_SAMPLES.min(self.limit()) {
             return None;
@@ -130,14 +136,16 @@ impl Gradient {
         let Some(lowest) = self.lowest.get(now_us) else {
             return;
         };
-        let mean = self.window.sum_us / f64::from(self.window.samples);
+        let kept = &mut self.window.kept_us;
+        kept.sort_unstable();
+        let median = kept[kept.len() / 2] as f64;
         let mut allowed = lowest as f64 * (1.0 + TOLERANCE);
         if let Some(target) = self.target_us {
             allowed = allowed.min(target);
         }
         let (floor, ceiling) = (f64::from(self.floor), f64::from(self.ceiling));
-        if mean > allowed {
-            let gradient = (allowed / mean).max(0.5);
+        if median > allowed {
+            let gradient = (allowed / median).max(0.5);
             self.limit = (self.limit * gradient).floor().max(floor);
         } else if self.window.saturated {
             self.limit = (self.limit + (self.limit * 0.1).max(1.0))
@@ -185,8 +193,9 @@ mod tests {
         for workers in [4, 8, 20] {
             let mut gradient = Gradient::new(1, 1000, None);
             let (highest, last) = drive(&mut gradient, workers, 20);
-            // One over when 1/N is beyond the tolerance; a tenth over for wider pools.
-            let over = 1 + workers / 10;
+            // One over while 1/N is beyond the tolerance (N < 10); wider pools hold within
+            // the tolerance and one step.
+            let over = if workers < 10 { 1 } else { workers / 5 };
             assert!(
                 highest <= workers + over,
                 "{workers} workers: reached {highest}"

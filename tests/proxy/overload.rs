@@ -1,0 +1,367 @@
+//! Overload protection end to end: a backend of fixed capacity (8 workers, 40 ms a request,
+//! ~200 requests a second) behind the real binary, a swarm of thousands of addresses (each far
+//! under its per-address limit) at three times its capacity, and a paying customer with an API
+//! key (`priority = "high"`). With `max_in_flight = 8` and with `"auto"`, the customer keeps
+//! its answers and its pace, the backend never holds more than 9, the swarm's API requests get
+//! 503 with `Retry-After` and its page loads the challenge, and all is normal again within
+//! 10 s of the swarm stopping. The switch (`PUT /v1/overload`) and bad input are here too.
+
+use crate::common::capacity::Capacity;
+use crate::common::control_api::{admin_tables, call, control};
+use crate::common::{serial, Proxy};
+use reqwest::blocking::Client;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const WORKERS: usize = 8;
+const SERVICE: Duration = Duration::from_millis(40);
+const SWARM_THREADS: usize = 48;
+
+/// The swarm's address space and the customer's policies: per-address limits for the
+/// anonymous, page loads challenged while overloaded, `high` for keyed customers.
+fn policies(max_in_flight: &str) -> String {
+    format!(
+        r#"
+[identity]
+sources = ["header:x-api-key", "ip"]
+
+[identity.ip]
+trusted_proxies = ["127.0.0.1/32"]
+
+[[policy]]
+name = "per-address"
+capacity = 30
+rate = "30/m"
+sources = ["ip"]
+match = {{ headers = {{ x-api-key = false }} }}
+
+[[policy]]
+name = "pages"
+match = {{ path_prefix = "/page" }}
+on_overload = "challenge"
+
+[[policy]]
+name = "customers"
+match = {{ headers = {{ x-api-key = true }} }}
+priority = "high"
+
+[overload]
+max_in_flight = {max_in_flight}
+"#
+    )
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(4)
+        .build()
+        .expect("client")
+}
+
+/// A random address of 10.0.0.0/8 (the swarm's: a new one for nearly every request).
+fn swarm_address(n: u32) -> String {
+    let x = n.wrapping_mul(2_654_435_761);
+    format!("10.{}.{}.{}", (x >> 16) & 0xff, (x >> 8) & 0xff, x & 0xff)
+}
+
+/// What the swarm got: statuses by kind (`api`, `page`), and whether every 503 said when to
+/// come back.
+#[derive(Default)]
+struct SwarmReport {
+    statuses: BTreeMap<(&'static str, u16), usize>,
+    challenge_pages: usize,
+    shed_without_retry_after: usize,
+    sent: usize,
+}
+
+/// The swarm: `SWARM_THREADS` clients, half loading pages, half calling the API, each request
+/// from a new address, until `stop`.
+fn swarm(proxy: &Proxy, stop: &AtomicBool, counter: &AtomicU32) -> SwarmReport {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..SWARM_THREADS)
+            .map(|i| {
+                scope.spawn(move || {
+                    let client = client();
+                    let page = i % 2 == 0;
+                    let (kind, accept) = match page {
+                        true => ("page", "text/html,application/xhtml+xml"),
+                        false => ("api", "application/json"),
+                    };
+                    let mut report = SwarmReport::default();
+                    while !stop.load(Ordering::Relaxed) {
+                        let address = swarm_address(counter.fetch_add(1, Ordering::Relaxed));
+                        let url = proxy.url(if page { "/page" } else { "/api/items" });
+                        let sent = client
+                            .get(url)
+                            .header("x-forwarded-for", address)
+                            .header("accept", accept)
+                            .send();
+                        report.sent += 1;
+                        let Ok(response) = sent else { continue };
+                        let status = response.status().as_u16();
+                        let retry_after = response.headers().contains_key("retry-after");
+                        let html = response
+                            .headers()
+                            .get("content-type")
+                            .is_some_and(|c| c.as_bytes().starts_with(b"text/html"));
+                        report.challenge_pages += usize::from(status == 403 && html);
+                        report.shed_without_retry_after +=
+                            usize::from(status == 503 && !retry_after);
+                        *report.statuses.entry((kind, status)).or_default() += 1;
+                    }
+                    report
+                })
+            })
+            .collect();
+        let mut all = SwarmReport::default();
+        for handle in handles {
+            let report = handle.join().expect("a swarm thread");
+            for (key, n) in report.statuses {
+                *all.statuses.entry(key).or_default() += n;
+            }
+            all.challenge_pages += report.challenge_pages;
+            all.shed_without_retry_after += report.shed_without_retry_after;
+            all.sent += report.sent;
+        }
+        all
+    })
+}
+
+/// The customer: one request every 100 ms with its API key until `until`; each answer's
+/// status and latency.
+fn customer(proxy: &Proxy, until: Instant) -> Vec<(u16, Duration)> {
+    let client = client();
+    let mut answers = Vec::new();
+    while Instant::now() < until {
+        let sent = Instant::now();
+        let status = client
+            .get(proxy.url("/api/orders"))
+            .header("x-api-key", "customer-1")
+            .header("accept", "application/json")
+            .send()
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0);
+        answers.push((status, sent.elapsed()));
+        std::thread::sleep(Duration::from_millis(100).saturating_sub(sent.elapsed()));
+    }
+    answers
+}
+
+fn p95(answers: &[(u16, Duration)]) -> Duration {
+    let mut latencies: Vec<Duration> = answers.iter().map(|(_, l)| *l).collect();
+    latencies.sort();
+    latencies[(latencies.len() * 95).div_ceil(100).saturating_sub(1)]
+}
+
+/// The whole scenario against `max_in_flight`.
+fn a_swarm_never_takes_the_backend_from_the_customer(max_in_flight: &str) {
+    let _alone = serial::alone();
+    let backend = Capacity::start(WORKERS, SERVICE);
+    let proxy = Proxy::start(&[&backend.addr], &policies(max_in_flight));
+    let quiet = customer(&proxy, Instant::now() + Duration::from_secs(3));
+    let quiet_p95 = p95(&quiet);
+    assert!(quiet.iter().all(|(s, _)| *s == 200), "quiet: {quiet:?}");
+
+    let stop = AtomicBool::new(false);
+    let counter = AtomicU32::new(1);
+    let started = Instant::now();
+    let (swarmed, loaded) = std::thread::scope(|scope| {
+        let swarm = scope.spawn(|| swarm(&proxy, &stop, &counter));
+        // The customer starts once the swarm is under way, and is measured for 10 s.
+        std::thread::sleep(Duration::from_secs(1));
+        let loaded = customer(&proxy, Instant::now() + Duration::from_secs(10));
+        stop.store(true, Ordering::Relaxed);
+        (swarm.join().expect("the swarm"), loaded)
+    });
+    let swarm_seconds = started.elapsed().as_secs_f64();
+    let stopped = Instant::now();
+
+    let ok = loaded.iter().filter(|(s, _)| *s == 200).count();
+    let loaded_p95 = p95(&loaded);
+    let bound = quiet_p95.mul_f64(2.5) + Duration::from_millis(50);
+    let rate = swarmed.sent as f64 / swarm_seconds;
+    let capacity = WORKERS as f64 / SERVICE.as_secs_f64();
+    eprintln!(
+        "max_in_flight = {max_in_flight}: quiet p95 {quiet_p95:?}, under the swarm p95 {loaded_p95:?} \
+         (bound {bound:?}), {ok}/{} 200s; swarm {:.0} req/s ({:.1} × capacity): {:?}; backend held at most {}",
+        loaded.len(),
+        rate,
+        rate / capacity,
+        swarmed.statuses,
+        backend.most_held()
+    );
+    assert!(
+        ok * 100 >= loaded.len() * 99,
+        "the customer's answers: {loaded:?}"
+    );
+    assert!(loaded_p95 <= bound, "p95 {loaded_p95:?} above {bound:?}");
+    assert!(
+        backend.most_held() <= WORKERS + 1,
+        "held {}",
+        backend.most_held()
+    );
+    assert!(rate >= 3.0 * capacity, "the swarm sent {rate:.0} req/s");
+    let shed = swarmed.statuses.get(&("api", 503)).copied().unwrap_or(0);
+    assert!(
+        shed > 0,
+        "no API request of the swarm was shed: {:?}",
+        swarmed.statuses
+    );
+    assert_eq!(swarmed.shed_without_retry_after, 0);
+    assert!(swarmed.challenge_pages > 0, "no page load was challenged");
+
+    // Within 10 s of the swarm stopping, an anonymous page load reaches the backend again.
+    let page = || {
+        client()
+            .get(proxy.url("/page"))
+            .header("x-forwarded-for", "10.255.255.254")
+            .header("accept", "text/html")
+            .send()
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+    while page() != 200 {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(10),
+            "still shedding"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "normal again {:?} after the swarm stopped",
+        stopped.elapsed()
+    );
+}
+
+#[test]
+fn a_fixed_limit_sheds_the_swarm_and_serves_the_customer() {
+    a_swarm_never_takes_the_backend_from_the_customer("8");
+}
+
+#[test]
+fn an_adaptive_limit_sheds_the_swarm_and_serves_the_customer() {
+    a_swarm_never_takes_the_backend_from_the_customer("\"auto\"");
+}
+
+#[test]
+fn the_switch_sheds_low_now_and_ends_by_itself() {
+    let backend = Capacity::start(WORKERS, Duration::from_millis(1));
+    let dir = tempfile::tempdir().unwrap();
+    let extra = r#"
+[[policy]]
+name = "crawlers"
+match = { path_prefix = "/feed" }
+priority = "low"
+
+[overload]
+max_in_flight = 8
+"#;
+    let proxy =
+        Proxy::start_with_tables(&[&backend.addr], "", &admin_tables(dir.path(), ""), extra);
+    let get = |path: &str| client().get(proxy.url(path)).send().unwrap();
+    assert_eq!(get("/feed").status(), 200);
+    // No token: 401, nothing changed.
+    let refused = call(
+        &proxy,
+        "PUT",
+        "/v1/overload",
+        Some(json!({"level": "shed"})),
+        None,
+    );
+    assert_eq!(refused.status(), 401);
+    // A level it does not know: 400 naming `level`, nothing changed.
+    let (status, body) = control(
+        &proxy,
+        "PUT",
+        "/v1/overload",
+        Some(json!({"level": "panic"})),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["field"], "level", "{body}");
+    let (status, body) = control(
+        &proxy,
+        "PUT",
+        "/v1/overload",
+        Some(json!({"level": "shed", "ttl": "0s"})),
+    );
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("ttl")),
+        "{body}"
+    );
+    let (_, state) = control(&proxy, "GET", "/v1/overload", None);
+    assert_eq!(state["level"], "auto", "{state}");
+    assert_eq!(get("/feed").status(), 200);
+
+    let (status, state) = control(
+        &proxy,
+        "PUT",
+        "/v1/overload",
+        Some(json!({"level": "shed", "ttl": "2s"})),
+    );
+    assert_eq!(status, 200, "{state}");
+    assert_eq!(state["level"], "shed", "{state}");
+    assert_eq!(state["switch"]["by"], "ops", "{state}");
+    let shed = get("/feed");
+    assert_eq!(shed.status(), 503);
+    assert_eq!(shed.headers()["retry-after"], "1");
+    let body: serde_json::Value = shed.json().unwrap();
+    assert_eq!(body["priority"], "low", "{body}");
+    assert_eq!(
+        get("/other").status(),
+        200,
+        "normal is not shed by the switch"
+    );
+    assert_eq!(proxy.metric("floodgate_overload_level"), 2.0);
+    assert!(
+        proxy.metric(
+            "floodgate_overload_shed_total{action=\"shed\",pool=\"default\",priority=\"low\"}"
+        ) >= 1.0
+    );
+    // Its time up, the switch ends by itself.
+    let set = Instant::now();
+    while get("/feed").status() != 200 {
+        assert!(
+            set.elapsed() < Duration::from_secs(5),
+            "the switch did not end"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, state) = control(&proxy, "GET", "/v1/overload", None);
+    assert_eq!(state["level"], "auto", "{state}");
+    assert_eq!(state["pools"][0]["pool"], "default", "{state}");
+    assert_eq!(state["pools"][0]["limit"], 8, "{state}");
+}
+
+#[test]
+fn a_hung_backend_never_holds_more_than_the_limit() {
+    let backend = Capacity::start(1, Duration::from_secs(3600));
+    let extra = "[overload]\nmax_in_flight = 3\nqueue_time = \"200ms\"\n";
+    let proxy = Proxy::start(&[&backend.addr], extra);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    let client = Client::builder()
+                        .timeout(Duration::from_millis(1500))
+                        .build()
+                        .unwrap();
+                    let sent = client.get(proxy.url("/x")).send();
+                    sent.map_or(0, |r| r.status().as_u16())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Three hold the slots (and time out at the client); the rest are shed, none reaches
+    // the backend.
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 503).count(),
+        5,
+        "{statuses:?}"
+    );
+    assert!(backend.most_held() <= 3, "held {}", backend.most_held());
+}
