@@ -1,6 +1,7 @@
 //! Crawlers end to end: claims by User-Agent, verified by published ranges or by reverse DNS
 //! confirmed forward (a dnslib server on loopback), spoofed claims denied, a silent DNS server
-//! never holding a request past `bots.dns_timeout`.
+//! never holding a request past `bots.dns_timeout`, and `unless` letting verified crawlers off
+//! a per-address limit.
 
 use super::curl::{curl, Curl};
 use crate::common::dns::{DnsServer, SilentDns};
@@ -146,6 +147,57 @@ match = {{ bot = ["ai-crawler"] }}
             .agent("Mozilla/5.0 Firefox/140.0"),
     );
     assert_eq!(browser.status, 200);
+}
+
+#[test]
+fn unless_lets_verified_ai_crawlers_off_the_per_address_limit_and_no_one_else() {
+    let upstream = Upstream::start();
+    let ranges = tempfile::tempdir().expect("temp dir");
+    ranges_file(ranges.path(), "gptbot", &["127.0.9.0/24"]);
+    let config = format!(
+        r#"
+[bots]
+ranges_dir = "{}"
+
+[[policy]]
+name = "ai-crawlers"
+capacity = 6
+rate = "1/h"
+sources = ["bot", "ip"]
+match = {{ bot = ["ai-crawler"] }}
+
+[[policy]]
+name = "anonymous"
+capacity = 2
+rate = "1/h"
+sources = ["ip"]
+unless = {{ bot = ["ai-crawler"], verified = true }}
+"#,
+        ranges.path().display()
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let url = proxy.url("/");
+    let statuses = |address: &str, agent: &str| -> Vec<u16> {
+        (0..8)
+            .map(|_| curl(&Curl::get(&url).from(address).agent(agent)).status)
+            .collect()
+    };
+    // From one address, GPTBot has its operator's 6, not the anonymous 2.
+    assert_eq!(
+        statuses("127.0.9.1", GPTBOT),
+        [200, 200, 200, 200, 200, 200, 429, 429]
+    );
+    // A browser from another address in the range is held by the anonymous limit.
+    let browser = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+    assert_eq!(
+        statuses("127.0.9.2", browser),
+        [200, 200, 429, 429, 429, 429, 429, 429]
+    );
+    // GPTBot's name from outside its ranges is not let off.
+    assert_eq!(
+        statuses("127.0.10.1", GPTBOT),
+        [200, 200, 429, 429, 429, 429, 429, 429]
+    );
 }
 
 #[test]
