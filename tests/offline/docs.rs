@@ -115,7 +115,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 28] = [
+const TABLES: [(&str, &str); 29] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -132,6 +132,7 @@ const TABLES: [(&str, &str); 28] = [
     ("response", "[response]\nKEY"),
     ("policy", "[[policy]]\nKEY"),
     ("policy.match", "[[policy]]\nmatch = { KEY }"),
+    ("policy.unless", "[[policy]]\nunless = { KEY }"),
     ("policy.tiers.<name>", "[[policy]]\n[policy.tiers.a]\nKEY"),
     ("crowdsec", "[crowdsec]\nKEY"),
     ("rls", "[rls]\nKEY"),
@@ -185,7 +186,7 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
                 "" => key.clone(),
                 t => format!("{t}.{key}"),
             };
-            let inline = table.ends_with(".match");
+            let inline = table.ends_with(".match") || table.ends_with(".unless");
             let listed = match inline {
                 true => documented
                     .get(*table)
