@@ -115,7 +115,7 @@ fn unless_takes_the_keys_of_match_and_is_described() {
     assert_eq!(unless.route.methods, [http::Method::GET]);
     let described = config.policies[0].to_string();
     assert!(
-        described.ends_with("; unless GET bot search-engine, ai-crawler verified"),
+        described.contains("; unless GET bot search-engine, ai-crawler verified"),
         "{described}"
     );
     let config = parse(
