@@ -1,7 +1,9 @@
 //! The docs as a reader meets them: every relative link of the book (`docs/src`), the README
 //! and the changelog leads to a file that exists, and to a heading that exists when it names
-//! one; and the configuration reference lists exactly the keys the config reader accepts (the
-//! reader says which when it meets an unknown key, so the code is asked, not a copy of it).
+//! one; the configuration reference lists exactly the keys the config reader accepts (the
+//! reader says which when it meets an unknown key, so the code is asked, not a copy of it); and
+//! `floodgate --test` accepts every ```toml example of the book (a whole config as it stands,
+//! a part inside the smallest config it can stand in; a `toml,fragment` block is skipped).
 
 use regex::Regex;
 use std::collections::{BTreeSet, HashMap};
@@ -304,7 +306,7 @@ fn every_toml_example_in_the_book_passes_floodgate_test() {
             let file = dir.path().join(page.file_name().unwrap());
             let placed = "\n".repeat(block.fence) + &block.text + &tail.unwrap_or_default();
             std::fs::write(&file, placed).unwrap();
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_floodgate"))
+            let out = std::process::Command::new(crate::common::floodgate_bin())
                 .arg("--config")
                 .arg(&file)
                 .arg("--test")
