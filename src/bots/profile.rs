@@ -101,6 +101,7 @@ impl Profiler {
         let (number, crawler) = self.crawlers.catalogue.classify(user_agent)?;
         let verification = match client {
             Some(ip) => self.verify(number, crawler, ip).await,
+            None if crawler.checkable() => Verification::Unfinished,
             None => Verification::Unchecked,
         };
         Some(BotClaim {
@@ -112,7 +113,9 @@ impl Profiler {
     }
 
     /// Whether `ip` is crawler number `number`'s: in its ranges, else confirmed by reverse DNS;
-    /// failed when it publishes a way and `ip` passes none; unchecked when it publishes none.
+    /// failed when `ip` passes none of the ways loaded; unfinished when the check cannot be
+    /// made (no resolver, or only ranges it publishes but that are not loaded); unchecked
+    /// only when it publishes no way at all.
     async fn verify(&self, number: usize, crawler: &Crawler, ip: IpAddr) -> Verification {
         let ranges = self.crawlers.ranges_of(number);
         if ranges.is_some_and(|r| r.contains(ip)) {
@@ -122,6 +125,7 @@ impl Profiler {
             (Some(dns), false, _) => dns.verify(ip, &crawler.rdns).await,
             (None, false, _) => Verification::Unfinished,
             (_, true, true) => Verification::Failed,
+            (_, true, false) if crawler.checkable() => Verification::Unfinished,
             (_, true, false) => Verification::Unchecked,
         }
     }

@@ -10,22 +10,25 @@ use ipnet::IpNet;
 use regex::Regex;
 use toml::Spanned;
 
-/// The conditions of a policy's `match` table (none when there is no table).
+/// The conditions of a policy's `match` or `unless` table (`table`, named in errors; none
+/// when there is no table).
 pub(crate) fn conditions(
     check: &Checker<'_>,
     file: Option<&MatchFile>,
+    table: &str,
 ) -> Result<Conditions, ConfigError> {
     let Some(file) = file else {
         return Ok(Conditions::default());
     };
+    let user_agent = format!("{table}.user_agent");
     Ok(Conditions {
-        headers: headers(check, file)?,
+        headers: headers(check, file, table)?,
         user_agent: match &file.user_agent {
-            Some(text) => Some(UserAgent(regex(check, text, "policy.match.user_agent")?)),
+            Some(text) => Some(UserAgent(regex(check, text, &user_agent)?)),
             None => None,
         },
-        networks: networks(check, file)?,
-        sender: super::sender::sender(check, file)?,
+        networks: networks(check, file, table)?,
+        sender: super::sender::sender(check, file, table)?,
     })
 }
 
@@ -97,14 +100,15 @@ pub(crate) fn no_bucket_keys(
 fn headers(
     check: &Checker<'_>,
     file: &MatchFile,
+    table: &str,
 ) -> Result<Vec<(HeaderName, HeaderRule)>, ConfigError> {
-    let Some(table) = &file.headers else {
+    let Some(given) = &file.headers else {
         return Ok(Vec::new());
     };
-    table
+    given
         .get_ref()
         .iter()
-        .map(|(name, value)| header(check, name, value))
+        .map(|(name, value)| header(check, name, value, table))
         .collect()
 }
 
@@ -112,8 +116,9 @@ fn header(
     check: &Checker<'_>,
     name: &str,
     value: &Spanned<toml::Value>,
+    table: &str,
 ) -> Result<(HeaderName, HeaderRule), ConfigError> {
-    let key = format!("policy.match.headers.{name}");
+    let key = format!("{table}.headers.{name}");
     let header = HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
         .map_err(|_| check.error(value, format!("`{key}`: `{name}` is not a header name")))?;
     let rule = match value.get_ref() {
@@ -137,12 +142,13 @@ fn regex(check: &Checker<'_>, text: &Spanned<String>, key: &str) -> Result<Regex
     Regex::new(text.get_ref()).map_err(|e| check.error(text, format!("`{key}`: {e}")))
 }
 
-fn networks(check: &Checker<'_>, file: &MatchFile) -> Result<Vec<IpNet>, ConfigError> {
+fn networks(check: &Checker<'_>, file: &MatchFile, table: &str) -> Result<Vec<IpNet>, ConfigError> {
     let Some(list) = &file.networks else {
         return Ok(Vec::new());
     };
+    let key = format!("{table}.networks");
     if list.get_ref().is_empty() {
-        let message = "`policy.match.networks` needs at least one network".to_owned();
+        let message = format!("`{key}` needs at least one network");
         return Err(check.error(list, message));
     }
     list.get_ref()
@@ -150,12 +156,12 @@ fn networks(check: &Checker<'_>, file: &MatchFile) -> Result<Vec<IpNet>, ConfigE
         .map(|text| {
             let network = Network::read(text.get_ref()).ok_or_else(|| {
                 let message = format!(
-                    "`policy.match.networks`: `{}` is not a network (CIDR) or address",
+                    "`{key}`: `{}` is not a network (CIDR) or address",
                     text.get_ref()
                 );
                 check.error(text, message)
             })?;
-            check.host_bits(text, text.get_ref(), "policy.match.networks");
+            check.host_bits(text, text.get_ref(), &key);
             Ok(network.net)
         })
         .collect()

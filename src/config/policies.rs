@@ -4,12 +4,13 @@ use super::check::Checker;
 use super::conditions;
 use super::error::ConfigError;
 use super::identity::SourceList;
-use super::policy_table::{MatchFile, PolicyFile};
+use super::policy_table::{MatchFile, PolicyFile, PolicyMatchFile};
 use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Policy, Route, Tiers};
+use crate::policy::{Action, Policy, Route, Tiers, Unless};
 use std::collections::HashSet;
+use toml::Spanned;
 
 pub(crate) fn policies(
     check: &Checker<'_>,
@@ -85,7 +86,11 @@ fn policy(
             Some(m) => route(check, &m.route(), "policy.match")?,
             None => Route::default(),
         },
-        conditions: conditions::conditions(check, file.route.as_ref())?,
+        conditions: conditions::conditions(check, file.route.as_ref(), "policy.match")?,
+        unless: match &file.unless {
+            Some(table) => Some(unless(check, table)?),
+            None => None,
+        },
         action,
         sources: match &file.sources {
             Some(list) => Some(own_chain(check, list, global)?),
@@ -96,6 +101,22 @@ fn policy(
         rules: super::rules::rules(check, file)?,
         overload: super::overload::class(check, file)?,
     })
+}
+
+/// A policy's `unless` table, the same keys as `match`; refused when it gives none (it would
+/// exempt every request).
+fn unless(check: &Checker<'_>, table: &Spanned<PolicyMatchFile>) -> Result<Unless, ConfigError> {
+    let file = table.get_ref();
+    let unless = Unless {
+        route: route(check, &file.route(), "policy.unless")?,
+        conditions: conditions::conditions(check, Some(file), "policy.unless")?,
+    };
+    if unless.is_empty() {
+        let message = "`policy.unless` is empty: it would exempt every request (give the keys \
+                       of `match` that let a request off)";
+        return Err(check.error(table, message.to_owned()));
+    }
+    Ok(unless)
 }
 
 fn own_chain(

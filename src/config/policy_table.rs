@@ -22,6 +22,7 @@ pub(crate) struct PolicyFile {
     pub(crate) sources: Option<SourceList>,
     #[serde(rename = "match")]
     pub(crate) route: Option<PolicyMatchFile>,
+    pub(crate) unless: Option<Spanned<PolicyMatchFile>>,
     pub(crate) tier: Option<Spanned<String>>,
     pub(crate) tiers: Option<std::collections::BTreeMap<String, TierFile>>,
     pub(crate) cost_header: Option<Spanned<String>>,
@@ -50,7 +51,7 @@ pub(crate) struct MatchFile {
     pub(crate) methods: Option<Vec<Spanned<String>>>,
 }
 
-/// A policy's `match`: a route's keys and what the request must show.
+/// A policy's `match` (or `unless`): a route's keys and what the request must show.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PolicyMatchFile {

@@ -9,23 +9,25 @@ use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
 
-/// The checked sender conditions of a policy's `match`.
+/// The checked sender conditions of a policy's `match` or `unless` (`table`, named in errors).
 pub(crate) fn sender(
     check: &Checker<'_>,
     file: &MatchFile,
+    table: &str,
 ) -> Result<SenderConditions, ConfigError> {
+    let key = |name: &str| format!("{table}.{name}");
     Ok(SenderConditions {
         asn: match &file.asn {
-            Some(list) => non_empty(check, list, "asn")?
+            Some(list) => non_empty(check, list, &key("asn"))?
                 .iter()
-                .map(|value| asn(check, value))
+                .map(|value| asn(check, value, &key("asn")))
                 .collect::<Result<_, _>>()?,
             None => Vec::new(),
         },
-        country: words::<Country>(check, file.country.as_ref(), "country")?,
-        bot: words::<Category>(check, file.bot.as_ref(), "bot")?,
+        country: words::<Country>(check, file.country.as_ref(), &key("country"))?,
+        bot: words::<Category>(check, file.bot.as_ref(), &key("bot"))?,
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
-        ja4: words::<Ja4>(check, file.ja4.as_ref(), "ja4")?,
+        ja4: words::<Ja4>(check, file.ja4.as_ref(), &key("ja4"))?,
     })
 }
 
@@ -36,10 +38,7 @@ fn non_empty<'l, T>(
     key: &str,
 ) -> Result<&'l [T], ConfigError> {
     match list.get_ref().is_empty() {
-        true => Err(check.error(
-            list,
-            format!("`policy.match.{key}` needs at least one value"),
-        )),
+        true => Err(check.error(list, format!("`{key}` needs at least one value"))),
         false => Ok(list.get_ref()),
     }
 }
@@ -62,13 +61,13 @@ where
         .map(|word| {
             word.get_ref()
                 .parse()
-                .map_err(|e| check.error(word, format!("`policy.match.{key}`: {e}")))
+                .map_err(|e| check.error(word, format!("`{key}`: {e}")))
         })
         .collect()
 }
 
 /// An autonomous system number: `64500` or `"AS64500"`, from 1 to 4294967295.
-fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<u32, ConfigError> {
+fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>, key: &str) -> Result<u32, ConfigError> {
     let number = match value.get_ref() {
         toml::Value::Integer(n) => u32::try_from(*n).ok(),
         toml::Value::String(text) => text
@@ -79,7 +78,7 @@ fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<u32, ConfigE
     };
     number.filter(|&n| n > 0).ok_or_else(|| {
         let message = format!(
-            "`policy.match.asn`: `{}` is not an AS number (1 to 4294967295, or \"AS64500\")",
+            "`{key}`: `{}` is not an AS number (1 to 4294967295, or \"AS64500\")",
             value.get_ref()
         );
         check.error(value, message)

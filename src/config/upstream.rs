@@ -4,11 +4,10 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::policies;
-use super::policy_table::MatchFile;
-use crate::policy::Route;
-use crate::proxy::{Backend, Balance, PoolRoute, PoolSettings, UpstreamSettings, DEFAULT_POOL};
+use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
 use health::{health, HealthFile};
+use routes::pool_routes;
+pub(crate) use routes::RouteFile;
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
@@ -49,15 +48,6 @@ pub(crate) enum BalanceFile {
     #[default]
     RoundRobin,
     Hash,
-}
-
-/// `[[route]]`: requests its `match` fits go to `pool`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RouteFile {
-    #[serde(rename = "match")]
-    pub(crate) route: Option<MatchFile>,
-    pub(crate) pool: Spanned<String>,
 }
 
 /// The largest backend weight.
@@ -298,33 +288,7 @@ fn backend_host(address: &str) -> Option<&str> {
     (valid_host && port.parse::<u16>().is_ok_and(|p| p > 0)).then_some(host)
 }
 
-/// `[[route]]` tables, each naming a pool of `pools`.
-fn pool_routes(
-    check: &Checker<'_>,
-    routes: &[RouteFile],
-    pools: &[PoolSettings],
-) -> Result<Vec<PoolRoute>, ConfigError> {
-    routes
-        .iter()
-        .map(|file| {
-            let name = file.pool.get_ref();
-            let Some(pool) = pools.iter().position(|p| p.name == *name) else {
-                let known: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-                let message = format!(
-                    "`route.pool`: no pool named `{name}` (pools: {})",
-                    known.join(", ")
-                );
-                return Err(check.error(&file.pool, message));
-            };
-            let route = match &file.route {
-                Some(m) => policies::route(check, m, "route.match")?,
-                None => Route::default(),
-            };
-            Ok(PoolRoute { route, pool })
-        })
-        .collect()
-}
-
 mod health;
+mod routes;
 #[cfg(test)]
 mod tests;

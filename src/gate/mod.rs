@@ -291,16 +291,19 @@ impl Gate {
         Outcome::Listed(list)
     }
 
-    /// The policies whose route `route` is on (found by the index) and whose conditions `req`
-    /// shows (checked on those candidates only), in config order.
+    /// The policies whose route `route` is on (found by the index), whose conditions `req`
+    /// shows and whose `unless` it does not (checked on those candidates only), in config order.
     fn matching<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Few<&'g BoundPolicy> {
         let user_agent = self.user_agents.seen(req.headers);
         self.routes
             .matching_with(route, user_agent.candidates())
             .into_iter()
             .filter(|&i| {
-                let conditions = &self.policies[i].policy.conditions;
-                conditions.hold_given(req, |ua| user_agent.matches(i, ua))
+                let policy = &self.policies[i].policy;
+                policy
+                    .conditions
+                    .hold_given(req, |ua| user_agent.matches(i, ua))
+                    && !policy.exempts(route, req)
             })
             .map(|i| &self.policies[i])
             .collect()
@@ -360,7 +363,12 @@ fn reads_host(policy: &Policy) -> bool {
         .tiers
         .as_ref()
         .is_some_and(|t| t.source == Source::Fact(Fact::Host));
+    let unless_by_host = policy
+        .unless
+        .as_ref()
+        .is_some_and(|u| u.route.host.is_some());
     policy.route.host.is_some()
+        || unless_by_host
         || tier_by_host
         || policy
             .sources

@@ -11,8 +11,10 @@ pub enum SenderSource {
     Asn,
     /// `country`: the client address's country code.
     Country,
-    /// `bot`: the operator of the crawler the request claims to be; nothing for a claim that
-    /// failed verification (`spoofed`), so an impostor never drains the real crawler's bucket.
+    /// `bot`: the operator of the crawler the request claims to be; nothing for a claim of a
+    /// crawler that publishes ranges or reverse-DNS names unless it was verified (a `spoofed`
+    /// claim, or one the check could not finish), so an impostor never drains the real
+    /// crawler's bucket: the next source decides.
     Bot,
     /// `agent`: the verified signed agent (Web Bot Auth), named by its key directory's host
     /// (`chatgpt.com`): one bucket whatever addresses it uses; nothing unless verified.
@@ -47,13 +49,12 @@ impl SenderSource {
                 .country
                 .as_ref()
                 .map(|c| Cow::Borrowed(c.as_str().as_bytes())),
-            // A signed agent's name counts once its signature held: before, it is the client's
-            // to choose.
+            // A claim counts once it held (a signed agent's signature, a crawler's ranges or
+            // reverse DNS): before, it is the client's to choose.
             Self::Bot => traits
                 .bot
                 .as_ref()
-                .filter(|claim| claim.category() != Category::Spoofed)
-                .filter(|claim| claim.claimed != Category::SignedAgent || claim.verified())
+                .filter(|claim| claim.names_operator())
                 .map(|claim| Cow::Borrowed(claim.operator.as_bytes())),
             Self::Agent => traits
                 .bot
@@ -122,6 +123,34 @@ mod tests {
             for verification in [Verification::Unfinished, Verification::Failed] {
                 assert_eq!(source.value(&signed(verification)), None, "{source:?}");
             }
+        }
+    }
+
+    fn googlebot(verification: Verification) -> Traits {
+        Traits {
+            bot: Some(BotClaim {
+                name: "Googlebot".into(),
+                operator: "Google".into(),
+                claimed: Category::SearchEngine,
+                verification,
+            }),
+            ..Traits::default()
+        }
+    }
+
+    #[test]
+    fn a_crawler_claim_names_its_operator_only_when_verified_or_uncheckable() {
+        let bot = |verification| {
+            SenderSource::Bot
+                .value(&googlebot(verification))
+                .map(Cow::into_owned)
+        };
+        for proof in [Proof::Ranges, Proof::ReverseDns] {
+            assert_eq!(bot(Verification::Verified(proof)), Some(b"Google".to_vec()));
+        }
+        assert_eq!(bot(Verification::Unchecked), Some(b"Google".to_vec()));
+        for verification in [Verification::Unfinished, Verification::Failed] {
+            assert_eq!(bot(verification), None, "{verification:?}");
         }
     }
 }

@@ -48,6 +48,17 @@ impl BotClaim {
     pub fn verified(&self) -> bool {
         matches!(self.verification, Verification::Verified(_))
     }
+
+    /// Whether the claim may speak for the crawler's operator (the identity source `bot`):
+    /// verified, or of a crawler that publishes no way to check. A claim that could have been
+    /// checked and was not verified (failed, or not finished) is anyone's to make.
+    pub fn names_operator(&self) -> bool {
+        match self.verification {
+            Verification::Verified(_) => true,
+            Verification::Unchecked => self.claimed != Category::SignedAgent,
+            Verification::Unfinished | Verification::Failed => false,
+        }
+    }
 }
 
 /// How a crawler's claim fared.
@@ -55,9 +66,10 @@ impl BotClaim {
 pub enum Verification {
     /// The address is the crawler's, shown by the given proof.
     Verified(Proof),
-    /// The crawler publishes no way to check (or none was configured or needed).
+    /// The crawler publishes no way to check: the claim is all there is.
     Unchecked,
-    /// A check was due but could not finish in time (DNS slow or away): not verified, and
+    /// A check was due but could not be made (no resolver, the crawler's published ranges not
+    /// loaded, no client address) or finish in time (DNS slow or away): not verified, and
     /// not `spoofed` either.
     Unfinished,
     /// The address is in none of the crawler's ranges and its reverse DNS does not confirm.

@@ -14,6 +14,7 @@ mod route;
 mod rules;
 mod sender;
 mod tier;
+mod unless;
 mod user_agents;
 
 pub use action::Action;
@@ -29,6 +30,7 @@ pub use route::{request_host, Route, RouteFacts};
 pub use rules::{Rules, Settle, Shaping};
 pub use sender::SenderConditions;
 pub use tier::Tiers;
+pub use unless::Unless;
 pub use user_agents::{SeenUserAgent, UserAgentIndex};
 
 use crate::identity::IdentityChain;
@@ -51,6 +53,8 @@ pub struct Policy {
     pub route: Route,
     /// What those requests must also show (headers, User-Agent, client network).
     pub conditions: Conditions,
+    /// What exempts a request all the same (`unless`), if anything.
+    pub unless: Option<Unless>,
     /// What the policy does to the requests it matches.
     pub action: Action,
     /// This policy's own identity chain, instead of the global one.
@@ -74,12 +78,20 @@ impl Policy {
 }
 
 impl Policy {
-    /// `; when …` for the conditions, if any.
+    /// `; when …` for the conditions and `; unless …` for the exemption, if any.
     fn fmt_conditions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.conditions.is_empty() {
-            true => Ok(()),
-            false => write!(f, "; when{}", self.conditions),
+        if !self.conditions.is_empty() {
+            write!(f, "; when{}", self.conditions)?;
         }
+        match &self.unless {
+            Some(unless) => write!(f, "; {unless}"),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a request on `facts`, showing `req`, is exempt from this policy (`unless`).
+    pub fn exempts(&self, facts: &RouteFacts<'_>, req: &crate::identity::Request<'_>) -> bool {
+        self.unless.as_ref().is_some_and(|u| u.holds(facts, req))
     }
 
     /// `; priority …` (every policy's, `normal` when it names none) and `; on overload …`.
@@ -157,6 +169,7 @@ mod tests {
             shadow: false,
             route: Route::default(),
             conditions: Conditions::default(),
+            unless: None,
             action: Action::Limit,
             sources: None,
             tiers: None,

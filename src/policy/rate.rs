@@ -1,4 +1,5 @@
-//! A refill rate as written in the config: `N/s`, `N/m`, `N/h` or `N/d`, N possibly fractional.
+//! A refill rate as written in the config: `N/s`, `N/m`, `N/h` or `N/d`, N possibly fractional,
+//! the unit also written as operators do (`/sec`, `/min`, `/minute`, `/hours`, `/day`, …).
 
 use std::fmt;
 use std::str::FromStr;
@@ -6,6 +7,22 @@ use std::time::Duration;
 
 /// The units a rate is written in, with their seconds.
 const UNITS: [(&str, u64); 4] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400)];
+
+/// Every spelling of each unit of [`UNITS`] (compared ignoring case), by its short name.
+const SPELLINGS: [(&str, &[&str]); 4] = [
+    ("s", &["s", "sec", "secs", "second", "seconds"]),
+    ("m", &["m", "min", "mins", "minute", "minutes"]),
+    ("h", &["h", "hr", "hrs", "hour", "hours"]),
+    ("d", &["d", "day", "days"]),
+];
+
+/// The seconds of the unit spelt `word` (`s`, `sec`, `minute`, `Hours`, …), if it is one.
+fn unit_seconds(word: &str) -> Option<u64> {
+    let (unit, _) = SPELLINGS
+        .iter()
+        .find(|(_, spellings)| spellings.iter().any(|s| s.eq_ignore_ascii_case(word)))?;
+    UNITS.iter().find(|(u, _)| u == unit).map(|(_, s)| *s)
+}
 
 /// Tokens added per unit of time.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +33,7 @@ pub struct Rate {
 
 /// Why a rate string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid rate `{0}`: expected a positive number of tokens per unit, like 10/s, 0.5/m, 100/h or 1000/d")]
+#[error("invalid rate `{0}`: expected a positive number of tokens per unit, like 10/s, 0.5/min, 100/h or 1000/day (units: s, m, h, d, or sec, min, hour, day, second, minute and plurals)")]
 pub struct RateError(String);
 
 impl Rate {
@@ -50,10 +67,7 @@ impl FromStr for Rate {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let refuse = || RateError(text.to_owned());
         let (count, unit) = text.trim().split_once('/').ok_or_else(refuse)?;
-        let seconds = match UNITS.iter().find(|(u, _)| *u == unit.trim()) {
-            Some((_, seconds)) => *seconds as f64,
-            None => return Err(refuse()),
-        };
+        let seconds = unit_seconds(unit.trim()).ok_or_else(refuse)? as f64;
         let count: f64 = count.trim().parse().map_err(|_| refuse())?;
         let per_second = count / seconds;
         if !(per_second.is_finite() && per_second > 0.0) {
@@ -88,6 +102,29 @@ mod tests {
     }
 
     #[test]
+    fn units_are_read_as_operators_write_them() {
+        let per_second = |t: &str| t.parse::<Rate>().unwrap().per_second();
+        for unit in ["sec", "secs", "second", "seconds", "S", "Sec"] {
+            assert_eq!(per_second(&format!("10/{unit}")), 10.0, "{unit}");
+        }
+        for unit in ["min", "mins", "minute", "minutes", "M", "MIN"] {
+            assert_eq!(per_second(&format!("300/{unit}")), 5.0, "{unit}");
+        }
+        for unit in ["hr", "hrs", "hour", "hours", "H"] {
+            assert_eq!(per_second(&format!("7200/{unit}")), 2.0, "{unit}");
+        }
+        for unit in ["day", "days", "D"] {
+            assert_eq!(per_second(&format!("86400/{unit}")), 1.0, "{unit}");
+        }
+        // Written as given: `--test` shows what the operator wrote.
+        assert_eq!("300/min".parse::<Rate>().unwrap().to_string(), "300/min");
+        assert_eq!(
+            "300/min".parse::<Rate>().unwrap().per_second(),
+            "300/m".parse::<Rate>().unwrap().per_second()
+        );
+    }
+
+    #[test]
     fn a_rate_made_from_a_count_and_a_period_is_the_rate_written_so() {
         let made = |count: f64, seconds: u64| Rate::new(count, Duration::from_secs(seconds));
         for (count, seconds, text) in [
@@ -110,7 +147,22 @@ mod tests {
     #[test]
     fn zero_negative_and_garbage_are_refused() {
         for bad in [
-            "0/s", "-1/s", "ten/s", "10", "10/w", "inf/s", "NaN/s", "", "1e400/s",
+            "0/s",
+            "-1/s",
+            "ten/s",
+            "10",
+            "10/w",
+            "inf/s",
+            "NaN/s",
+            "",
+            "1e400/s",
+            "1/ms",
+            "1/mo",
+            "1/month",
+            "1/week",
+            "1/minutely",
+            "1/",
+            "1/s/s",
         ] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }

@@ -1,6 +1,7 @@
 //! Crawlers end to end: claims by User-Agent, verified by published ranges or by reverse DNS
 //! confirmed forward (a dnslib server on loopback), spoofed claims denied, a silent DNS server
-//! never holding a request past `bots.dns_timeout`.
+//! never holding a request past `bots.dns_timeout`, and `unless` letting verified crawlers off
+//! a per-address limit.
 
 use super::curl::{curl, Curl};
 use crate::common::dns::{DnsServer, SilentDns};
@@ -149,6 +150,99 @@ match = {{ bot = ["ai-crawler"] }}
 }
 
 #[test]
+fn an_unverified_claim_falls_through_to_the_address_and_never_drains_the_operators_bucket() {
+    let dns = DnsServer::start(&[
+        ("127.0.11.5", "PTR", "crawl-127-0-11-5.googlebot.com"),
+        ("crawl-127-0-11-5.googlebot.com", "A", "127.0.11.5"),
+        // The resolver fails for this one: the claim can be neither verified nor refuted.
+        ("127.0.11.6", "SERVFAIL", ""),
+    ]);
+    let upstream = Upstream::start();
+    let config = format!(
+        r#"
+[bots]
+resolver = "{}"
+
+[[policy]]
+name = "crawlers"
+capacity = 3
+rate = "1/h"
+sources = ["bot", "ip"]
+"#,
+        dns.addr
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let url = proxy.url("/");
+    let statuses = |address: &str, agent: &str, n: usize| -> Vec<u16> {
+        (0..n)
+            .map(|_| curl(&Curl::get(&url).from(address).agent(agent)).status)
+            .collect()
+    };
+    // Googlebot's name from an address whose reverse DNS fails: unverified, so limited by its
+    // address, not in Google's bucket.
+    assert_eq!(statuses("127.0.11.6", GOOGLEBOT, 4), [200, 200, 200, 429]);
+    // The verified Googlebot still has all of Google's.
+    assert_eq!(statuses("127.0.11.5", GOOGLEBOT, 4), [200, 200, 200, 429]);
+    // GPTBot publishes ranges, none loaded here: no claim of it can be verified, so each
+    // address has its own bucket and none is OpenAI's.
+    assert_eq!(statuses("127.0.11.7", GPTBOT, 3), [200, 200, 200]);
+    assert_eq!(statuses("127.0.11.8", GPTBOT, 1), [200]);
+    let unverified = r#"floodgate_bot_requests_total{category="search-engine",verified="false"}"#;
+    assert_eq!(proxy.metric(unverified), 4.0);
+}
+
+#[test]
+fn unless_lets_verified_ai_crawlers_off_the_per_address_limit_and_no_one_else() {
+    let upstream = Upstream::start();
+    let ranges = tempfile::tempdir().expect("temp dir");
+    ranges_file(ranges.path(), "gptbot", &["127.0.9.0/24"]);
+    let config = format!(
+        r#"
+[bots]
+ranges_dir = "{}"
+
+[[policy]]
+name = "ai-crawlers"
+capacity = 6
+rate = "1/h"
+sources = ["bot", "ip"]
+match = {{ bot = ["ai-crawler"] }}
+
+[[policy]]
+name = "anonymous"
+capacity = 2
+rate = "1/h"
+sources = ["ip"]
+unless = {{ bot = ["ai-crawler"], verified = true }}
+"#,
+        ranges.path().display()
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let url = proxy.url("/");
+    let statuses = |address: &str, agent: &str| -> Vec<u16> {
+        (0..8)
+            .map(|_| curl(&Curl::get(&url).from(address).agent(agent)).status)
+            .collect()
+    };
+    // From one address, GPTBot has its operator's 6, not the anonymous 2.
+    assert_eq!(
+        statuses("127.0.9.1", GPTBOT),
+        [200, 200, 200, 200, 200, 200, 429, 429]
+    );
+    // A browser from another address in the range is held by the anonymous limit.
+    let browser = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+    assert_eq!(
+        statuses("127.0.9.2", browser),
+        [200, 200, 429, 429, 429, 429, 429, 429]
+    );
+    // GPTBot's name from outside its ranges is not let off.
+    assert_eq!(
+        statuses("127.0.10.1", GPTBOT),
+        [200, 200, 429, 429, 429, 429, 429, 429]
+    );
+}
+
+#[test]
 fn a_dns_server_that_stops_answering_leaves_requests_answered_within_dns_timeout() {
     let silent = SilentDns::start();
     let upstream = Upstream::start();
@@ -161,6 +255,12 @@ resolver = "{}"
 name = "impostors"
 action = "deny"
 match = {{ bot = ["spoofed"] }}
+
+[[policy]]
+name = "crawlers"
+capacity = 3
+rate = "1/h"
+sources = ["bot", "ip"]
 "#,
         silent.addr
     );
@@ -173,7 +273,8 @@ match = {{ bot = ["spoofed"] }}
                 .agent(GOOGLEBOT),
         );
         // Unverified, not spoofed: the request goes through, within the 200 ms timeout (and
-        // what curl and a busy machine add).
+        // what curl and a busy machine add), limited by its address, not in Google's bucket
+        // (three would have emptied it).
         assert_eq!(answer.status, 200, "{}", answer.body);
         assert!(
             answer.took < Duration::from_millis(1500),

@@ -88,6 +88,46 @@ fn the_grafana_dashboard_queries_only_exported_series() {
 }
 
 #[test]
+fn unless_is_described_and_its_bad_keys_located_like_matchs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unless.toml");
+    let config = |unless: &str| {
+        format!(
+            "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+             [[policy]]\nname = \"anonymous\"\ncapacity = 10\nrate = \"1/s\"\nsources = [\"ip\"]\n\
+             unless = {unless}\n"
+        )
+    };
+    std::fs::write(&path, config("{ bot = [\"ai-crawler\"], verified = true }")).unwrap();
+    let out = check(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("; unless bot ai-crawler verified"),
+        "{stdout}"
+    );
+    for (unless, at, message) in [
+        (
+            "{ bots = [\"ai-crawler\"] }",
+            "12:12",
+            "unknown field `bots`",
+        ),
+        (
+            "{ bot = [\"robots\"] }",
+            "12:19",
+            "`policy.unless.bot`: `robots`",
+        ),
+    ] {
+        std::fs::write(&path, config(unless)).unwrap();
+        let out = check(&path);
+        assert!(!out.status.success(), "{unless} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!("{}:{at}: {message}", path.display());
+        assert!(stderr.starts_with(&expected), "{unless}: {stderr}");
+    }
+}
+
+#[test]
 fn absurd_rates_are_refused_with_a_location() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absurd.toml");

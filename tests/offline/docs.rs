@@ -1,7 +1,9 @@
 //! The docs as a reader meets them: every relative link of the book (`docs/src`), the README
 //! and the changelog leads to a file that exists, and to a heading that exists when it names
-//! one; and the configuration reference lists exactly the keys the config reader accepts (the
-//! reader says which when it meets an unknown key, so the code is asked, not a copy of it).
+//! one; the configuration reference lists exactly the keys the config reader accepts (the
+//! reader says which when it meets an unknown key, so the code is asked, not a copy of it); and
+//! `floodgate --test` accepts every ```toml example of the book (a whole config as it stands,
+//! a part inside the smallest config it can stand in; a `toml,fragment` block is skipped).
 
 use regex::Regex;
 use std::collections::{BTreeSet, HashMap};
@@ -115,7 +117,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 28] = [
+const TABLES: [(&str, &str); 29] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -132,6 +134,7 @@ const TABLES: [(&str, &str); 28] = [
     ("response", "[response]\nKEY"),
     ("policy", "[[policy]]\nKEY"),
     ("policy.match", "[[policy]]\nmatch = { KEY }"),
+    ("policy.unless", "[[policy]]\nunless = { KEY }"),
     ("policy.tiers.<name>", "[[policy]]\n[policy.tiers.a]\nKEY"),
     ("crowdsec", "[crowdsec]\nKEY"),
     ("rls", "[rls]\nKEY"),
@@ -185,7 +188,7 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
                 "" => key.clone(),
                 t => format!("{t}.{key}"),
             };
-            let inline = table.ends_with(".match");
+            let inline = table.ends_with(".match") || table.ends_with(".unless");
             let listed = match inline {
                 true => documented
                     .get(*table)
@@ -213,51 +216,131 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// The first line of a ```toml block in the book that is a whole config: the block is parsed
-/// as a config file, so an example a reader copies runs as it stands.
+/// The first line of a ```toml block in the book that is a whole config: `floodgate --test`
+/// is run on it as it stands, so an example a reader copies as a file runs as it stands.
 const WHOLE_CONFIG: &str = "# floodgate.toml";
 
-/// Each ```toml block of `text` that starts with [`WHOLE_CONFIG`], with the line of the page
-/// its opening fence is on (counted from 1).
-fn whole_configs(text: &str) -> Vec<(usize, String)> {
+/// The info string of a ```toml block the check skips: one that names files only a real
+/// install has (a GeoLite2 database, a token file, a key), or that is not Floodgate's config
+/// (the crawler catalogue's format). mdBook still highlights it as TOML.
+const FRAGMENT: &str = "toml,fragment";
+
+/// A ```toml block of a page: the line of its opening fence (counted from 1), its info
+/// string and its text (indentation kept: TOML ignores it).
+struct Block {
+    fence: usize,
+    info: String,
+    text: String,
+}
+
+/// Every ```toml block of `text`.
+fn toml_blocks(text: &str) -> Vec<Block> {
     let mut found = Vec::new();
-    let mut open: Option<(usize, String)> = None;
+    let mut open: Option<Block> = None;
     for (number, line) in text.lines().enumerate() {
-        let fence = line.trim_start().starts_with("```");
-        match open.take() {
-            Some((start, block)) if fence => found.push((start, block)),
-            Some((start, mut block)) => {
-                block.push_str(line);
-                block.push('\n');
-                open = Some((start, block));
+        let fence = line.trim_start().strip_prefix("```");
+        match (open.take(), fence) {
+            (Some(block), Some(_)) => found.push(block),
+            (Some(mut block), None) => {
+                block.text.push_str(line);
+                block.text.push('\n');
+                open = Some(block);
             }
-            None if line.trim_start() == "```toml" => open = Some((number + 1, String::new())),
-            None => {}
+            (None, Some(info)) if info.trim() == "toml" || info.trim().starts_with("toml,") => {
+                open = Some(Block {
+                    fence: number + 1,
+                    info: info.trim().to_owned(),
+                    text: String::new(),
+                })
+            }
+            (None, _) => {}
         }
     }
     found
-        .into_iter()
-        .filter(|(_, block)| block.starts_with(WHOLE_CONFIG))
-        .collect()
 }
 
+/// What a block that is part of a config lacks to stand (`None` for a whole config, checked
+/// as it stands): `[upstream]` unless it gives `[upstream]`, `[check]` or `[rls]`, and a
+/// `[server]` with a `listen` (and a `tls_listen` for `[tls.acme]`) unless it gives one.
+fn completion(block: &str) -> Option<String> {
+    if block.starts_with(WHOLE_CONFIG) {
+        return None;
+    }
+    let has = |table: &str| block.lines().any(|l| l.trim() == format!("[{table}]"));
+    let mut tail = String::new();
+    let proxies = has("upstream") || !(has("check") || has("rls"));
+    if !has("upstream") && proxies {
+        tail.push_str("\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n");
+    }
+    if !has("server") && proxies {
+        tail.push_str("\n[server]\nlisten = \"127.0.0.1:8080\"\n");
+        if has("tls.acme") {
+            tail.push_str("tls_listen = \"127.0.0.1:8443\"\n");
+        }
+    }
+    Some(tail)
+}
+
+/// `floodgate --test` on each ```toml block of the book: a whole config (first line
+/// [`WHOLE_CONFIG`]) as it stands, any other block as part of the smallest config it can stand
+/// in ([`completion`], added after it), a [`FRAGMENT`] not at all. The file is named after the
+/// page and the block keeps its page's line numbers, so a refusal names the page's line and
+/// column.
 #[test]
-fn every_whole_config_in_the_book_is_accepted() {
-    let mut checked = 0;
+fn every_toml_example_in_the_book_passes_floodgate_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut whole, mut parts) = (0, 0);
     let mut refused = Vec::new();
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
         let from = page.strip_prefix(root()).unwrap().display().to_string();
-        for (fence, block) in whole_configs(&text) {
-            checked += 1;
-            // Blank lines in place of the page's lines above the block: a refusal names the
-            // page's own line and column.
-            let placed = "\n".repeat(fence) + &block;
-            if let Err(e) = floodgate::config::parse(&placed, Path::new(&from)) {
-                refused.push(e.to_string());
+        for block in toml_blocks(&text) {
+            if block.info == FRAGMENT {
+                continue;
+            }
+            let tail = completion(&block.text);
+            match tail {
+                None => whole += 1,
+                Some(_) => parts += 1,
+            }
+            let file = dir.path().join(page.file_name().unwrap());
+            let placed = "\n".repeat(block.fence) + &block.text + &tail.unwrap_or_default();
+            std::fs::write(&file, placed).unwrap();
+            let out = std::process::Command::new(crate::common::floodgate_bin())
+                .arg("--config")
+                .arg(&file)
+                .arg("--test")
+                .output()
+                .expect("run floodgate --test");
+            if !out.status.success() {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                refused.push(format!("{from}:{}: {}", block.fence, stderr.trim()));
             }
         }
     }
     assert!(refused.is_empty(), "{}", refused.join("\n"));
-    assert!(checked >= 3, "only {checked} whole configs found");
+    assert!(whole >= 3, "only {whole} whole configs found");
+    assert!(parts >= 20, "only {parts} parts of configs found");
+}
+
+#[test]
+fn a_block_is_completed_with_only_what_it_lacks() {
+    assert_eq!(completion("# floodgate.toml\n[server]\n"), None);
+    let policy = completion("[[policy]]\nname = \"p\"\n").unwrap();
+    assert!(
+        policy.contains("[upstream]") && policy.contains("listen ="),
+        "{policy}"
+    );
+    let check = completion("[check]\nlisten = \"127.0.0.1:9100\"\n").unwrap();
+    assert_eq!(check, "", "a decision endpoint needs no proxy");
+    let server = completion("[server]\naccess_log = true\n").unwrap();
+    assert!(!server.contains("[server]"), "{server}");
+    let acme = completion("   [tls.acme]\n   domains = [\"a.example\"]\n").unwrap();
+    assert!(acme.contains("tls_listen"), "{acme}");
+    let blocks = toml_blocks("a\n```toml,fragment\nx = 1\n```\n\n  ```toml\n  y = 2\n  ```\n");
+    let found: Vec<(usize, &str, &str)> = blocks
+        .iter()
+        .map(|b| (b.fence, b.info.as_str(), b.text.as_str()))
+        .collect();
+    assert_eq!(found, [(2, FRAGMENT, "x = 1\n"), (6, "toml", "  y = 2\n")]);
 }

@@ -88,6 +88,12 @@ impl Crawler {
         })
     }
 
+    /// Whether the crawler publishes a way to check a claim of it (ranges, or reverse-DNS
+    /// suffixes): then only a verified claim is the operator's.
+    pub fn checkable(&self) -> bool {
+        self.ranges_url.is_some() || self.ranges_file.is_some() || !self.rdns.is_empty()
+    }
+
     /// The file `floodgate bots update` writes this entry's ranges to, and the profiler reads
     /// from `bots.ranges_dir`: `<name lower-cased, non-alphanumerics as '-'>.json`.
     pub fn ranges_file_name(&self) -> String {

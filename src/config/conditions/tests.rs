@@ -1,4 +1,4 @@
-//! `match.headers`, `match.user_agent`, `match.networks` and `action`, read and refused.
+//! `match.headers`, `match.user_agent`, `match.networks`, `unless` and `action`, read and refused.
 
 use crate::config::parse;
 use crate::config::tests::{with_policy, BASE};
@@ -100,4 +100,70 @@ fn a_route_table_refuses_request_conditions() {
     );
     let message = parse(&text, Path::new("f.toml")).unwrap_err().to_string();
     assert!(message.contains("unknown field `user_agent`"), "{message}");
+}
+
+#[test]
+fn unless_takes_the_keys_of_match_and_is_described() {
+    let text = with_policy(concat!(
+        "name = \"anonymous\"\ncapacity = 10\nrate = \"1/s\"\n",
+        "match = { path_prefix = \"/api\" }\n",
+        "unless = { bot = [\"search-engine\", \"ai-crawler\"], verified = true, methods = [\"get\"] }",
+    ));
+    let config = parse(&text, Path::new("f.toml")).unwrap();
+    let unless = config.policies[0].unless.as_ref().expect("an unless");
+    assert_eq!(unless.conditions.sender.verified, Some(true));
+    assert_eq!(unless.route.methods, [http::Method::GET]);
+    let described = config.policies[0].to_string();
+    assert!(
+        described.contains("; unless GET bot search-engine, ai-crawler verified"),
+        "{described}"
+    );
+    let config = parse(
+        &with_policy("name = \"p\"\ncapacity = 5\nrate = \"1/s\""),
+        Path::new("f.toml"),
+    )
+    .unwrap();
+    assert_eq!(config.policies[0].unless, None);
+}
+
+#[test]
+fn a_bad_unless_is_refused_where_it_stands_as_in_match() {
+    let base = "name = \"p\"\ncapacity = 5\nrate = \"1/s\"\n";
+    for (unless, expected) in [
+        (
+            "{ colour = \"red\" }",
+            "f.toml:13:12: unknown field `colour`",
+        ),
+        (
+            "{ networks = [\"nope\"] }",
+            "f.toml:13:24: `policy.unless.networks`: `nope` is not a network",
+        ),
+        (
+            "{ user_agent = \"([\" }",
+            "f.toml:13:25: `policy.unless.user_agent`",
+        ),
+        (
+            "{ headers = { a = 3 } }",
+            "f.toml:13:28: `policy.unless.headers.a` must be true (present)",
+        ),
+        (
+            "{ path_regex = \"(\" }",
+            "f.toml:13:25: `policy.unless.path_regex`",
+        ),
+        (
+            "{ asn = [0] }",
+            "f.toml:13:19: `policy.unless.asn`: `0` is not an AS number",
+        ),
+        (
+            "{ bot = [] }",
+            "f.toml:13:18: `policy.unless.bot` needs at least one value",
+        ),
+        (
+            "{}",
+            "f.toml:13:10: `policy.unless` is empty: it would exempt every request",
+        ),
+    ] {
+        let message = error_of(&format!("{base}unless = {unless}"));
+        assert!(message.starts_with(expected), "{unless}: {message}");
+    }
 }
