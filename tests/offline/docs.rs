@@ -117,7 +117,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 29] = [
+const TABLES: [(&str, &str); 30] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -147,6 +147,7 @@ const TABLES: [(&str, &str); 29] = [
     ("challenge", "[challenge]\nKEY"),
     ("tls", "[tls]\nKEY"),
     ("tls.acme", "[tls.acme]\nKEY"),
+    ("overload", "[overload]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and
