@@ -413,3 +413,36 @@ fn a_restart_under_the_page_is_told_and_the_page_reconnects() {
         .count();
     assert_eq!(elsewhere, 0);
 }
+
+/// The overload section: the switch made from the page sheds `low` requests at once, the
+/// page shows the level and who set it, and "Back to auto" serves them again.
+#[test]
+fn the_overload_switch_from_the_console_sheds_low_and_returns_to_auto() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[overload]\nmax_in_flight = 8\n\n[[policy]]\nname = \"feeds\"\nmatch = { path_prefix = \"/feed\" }\npriority = \"low\"\n";
+    let proxy =
+        Proxy::start_with_tables(&[&upstream.addr], "", &admin_tables(dir.path(), ""), extra);
+    assert_eq!(proxy.get("/feed", &[]).status(), 200);
+    let report = signed_in(&proxy)
+        .wait_for_text("[data-test=overload-level]", "auto")
+        .type_text("#overload-ttl", "10m")
+        .click("[data-test=overload-shed]")
+        .wait_for_text("[data-test=overload-level]", "shed (by ops")
+        .read("[data-test=overload-level]")
+        .run();
+    clean(&report, proxy.admin_port);
+    assert_eq!(proxy.get("/feed", &[]).status(), 503);
+    let (_, state) = control(&proxy, "GET", "/v1/overload", None);
+    assert_eq!(state["switch"]["level"], "shed", "{state}");
+    assert!(
+        state["switch"]["expires_in_s"].as_u64().unwrap() > 500,
+        "{state}"
+    );
+    let report = signed_in(&proxy)
+        .click("[data-test=overload-auto]")
+        .wait_for_text("[data-test=overload-level]", "auto")
+        .run();
+    clean(&report, proxy.admin_port);
+    assert_eq!(proxy.get("/feed", &[]).status(), 200);
+}

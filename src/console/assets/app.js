@@ -660,6 +660,41 @@
     }
   }
 
+  // ---- overload: the switch and each pool's load --------------------------------------------
+
+  async function loadOverload() {
+    const data = await call('GET', '/v1/overload');
+    let level = data.level;
+    if (data.switch) level += ' (by ' + data.switch.by + ', ' + data.switch.expires_in_s + ' s left)';
+    setText('overload-level', level, 200);
+    $('overload-off').hidden = data.configured;
+    const rows = $('overload-rows');
+    rows.replaceChildren();
+    for (const pool of data.pools) {
+      const row = document.createElement('tr');
+      for (const cell of [pool.pool, pool.in_flight, pool.limit, pool.queued, pool.overloaded ? 'yes' : 'no']) {
+        const td = document.createElement('td');
+        td.textContent = String(cell);
+        row.append(td);
+      }
+      rows.append(row);
+    }
+  }
+
+  async function switchOverload(level) {
+    const body = { level };
+    const ttl = $('overload-ttl').value.trim();
+    if (ttl && level !== 'auto') body.ttl = ttl;
+    try {
+      await call('PUT', '/v1/overload', body);
+      clearError();
+      say('Overload switch: ' + level + ' at ' + clock() + '.');
+      await loadOverload();
+    } catch (error) {
+      failed('switching overload to ' + level, error);
+    }
+  }
+
   // ---- the loop ----------------------------------------------------------------------------
 
   async function poll() {
@@ -669,7 +704,10 @@
     const refused = results.find((r) => r.status === 'rejected');
     if (refused) failed('reading the views', refused.reason);
     else if (reads.length) clearError('locked');
-    if (state.token && state.tick % 2 === 0) await refreshLists();
+    if (state.token && state.tick % 2 === 0) {
+      await refreshLists();
+      await loadOverload().catch((error) => failed('reading the overload state', error));
+    }
     tickTimes();
     if (!state.lost && reads.length && $('status-line').textContent === 'connecting…') say('Live.');
     setTimeout(poll, 1000);
@@ -686,6 +724,9 @@
     });
     $('new-ban').addEventListener('click', () => create('ban'));
     $('new-override').addEventListener('click', () => create('override'));
+    for (const level of ['challenge', 'shed', 'auto']) {
+      $('overload-' + level).addEventListener('click', () => switchOverload(level));
+    }
     for (const list of Object.values(lists)) {
       $(list.more).addEventListener('click', () => {
         list.pages += 1;
