@@ -259,8 +259,12 @@ priority = "low"
 [overload]
 max_in_flight = 8
 "#;
-    let proxy =
-        Proxy::start_with_tables(&[&backend.addr], "", &admin_tables(dir.path(), ""), extra);
+    let proxy = Proxy::start_with_tables(
+        &[&backend.addr],
+        "access_log = true",
+        &admin_tables(dir.path(), ""),
+        extra,
+    );
     let get = |path: &str| client().get(proxy.url(path)).send().unwrap();
     assert_eq!(get("/feed").status(), 200);
     // No token: 401, nothing changed.
@@ -314,6 +318,21 @@ max_in_flight = 8
         get("/other").status(),
         200,
         "normal is not shed by the switch"
+    );
+    let logged = proxy.log();
+    assert!(
+        logged
+            .lines()
+            .any(|l| l.contains("GET /feed status=503 decision=shed")),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("overload switch: shed (was auto)"),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("control API: ops overload shed for 2s: created"),
+        "{logged}"
     );
     assert_eq!(proxy.metric("floodgate_overload_level"), 2.0);
     assert!(
