@@ -8,6 +8,7 @@
 use crate::common;
 use common::PER_USER as POLICY;
 
+mod offenders;
 mod probes;
 
 use common::control_api::{admin_tables, call, control, TOKEN};
