@@ -75,6 +75,28 @@ fn bots_update(dir: &Path, catalogue: Option<&Path>, config: Option<&Path>) -> E
     }
 }
 
+/// What the start line says the instance serves: the proxy's listener (or that there is
+/// none), then the decision endpoint's and the rate limit service's.
+fn serving(config: &floodgate::config::Config) -> String {
+    let proxy = config.server.listen.map_or_else(
+        || "no proxy: no [upstream]".to_owned(),
+        |l| format!("listening on {l}"),
+    );
+    let check = config
+        .check
+        .as_ref()
+        .map(|c| format!("[check] on {}", c.listen));
+    let rls = config
+        .rls
+        .as_ref()
+        .map(|r| format!("[rls] on {}", r.listen));
+    let others: Vec<String> = check.into_iter().chain(rls).collect();
+    match others.is_empty() {
+        true => proxy,
+        false => format!("{proxy}; {}", others.join(", ")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let config_path = match (cli.command, cli.config) {
@@ -120,29 +142,24 @@ fn main() -> ExitCode {
         hangup,
     };
     match floodgate::app::build(&config, &launch) {
-        Ok(server) => {
+        Ok(app) => {
             // Written now that the listeners are this process's (an upgrade has taken them
-            // over); removed when this guard drops after a clean exit.
-            let _pid_file = match floodgate::app::PidFile::write(&config.server.pid_file) {
+            // over); removed as the process ends cleanly.
+            let pid_file = match floodgate::app::PidFile::write(&config.server.pid_file) {
                 Ok(pid_file) => pid_file,
                 Err(e) => {
                     eprintln!("{}: {e}", config.path.display());
                     return ExitCode::FAILURE;
                 }
             };
-            let proxy = config
-                .server
-                .listen
-                .map_or("no proxy: no [upstream]".to_owned(), |l| {
-                    format!("listening on {l}")
-                });
             log::info!(
-                "floodgate {} (commit {}) {proxy} (admin {})",
+                "floodgate {} (commit {}) {} (admin {})",
                 env!("CARGO_PKG_VERSION"),
                 env!("FLOODGATE_COMMIT"),
+                serving(&config),
                 config.admin.listen
             );
-            server.run(pingora::server::RunArgs::default());
+            app.run(pid_file);
             ExitCode::SUCCESS
         }
         Err(e) => {

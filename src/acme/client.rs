@@ -1,6 +1,7 @@
 //! The HTTP client the ACME protocol runs over: reqwest with the public roots and, from
 //! `tls.acme.ca_file`, the roots of a private CA (or of a test CA such as pebble).
 
+use crate::telemetry::Causes;
 use instant_acme::{BodyWrapper, BytesResponse, HttpClient};
 use std::future::Future;
 use std::path::Path;
@@ -29,7 +30,7 @@ impl AcmeHttp {
                 builder = builder.add_root_certificate(root);
             }
         }
-        let client = builder.build().map_err(|e| e.to_string())?;
+        let client = builder.build().map_err(|e| Causes(&e).to_string())?;
         Ok(Self { client })
     }
 }

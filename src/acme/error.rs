@@ -1,6 +1,7 @@
 //! What went wrong, named by the domain and the step: an order that fails leaves the
 //! certificate in force, and the log says where it stopped.
 
+use crate::telemetry::Causes;
 use std::fmt;
 
 /// The step of getting a certificate that failed.
@@ -59,6 +60,12 @@ impl AcmeError {
             step,
             why: why.to_string(),
         }
+    }
+
+    /// A failure at `step` because of `error`, said with its causes (the TLS reason under an
+    /// HTTP client's `error sending request`).
+    pub fn failed(step: Step, error: &(dyn std::error::Error + 'static)) -> Self {
+        Self::at(step, Causes(error))
     }
 
     /// The same failure, of the order for `domain`.

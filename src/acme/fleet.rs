@@ -119,7 +119,8 @@ impl FleetVault {
             chain: kept.chain.clone(),
             key: self.seal(&kept.key)?,
         };
-        let json = serde_json::to_string(&stored).map_err(|e| AcmeError::at(Step::Store, e))?;
+        let json =
+            serde_json::to_string(&stored).map_err(|e| AcmeError::failed(Step::Store, &e))?;
         written(self.run(&["put", &self.me, domain, &json]).await?)
     }
 
@@ -155,7 +156,7 @@ impl FleetVault {
 
     fn unseal_certificate(&self, json: &str) -> Result<Kept, AcmeError> {
         let stored: Stored =
-            serde_json::from_str(json).map_err(|e| AcmeError::at(Step::Store, e))?;
+            serde_json::from_str(json).map_err(|e| AcmeError::failed(Step::Store, &e))?;
         Ok(Kept {
             chain: stored.chain,
             key: self.open(&stored.key)?,
@@ -165,15 +166,15 @@ impl FleetVault {
     fn seal(&self, plain: &str) -> Result<String, AcmeError> {
         self.sealer
             .seal(plain.as_bytes())
-            .map_err(|e| AcmeError::at(Step::Store, e))
+            .map_err(|e| AcmeError::failed(Step::Store, &e))
     }
 
     fn open(&self, sealed: &str) -> Result<String, AcmeError> {
         let plain = self
             .sealer
             .open(sealed)
-            .map_err(|e| AcmeError::at(Step::Store, e))?;
-        String::from_utf8(plain).map_err(|e| AcmeError::at(Step::Store, e))
+            .map_err(|e| AcmeError::failed(Step::Store, &e))?;
+        String::from_utf8(plain).map_err(|e| AcmeError::failed(Step::Store, &e))
     }
 
     async fn run(&self, args: &[&str]) -> Result<Value, AcmeError> {

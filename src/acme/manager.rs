@@ -211,7 +211,7 @@ impl AcmeManager {
         );
         let kept = ordering.order(domain).await?;
         Certified::from_pem(kept.chain.as_bytes(), kept.key.as_bytes())
-            .map_err(|e| AcmeError::at(Step::Certificate, e).of(domain))?;
+            .map_err(|e| AcmeError::failed(Step::Certificate, &e).of(domain))?;
         match self
             .vault
             .put(domain, &kept)
@@ -258,7 +258,7 @@ impl AcmeManager {
                 Account::builder_with_http(http()?)
                     .from_credentials(credentials)
                     .await
-                    .map_err(|e| AcmeError::at(Step::Account, e))?
+                    .map_err(|e| AcmeError::failed(Step::Account, &e))?
             }
             None => self.enrol(settings, http()?).await?,
         };
@@ -285,9 +285,9 @@ impl AcmeManager {
         let (account, credentials) = Account::builder_with_http(http)
             .create(&new, settings.directory.clone(), eab.as_ref())
             .await
-            .map_err(|e| AcmeError::at(Step::Account, e))?;
-        let json =
-            serde_json::to_string(&credentials).map_err(|e| AcmeError::at(Step::Account, e))?;
+            .map_err(|e| AcmeError::failed(Step::Account, &e))?;
+        let json = serde_json::to_string(&credentials)
+            .map_err(|e| AcmeError::failed(Step::Account, &e))?;
         if self.vault.enrol(&settings.directory, &json).await? == Written::LockLost {
             return Err(AcmeError::at(Step::Account, "the fleet's lock was lost"));
         }

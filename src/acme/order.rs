@@ -43,11 +43,11 @@ impl Ordering<'_> {
             .account
             .new_order(&NewOrder::new(&identifiers))
             .await
-            .map_err(|e| AcmeError::at(Step::Order, e))?;
+            .map_err(|e| AcmeError::failed(Step::Order, &e))?;
         let mut authorizations = order.authorizations();
         while let Some(authorization) = authorizations.next().await {
             let mut authorization =
-                authorization.map_err(|e| AcmeError::at(Step::Authorization, e))?;
+                authorization.map_err(|e| AcmeError::failed(Step::Authorization, &e))?;
             match authorization.status {
                 AuthorizationStatus::Pending => {}
                 AuthorizationStatus::Valid => continue,
@@ -80,13 +80,13 @@ impl Ordering<'_> {
             challenge
                 .set_ready()
                 .await
-                .map_err(|e| AcmeError::at(Step::Challenge, e))?;
+                .map_err(|e| AcmeError::failed(Step::Challenge, &e))?;
         }
         let patience = RetryPolicy::new().timeout(VALIDATION_WAIT);
         let status = order
             .poll_ready(&patience)
             .await
-            .map_err(|e| AcmeError::at(Step::Validation, e))?;
+            .map_err(|e| AcmeError::failed(Step::Validation, &e))?;
         if status != OrderStatus::Ready {
             let problem = order.state().error.as_ref().map(|p| p.to_string());
             let why = format!("the order is {status:?}: {}", problem.unwrap_or_default());
@@ -95,11 +95,11 @@ impl Ordering<'_> {
         let key = order
             .finalize()
             .await
-            .map_err(|e| AcmeError::at(Step::Finalize, e))?;
+            .map_err(|e| AcmeError::failed(Step::Finalize, &e))?;
         let chain = order
             .poll_certificate(&patience)
             .await
-            .map_err(|e| AcmeError::at(Step::Certificate, e))?;
+            .map_err(|e| AcmeError::failed(Step::Certificate, &e))?;
         Ok(Kept { chain, key })
     }
 }

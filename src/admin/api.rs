@@ -163,7 +163,9 @@ pub(super) fn gate_of(decider: &Decider) -> &Gate {
 pub(super) fn refused(e: &ControlError, key: Option<&IdempotencyKey>) -> Reply {
     let (status, outcome) = match e {
         ControlError::Full { .. } => (StatusCode::INSUFFICIENT_STORAGE, "not made"),
-        ControlError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "not made"),
+        ControlError::Unavailable(_) | ControlError::Unreadable(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "not made")
+        }
         ControlError::Unknown(_) => (StatusCode::GATEWAY_TIMEOUT, "unknown"),
     };
     let mut extra = serde_json::json!({ "outcome": outcome });

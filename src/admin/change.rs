@@ -96,7 +96,7 @@ impl Outcome {
     pub(super) fn of(e: &ControlError) -> Self {
         match e {
             ControlError::Full { .. } => Outcome::Refused,
-            ControlError::Unavailable(_) => Outcome::Unavailable,
+            ControlError::Unavailable(_) | ControlError::Unreadable(_) => Outcome::Unavailable,
             ControlError::Unknown(_) => Outcome::Unknown,
         }
     }

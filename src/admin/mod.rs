@@ -149,31 +149,13 @@ impl AdminApp {
         }
         let body = serde_json::json!({
             "window_seconds": offenders.window().as_secs(),
-            "offenders": self.with_sources(&list),
+            "offenders": list,
         });
         (
             StatusCode::OK,
             "application/json",
             body.to_string().into_bytes(),
         )
-    }
-
-    /// The offenders as JSON, each with the `source` the control API can name it under: the
-    /// first source its policy reads (`null` without the control API or that policy).
-    fn with_sources(&self, list: &[crate::telemetry::Offender]) -> Vec<serde_json::Value> {
-        let decider = self.control.as_ref().map(|c| c.in_force.decider());
-        let source_of = |policy: &str| {
-            let gate = &decider.as_ref()?.gate;
-            let policy = gate.policies().find(|p| &**p.name() == policy)?;
-            Some(gate.chain_of(policy).sources.first()?.to_string())
-        };
-        list.iter()
-            .map(|o| {
-                let mut row = serde_json::to_value(o).unwrap_or_default();
-                row["source"] = source_of(&o.policy).into();
-                row
-            })
-            .collect()
     }
 
     /// `/readyz`: every pool has a backend up, and the store answers or the proxy is failing

@@ -22,6 +22,7 @@
 //! ClientHello read for its JA4 and its handshake done ([`TlsFront`]) within the head deadline.
 
 use super::connections::Connections;
+use super::drain::InService;
 use super::rlimit;
 
 use crate::config::Config;
@@ -55,6 +56,8 @@ pub(super) fn http_options(config: &Config) -> HttpServerOptions {
 pub(super) struct Listener<A> {
     app: Arc<A>,
     connections: Arc<Connections>,
+    /// The connections of every listener, which a graceful shutdown waits for.
+    in_service: Arc<InService>,
     /// The watched HTTP/1 connections, whose deadlines the `sweeper` service enforces.
     watches: Arc<HeadWatches>,
     /// `floodgate_connections_refused_total`, for the proxy's listener.
@@ -70,12 +73,18 @@ pub(super) struct Listener<A> {
 impl<A> Listener<A> {
     /// `app` behind `limits` (but the cap per address, which [`Self::counted`] adds: the
     /// peers of the endpoints are a few proxies and scrapers), its connections' deadlines kept
-    /// by sweeping `watches`.
-    pub(super) fn new(app: A, limits: &ConnectionLimits, watches: Arc<HeadWatches>) -> Self {
+    /// by sweeping `watches` and counted `in_service`.
+    pub(super) fn new(
+        app: A,
+        limits: &ConnectionLimits,
+        watches: Arc<HeadWatches>,
+        in_service: Arc<InService>,
+    ) -> Self {
         let max = limits.max_connections;
         Self {
             app: Arc::new(app),
             connections: Arc::new(Connections::new(max, None, None)),
+            in_service,
             watches,
             refused: None,
             on_refused: None,
@@ -186,6 +195,7 @@ impl<A: ServerApp + Send + Sync + 'static> ServerApp for Listener<A> {
                 return None;
             }
         };
+        let _serving = self.in_service.enter();
         let stream = self.secured(stream).await?;
         let (stream, watch) = self.watched(stream).await?;
         let Some(watch) = watch else {

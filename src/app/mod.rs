@@ -5,6 +5,7 @@
 mod certificates;
 mod connections;
 mod digest_key;
+mod drain;
 mod fleet;
 mod health;
 mod listener;
@@ -34,15 +35,18 @@ use crate::limiter::StoreSettings;
 use crate::proxy::{ConnectionLimits, Floodgate, HeadWatches};
 use crate::telemetry::{Metrics, Offenders};
 use arc_swap::ArcSwap;
+use drain::{Drain, InService};
 use listener::{Listener, OnRefused};
 use pingora::listeners::{L4BufferSettings, ListenerConfig, DEFAULT_L4_WRITE_BUFFER_SIZE};
 use pingora::server::configuration::{Opt, ServerConf};
+use pingora::server::RunArgs;
 use pingora::server::Server;
 use pingora::services::background::background_service;
 use pingora::services::listening::Service;
 use served::Served;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How the process was started.
 #[derive(Debug, Clone, Default)]
@@ -73,6 +77,7 @@ fn check_service(
     settings: &CheckSettings,
     snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>,
     watches: Arc<HeadWatches>,
+    in_service: Arc<InService>,
 ) -> Service<Listener<Served<CheckApp>>> {
     let after = config.policies.iter().filter(|p| {
         let rules = &p.rules;
@@ -92,7 +97,7 @@ fn check_service(
     );
     let mut service = Service::new(
         "floodgate check".to_owned(),
-        Listener::new(app, limits, watches),
+        Listener::new(app, limits, watches, in_service),
     );
     add_endpoint(&mut service, &settings.listen.to_string());
     service
@@ -152,12 +157,28 @@ fn describe_store(store: &StoreSettings) -> String {
 }
 
 /// Pingora counts these in whole seconds: round up.
-fn whole_seconds(d: std::time::Duration) -> u64 {
+fn whole_seconds(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
+/// A built server, ready to run, and what ends it once a graceful shutdown has drained.
+pub struct App {
+    server: Server,
+    drain: Drain,
+}
+
+impl App {
+    /// Serves until a shutdown ends the process; `pid_file` is removed as it ends.
+    pub fn run(self, pid_file: PidFile) {
+        let phases = self.server.watch_execution_phase();
+        let pid_file = self.drain.watch(phases, pid_file);
+        self.server.run(RunArgs::default());
+        drop(pid_file.lock().take());
+    }
+}
+
 /// A ready-to-run server for `config`.
-pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
+pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
     let opt = Opt {
         upgrade: launch.upgrade,
         ..Opt::default()
@@ -207,7 +228,8 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     let mut http = pingora::proxy::http_proxy(&server.configuration, floodgate);
     http.server_options = Some(listener::http_options(config));
     let watches = HeadWatches::new(limits.header_timeout, limits.keepalive_timeout);
-    let listener = Listener::new(http, limits, watches.clone())
+    let in_service = Arc::new(InService::default());
+    let listener = Listener::new(http, limits, watches.clone(), in_service.clone())
         .counted(&metrics, limits)
         .with_h2c(config.server.h2c)
         .on_refused(log_refused(snapshot.clone()));
@@ -255,7 +277,12 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     };
     let mut admin = Service::new(
         "floodgate admin".to_owned(),
-        Listener::new(admin_app, &admin_limits, watches.clone()),
+        Listener::new(
+            admin_app,
+            &admin_limits,
+            watches.clone(),
+            in_service.clone(),
+        ),
     );
     // Two threads: a bulk of control changes (100,000 bans through the API) is not held to
     // one core, and a scrape is answered while a change is made.
@@ -263,11 +290,24 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
     add_endpoint(&mut admin, &config.admin.listen.to_string());
 
     optional::crowdsec(&mut server, config, &stores, &metrics, &id)?;
-    let rls_rules = optional::rls(&mut server, config, &stores, &metrics)?;
+    let rls_rules = optional::rls(&mut server, config, &stores, &metrics, &in_service)?;
     if let Some(settings) = &config.check {
-        let watches = watches.clone();
-        server.add_service(check_service(config, settings, snapshot.clone(), watches));
+        let (watches, in_service) = (watches.clone(), in_service.clone());
+        let check = check_service(config, settings, snapshot.clone(), watches, in_service);
+        server.add_service(check);
     }
+    let logged = snapshot.clone();
+    let drain = Drain {
+        in_service,
+        grace: Duration::from_secs(whole_seconds(config.server.grace_period)),
+        written: Box::new(move || {
+            logged
+                .load()
+                .access_log
+                .as_ref()
+                .is_none_or(|log| log.is_written())
+        }),
+    };
     let health = HealthChecks::new(snapshot.clone(), metrics);
     let steering = steering::Steering::new(stores.control.clone(), stores.overload.clone());
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
@@ -289,5 +329,5 @@ pub fn build(config: &Config, launch: &Launch) -> Result<Server, BuildError> {
         "connection deadlines",
         sweeper::Sweeper::new(watches),
     ));
-    Ok(server)
+    Ok(App { server, drain })
 }

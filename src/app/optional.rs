@@ -3,6 +3,7 @@
 //! CrowdSec bouncer. A config that asks for one the build lacks is refused when the server is
 //! built, naming the feature.
 
+use super::drain::InService;
 use super::stores::{BuildError, Stores};
 use crate::config::Config;
 use crate::rls::RlsRules;
@@ -60,7 +61,9 @@ pub(super) fn rls(
     config: &Config,
     stores: &Stores,
     metrics: &Arc<Metrics>,
+    in_service: &Arc<InService>,
 ) -> Result<Option<Arc<ArcSwap<RlsRules>>>, BuildError> {
+    use super::drain::UntilDone;
     use crate::rls::{Deciders, RlsLimits, RlsServer, RlsService};
     use pingora::services::background::background_service;
     let Some(settings) = &config.rls else {
@@ -84,6 +87,8 @@ pub(super) fn rls(
     };
     let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service, limits)
         .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
+    // In service until it returns: told to stop, it drains its streams first.
+    let listener = UntilDone::new(listener, in_service.clone());
     server.add_service(background_service("rate limit service", listener));
     Ok(Some(rules))
 }
@@ -95,6 +100,7 @@ pub(super) fn rls(
     config: &Config,
     _: &Stores,
     _: &Arc<Metrics>,
+    _: &Arc<InService>,
 ) -> Result<Option<Arc<ArcSwap<RlsRules>>>, BuildError> {
     match config.rls {
         Some(_) => Err(BuildError::Feature("rls")),

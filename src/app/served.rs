@@ -3,6 +3,7 @@
 //! read; the connection idle once answered), so the listener's sweep holds the endpoint to
 //! `server.header_timeout` and `server.keepalive_timeout`. A head pingora's parser refuses is
 //! answered 400 and the connection closed (pingora's own `ServeHttp` glue closes it silently).
+//! A graceful shutdown closes a connection waiting for its next head.
 
 use crate::proxy::head_watch;
 use async_trait::async_trait;
@@ -69,7 +70,15 @@ impl<SV: ServeHttp + Send + Sync + 'static> HttpServerApp for Served<SV> {
         mut http: ServerSession,
         shutdown: &ShutdownWatch,
     ) -> Option<ReusedHttpStream> {
-        if !read_head(&mut http).await {
+        // A graceful shutdown does not wait for a head that has not come (an idle
+        // keep-alive connection), as pingora's proxy does not.
+        let mut shutting_down = shutdown.clone();
+        let read = tokio::select! {
+            biased;
+            read = read_head(&mut http) => read,
+            _ = shutting_down.wait_for(|down| *down) => false,
+        };
+        if !read {
             return None;
         }
         if let Some(watch) = head_watch(&http) {

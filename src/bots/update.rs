@@ -6,6 +6,7 @@
 
 use super::catalogue::{Catalogue, Crawler};
 use super::Ranges;
+use crate::telemetry::Causes;
 use futures::future::join_all;
 use std::collections::HashMap;
 use std::io::Write;
@@ -119,7 +120,7 @@ pub fn update(
         .connect_timeout(limits.connect_timeout)
         .timeout(limits.timeout)
         .build()
-        .map_err(|e| UpdateError::Client(e.to_string()))?;
+        .map_err(|e| UpdateError::Client(Causes(&e).to_string()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -157,7 +158,7 @@ pub fn update(
 
 /// The body at `url`, if the server answers 200 with at most `limit` bytes.
 async fn fetch(client: &reqwest::Client, url: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
-    let download = |e: reqwest::Error| FetchError::Download(e.without_url().to_string());
+    let download = |e: reqwest::Error| FetchError::Download(Causes(&e.without_url()).to_string());
     let mut answer = client.get(url).send().await.map_err(download)?;
     if answer.status() != reqwest::StatusCode::OK {
         return Err(FetchError::Status(answer.status().as_u16()));

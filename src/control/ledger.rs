@@ -25,6 +25,23 @@ pub enum ControlError {
     /// The store was asked and did not answer: the change may have been made or not.
     #[error("the store did not confirm the change ({0}): it may have been made")]
     Unknown(String),
+    /// A read of the control state failed (Redis down or slow): nothing changed, and what
+    /// was read before stays in force.
+    #[error("the control state cannot be read now: {0}")]
+    Unreadable(String),
+}
+
+impl ControlError {
+    /// The same failure met by a read, which changes nothing: an `Unknown` or `Unavailable`
+    /// store call said as a read's.
+    pub fn of_read(self) -> Self {
+        match self {
+            ControlError::Unavailable(why) | ControlError::Unknown(why) => {
+                ControlError::Unreadable(why)
+            }
+            other => other,
+        }
+    }
 }
 
 /// What an add did.

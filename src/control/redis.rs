@@ -204,6 +204,13 @@ impl Ledger for RedisLedger {
     }
 
     async fn read(&self, known: Option<u64>) -> Result<Read, ControlError> {
+        self.read_from(known).await.map_err(ControlError::of_read)
+    }
+}
+
+impl RedisLedger {
+    /// What changed after `known` (the whole state without one).
+    async fn read_from(&self, known: Option<u64>) -> Result<Read, ControlError> {
         let Some(known) = known else {
             return self.whole_from_scratch().await;
         };
@@ -220,9 +227,7 @@ impl Ledger for RedisLedger {
             Step::Gap(_) => self.whole_from_scratch().await,
         }
     }
-}
 
-impl RedisLedger {
     /// The whole state, from a version asked of the script first.
     async fn whole_from_scratch(&self) -> Result<Read, ControlError> {
         for _ in 0..WHOLE_TRIES {

@@ -7,6 +7,7 @@
 
 use super::decision::Pulled;
 use super::CrowdSecSettings;
+use crate::telemetry::Causes;
 use bytes::{Buf, Bytes};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -59,7 +60,7 @@ impl Lapi {
             .user_agent(concat!("floodgate/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| PullError::Unreachable(e.to_string()))?;
+            .map_err(|e| PullError::Unreachable(Causes(&e).to_string()))?;
         let mut filters = vec![("scopes", settings.scopes.join(","))];
         for (name, list) in [
             ("origins", &settings.origins),
@@ -179,9 +180,10 @@ async fn read_capped(mut answer: reqwest::Response, limit: u64) -> Result<Chunks
     Ok(body)
 }
 
-/// The error's text without the URL (it is in the config; the log need not repeat it).
+/// The error's text with its causes, without the URL (it is in the config; the log need not
+/// repeat it).
 fn without_url(e: reqwest::Error) -> String {
-    e.without_url().to_string()
+    Causes(&e.without_url()).to_string()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use super::judge::Draw;
 use super::{HeaderQuota, LevelId, Unpayable};
 use crate::clock::wall_now_us;
 use crate::control::{override_key, Applied};
-use crate::identity::{Identity, Request};
+use crate::identity::{Identified, Identity, Request, SourceSpec};
 use crate::limiter::{BucketKey, Mode, PolicyKey, Take};
 use crate::policy::{Limits, Policy, Rules};
 use crate::telemetry::PolicyCounters;
@@ -62,14 +62,14 @@ impl BoundPolicy {
         tier.map_or(0, |i| i + 1)
     }
 
-    /// This policy's share of a request by `identity`, whose limits `overridden` replaces
-    /// when an operator said so; fails on a bad `cost_header`.
-    pub(crate) fn plan(
-        &self,
+    /// This policy's share of a request by the caller `found`, whose limits `overridden`
+    /// replaces when an operator said so; fails on a bad `cost_header`.
+    pub(crate) fn plan<'g>(
+        &'g self,
         req: &Request<'_>,
-        identity: Identity,
+        found: Identified<'g>,
         overridden: Option<Arc<Applied>>,
-    ) -> Result<Planned<'_>, BadCost> {
+    ) -> Result<Planned<'g>, BadCost> {
         // An override made for the other kind of limits (before a reload turned the policy
         // into a quota or back) does not apply.
         let overridden =
@@ -80,7 +80,8 @@ impl BoundPolicy {
         };
         let mut planned = Planned {
             bound: self,
-            identity,
+            identity: found.identity,
+            source: found.source,
             level,
             overridden,
             cost: self.policy.cost,
@@ -112,6 +113,8 @@ impl BoundPolicy {
 pub struct Planned<'g> {
     bound: &'g BoundPolicy,
     identity: Identity,
+    /// The source that named the caller (`None`: anonymous).
+    source: Option<&'g SourceSpec>,
     level: usize,
     /// The caller's override under this policy, if an operator made one.
     overridden: Option<Arc<Applied>>,
@@ -167,6 +170,7 @@ impl<'g> Planned<'g> {
             quota: HeaderQuota::of(self.limits()),
             cost: self.cost,
             identity: self.identity,
+            source: self.source,
             caller,
         }
     }
@@ -211,6 +215,11 @@ impl<'g> Planned<'g> {
     /// The caller whose bucket this is.
     pub fn identity(&self) -> Identity {
         self.identity
+    }
+
+    /// The source that named the caller (`None`: the anonymous caller).
+    pub fn source(&self) -> Option<&'g SourceSpec> {
+        self.source
     }
 
     pub(crate) fn is_shadow(&self) -> bool {

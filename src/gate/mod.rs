@@ -323,22 +323,22 @@ impl Gate {
         let mut caller = None;
         let mut planned = Few::new();
         let limits = matched.iter().filter(|b| b.policy.action == Action::Limit);
-        for bound in limits {
-            let identity = match &bound.policy.sources {
-                Some(chain) => chain.identify(req, &self.key)?,
+        for &bound in limits {
+            let found = match &bound.policy.sources {
+                Some(chain) => chain.identified(req, &self.key)?,
                 None => match caller {
-                    Some(identity) => identity,
-                    None => *caller.insert(self.identity.identify(req, &self.key)?),
+                    Some(found) => found,
+                    None => *caller.insert(self.identity.identified(req, &self.key)?),
                 },
             };
             let overridden = now.and_then(|now| {
                 control
-                    .override_for(bound.policy.key.id(), identity, now)
+                    .override_for(bound.policy.key.id(), found.identity, now)
                     .cloned()
             });
             planned.push(
                 bound
-                    .plan(req, identity, overridden)
+                    .plan(req, found, overridden)
                     .map_err(PlanError::Cost)?,
             );
         }

@@ -3,7 +3,7 @@
 
 use super::{Aftercare, BadCost, HeaderQuota, LevelId, Standing};
 use crate::control::{BanHit, Block, Remedy};
-use crate::identity::{Challenge, Identity};
+use crate::identity::{Challenge, Identity, SourceSpec};
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
 use std::sync::Arc;
@@ -67,6 +67,9 @@ pub struct Busy<'g> {
     pub limit: u32,
     /// The caller whose slots they are.
     pub identity: Identity,
+    /// The source that named `identity` (`None`: the anonymous caller): what a ban or
+    /// override of the caller names it under.
+    pub source: Option<&'g SourceSpec>,
     /// The caller as every request of theirs is known, whichever policy refused
     /// ([`stable_caller`](super::standing::stable_caller)).
     pub caller: Identity,
@@ -86,6 +89,9 @@ pub struct Unpayable<'g> {
     pub cost: u64,
     /// The caller whose bucket it is.
     pub identity: Identity,
+    /// The source that named `identity` (`None`: the anonymous caller): what a ban or
+    /// override of the caller names it under.
+    pub source: Option<&'g SourceSpec>,
     /// The caller as every request of theirs is known, whichever policy refused
     /// ([`stable_caller`](super::standing::stable_caller)).
     pub caller: Identity,
@@ -98,6 +104,9 @@ pub struct Decided<'g> {
     pub standing: Standing<'g>,
     /// The caller whose bucket it is.
     pub identity: Identity,
+    /// The source that named `identity` (`None`: the anonymous caller): what a ban or
+    /// override of the caller names it under.
+    pub source: Option<&'g SourceSpec>,
     /// The caller as every request of theirs is known, whichever policy decides
     /// ([`stable_caller`](super::standing::stable_caller)).
     pub caller: Identity,

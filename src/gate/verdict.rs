@@ -33,6 +33,7 @@ pub(super) fn verdict<'g>(
     let decided = Decided {
         standing,
         identity: p.identity(),
+        source: p.source(),
         caller: stable_caller(planned).unwrap_or(p.identity()),
     };
     match judgement.passed {
@@ -50,6 +51,7 @@ pub(super) fn busy<'g>(planned: &[Planned<'g>], draws: &[Draw<'g>], index: usize
         policy: p.bound().policy.name(),
         limit: p.rules().max_in_flight.unwrap_or(0),
         identity: p.identity(),
+        source: p.source(),
         caller: stable_caller(planned).unwrap_or(p.identity()),
     })
 }

@@ -174,6 +174,17 @@ pub enum IdentityError {
     InvalidToken(TokenError),
 }
 
+/// A caller and the source of its chain that named it: what a ban or override made from a
+/// view of callers (the offenders) must name it under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identified<'c> {
+    /// The caller's digest.
+    pub identity: Identity,
+    /// The source whose value it is the digest of; `None` for the anonymous caller no
+    /// source named.
+    pub source: Option<&'c SourceSpec>,
+}
+
 /// The ordered list of sources and how to read them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdentityChain {
@@ -201,9 +212,21 @@ impl IdentityChain {
         req: &Request<'_>,
         key: &IdentityKey,
     ) -> Result<Identity, IdentityError> {
+        self.identified(req, key).map(|found| found.identity)
+    }
+
+    /// The caller of `req`, its digest made with `key`, and the source that named it.
+    pub fn identified(
+        &self,
+        req: &Request<'_>,
+        key: &IdentityKey,
+    ) -> Result<Identified<'_>, IdentityError> {
         for spec in &self.sources {
             match spec.identity(req, &self.ip, key) {
-                Ok(Some(caller)) => return Ok(caller),
+                Ok(Some(identity)) => {
+                    let source = Some(spec);
+                    return Ok(Identified { identity, source });
+                }
                 Ok(None) => {}
                 Err(e) if self.on_invalid_token == OnInvalidToken::Reject => {
                     return Err(IdentityError::InvalidToken(e));
@@ -211,7 +234,10 @@ impl IdentityChain {
                 Err(_) => {}
             }
         }
-        Ok(Identity::anonymous(key))
+        Ok(Identified {
+            identity: Identity::anonymous(key),
+            source: None,
+        })
     }
 }
 

@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Values longer than this are not believed to identify anyone: the source yields nothing.
 pub const MAX_VALUE_LEN: usize = 4096;
@@ -52,8 +53,8 @@ pub enum Source {
 pub struct SourceSpec {
     parts: Vec<Source>,
     /// The spec as written, the prefix of its identities' digests (kept to avoid formatting
-    /// it on every request).
-    tag: String,
+    /// it on every request; shared with the views that name callers by it).
+    tag: Arc<str>,
 }
 
 impl FromStr for Source {
@@ -114,7 +115,8 @@ impl FromStr for SourceSpec {
             .iter()
             .map(Source::to_string)
             .collect::<Vec<_>>()
-            .join("+");
+            .join("+")
+            .into();
         Ok(SourceSpec { parts, tag })
     }
 }
@@ -129,6 +131,12 @@ impl SourceSpec {
     /// The spec as written (`header:x-tenant+ip`).
     pub fn tag(&self) -> &str {
         &self.tag
+    }
+
+    /// The spec as written, shared: what a view kept past the request (the offenders) names
+    /// its callers' source by, without copying it.
+    pub fn shared_tag(&self) -> Arc<str> {
+        Arc::clone(&self.tag)
     }
 
     /// The sources that identify a caller together, in order.

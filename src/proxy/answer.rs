@@ -15,9 +15,11 @@ impl Floodgate {
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
         match outcome {
-            Outcome::Throttled(d) => self.offenders.record(d.identity, d.standing.policy),
-            Outcome::Busy(b) => self.offenders.record(b.identity, b.policy),
-            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.policy),
+            Outcome::Throttled(d) => self
+                .offenders
+                .record(d.identity, d.source, d.standing.policy),
+            Outcome::Busy(b) => self.offenders.record(b.identity, b.source, b.policy),
+            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.source, u.policy),
             Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
             Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
                 ctx.ruled_by = Some(Arc::clone(policy));

@@ -14,6 +14,7 @@ use super::admission::{first_request, incoming};
 use super::decide::{decide, Answering, Deciders};
 use super::rules::RlsRules;
 use super::RlsTls;
+use crate::telemetry::Causes;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_server::{
@@ -156,7 +157,10 @@ impl BackgroundService for RlsServer {
         let mut builder = match self.builder() {
             Ok(builder) => builder,
             Err(e) => {
-                log::error!("the rate limit service's TLS cannot be set up: {e}");
+                log::error!(
+                    "the rate limit service's TLS cannot be set up: {}",
+                    Causes(&e)
+                );
                 return;
             }
         };
@@ -167,7 +171,7 @@ impl BackgroundService for RlsServer {
             })
             .await;
         if let Err(e) = served {
-            log::error!("the rate limit service stopped: {e}");
+            log::error!("the rate limit service stopped: {}", Causes(&e));
         }
     }
 }

@@ -1,7 +1,9 @@
-//! What Floodgate reports: Prometheus series with bounded labels, and the top offenders.
+//! What Floodgate reports: Prometheus series with bounded labels, the top offenders, and
+//! errors with their causes for the log.
 
 mod backends;
 mod bots;
+mod causes;
 mod certificates;
 mod challenges;
 mod counters;
@@ -16,6 +18,7 @@ mod vocab;
 
 pub use backends::BackendGauge;
 pub use bots::BotMetrics;
+pub use causes::Causes;
 pub use certificates::{CertificateMetrics, OrderResult};
 pub use challenges::{ChallengeMetrics, ChallengeResult};
 pub use counters::ByLabel;

@@ -12,7 +12,7 @@
 //! so the heavy hitters of each shard are the heavy hitters overall.
 
 use crate::clock::MonotonicClock;
-use crate::identity::Identity;
+use crate::identity::{Identity, SourceSpec};
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -24,6 +24,9 @@ struct Counter {
     count: u64,
     error: u64,
     policy: Arc<str>,
+    /// The source that named the caller (`None`: anonymous). A digest is made under one
+    /// source's tag, so it is the same on each of the caller's requests.
+    source: Option<Arc<str>>,
     /// When it was last counted, on the sketch's clock.
     last_us: u64,
 }
@@ -34,7 +37,12 @@ struct Window {
 }
 
 impl Window {
-    fn record(&mut self, identity: Identity, policy: &Arc<str>, capacity: usize, now_us: u64) {
+    fn record(&mut self, seen: Seen<'_>, capacity: usize, now_us: u64) {
+        let Seen {
+            identity,
+            policy,
+            source,
+        } = seen;
         if let Some(c) = self.counters.get_mut(&identity) {
             c.count += 1;
             c.policy = policy.clone();
@@ -57,10 +65,19 @@ impl Window {
             count: inherited + 1,
             error: inherited,
             policy: policy.clone(),
+            source: source.map(SourceSpec::shared_tag),
             last_us: now_us,
         };
         self.counters.insert(identity, counter);
     }
+}
+
+/// One throttled request as the sketch counts it.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    identity: Identity,
+    policy: &'a Arc<str>,
+    source: Option<&'a SourceSpec>,
 }
 
 struct Windows {
@@ -84,6 +101,9 @@ pub struct Offender {
     pub caller: String,
     /// Seconds since it was last throttled.
     pub last_seen_s: u64,
+    /// The source that named the caller, which the control API names it under with
+    /// `caller` (`None`: the anonymous caller, whom no source names).
+    pub source: Option<String>,
 }
 
 /// The most independently locked shards the sketch is split into.
@@ -132,16 +152,27 @@ impl Offenders {
         Duration::from_micros(self.window_us)
     }
 
-    /// Counts one throttled request of `identity` under `policy`, now.
-    pub fn record(&self, identity: Identity, policy: &Arc<str>) {
-        self.record_at(identity, policy, self.clock.now_us());
+    /// Counts one throttled request of `identity`, named by `source`, under `policy`, now.
+    pub fn record(&self, identity: Identity, source: Option<&SourceSpec>, policy: &Arc<str>) {
+        self.record_at(identity, source, policy, self.clock.now_us());
     }
 
     /// Counts one throttled request at `now_us` on the sketch's clock.
-    pub fn record_at(&self, identity: Identity, policy: &Arc<str>, now_us: u64) {
+    pub fn record_at(
+        &self,
+        identity: Identity,
+        source: Option<&SourceSpec>,
+        policy: &Arc<str>,
+        now_us: u64,
+    ) {
         let mut w = self.shard(&identity).lock();
         self.rotate(&mut w, now_us);
-        w.current.record(identity, policy, self.per_shard, now_us);
+        let seen = Seen {
+            identity,
+            policy,
+            source,
+        };
+        w.current.record(seen, self.per_shard, now_us);
     }
 
     fn rotate(&self, w: &mut Windows, now_us: u64) {
@@ -188,6 +219,7 @@ impl Offenders {
                 policy: c.policy.to_string(),
                 caller: id.hex(),
                 last_seen_s: now_us.saturating_sub(c.last_us) / 1_000_000,
+                source: c.source.as_deref().map(str::to_owned),
             })
             .collect();
         list.sort_by(|a, b| {
@@ -218,10 +250,11 @@ mod tests {
     fn a_flooder_is_listed_first_among_a_sweep_of_others() {
         let sketch = Offenders::new(Duration::from_secs(60), 32);
         let policy: Arc<str> = "per-user".into();
+        let spec: SourceSpec = "header:user-agent".parse().unwrap();
         for round in 0..200u32 {
-            sketch.record_at(id(7), &policy, SECOND);
+            sketch.record_at(id(7), Some(&spec), &policy, SECOND);
             for other in 0..20u32 {
-                sketch.record_at(id(1000 + round * 20 + other), &policy, SECOND);
+                sketch.record_at(id(1000 + round * 20 + other), None, &policy, SECOND);
             }
         }
         let top = sketch.top_at(3, SECOND);
@@ -229,6 +262,8 @@ mod tests {
         assert!(top[0].throttled >= 200);
         assert_eq!(top[0].policy, "per-user");
         assert_eq!(top[0].caller, id(7).hex());
+        assert_eq!(top[0].source.as_deref(), Some("header:user-agent"));
+        assert_eq!(top[1].source, None);
         assert_eq!(sketch.top_at(1, 4 * SECOND)[0].last_seen_s, 3);
     }
 
@@ -236,7 +271,7 @@ mod tests {
     fn old_windows_age_out() {
         let sketch = Offenders::new(Duration::from_secs(10), 8);
         let policy: Arc<str> = "p".into();
-        sketch.record_at(id(1), &policy, 0);
+        sketch.record_at(id(1), None, &policy, 0);
         assert_eq!(
             sketch.top_at(5, 15 * SECOND).len(),
             1,
@@ -253,12 +288,12 @@ mod tests {
         let sketch = Offenders::new(Duration::from_secs(60), 16);
         let policy: Arc<str> = "p".into();
         for n in 0..10_000 {
-            sketch.record_at(id(n), &policy, 0);
+            sketch.record_at(id(n), None, &policy, 0);
         }
         assert!(sketch.top_at(100, 0).len() <= 16);
         let large = Offenders::new(Duration::from_secs(60), 1000);
         for n in 0..100_000 {
-            large.record_at(id(n), &policy, 0);
+            large.record_at(id(n), None, &policy, 0);
         }
         assert!(large.shards.len() > 1);
         assert!(large.top_at(2000, 0).len() <= 1000 + large.shards.len());

@@ -2,7 +2,8 @@
 //! certificate by tls-alpn-01 and by http-01 and serves it by SNI, two instances on one Redis
 //! place one order and serve the same certificate, a domain added by reload is ordered without
 //! a restart, the CA down leaves the certificate serving, and a name with no certificate gets
-//! a TLS alert. Debian's `lego` first proves the harness, so a failure after it is Floodgate's.
+//! a TLS alert, and a CA whose certificate is not trusted is logged with the TLS reason.
+//! Debian's `lego` first proves the harness, so a failure after it is Floodgate's.
 
 use crate::common::pebble::Pebble;
 use crate::common::redis::RedisServer;
@@ -206,6 +207,35 @@ fn with_the_ca_down_the_certificate_keeps_serving_and_a_failed_renewal_is_counte
     assert_eq!(proxy.metric(ISSUED), 1.0);
     let ready = proxy.admin("/readyz").expect("readyz").status();
     assert_eq!(ready, 200, "ready while the certificate is valid");
+}
+
+#[test]
+fn a_ca_whose_certificate_is_not_trusted_is_logged_with_the_tls_reason() {
+    let pebble = Pebble::start();
+    let upstream = Upstream::start();
+    let state = tempfile::tempdir().unwrap();
+    // No `ca_file`: pebble's API certificate is of a test CA the proxy does not trust.
+    let acme = format!(
+        "[tls.acme]\ndirectory = \"{}\"\nemail = \"ops@example.test\"\ndomains = [\"{NAME}\"]\n\
+         state_dir = \"{}\"\n",
+        pebble.directory(),
+        state.path().display()
+    );
+    let server = tls_listen(pebble.tls_port);
+    let proxy = Proxy::start_with_server(&[&upstream.addr], &server, &acme);
+    let deadline = Instant::now() + ISSUANCE;
+    let line = loop {
+        let log = proxy.log();
+        if let Some(line) = log.lines().find(|l| l.contains(&format!("ACME, `{NAME}`"))) {
+            break line.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no ACME failure logged:\n{log}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        line.contains("invalid peer certificate") && line.contains("UnknownIssuer"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use common::front::Front;
 use common::redis::RedisServer;
 use common::{free_port, Proxy, Upstream};
 use reqwest::blocking::{Client, Response};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const POLICY: &str = "[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n\
     [access]\ndeny = [\"cidr:127.0.0.2/32\"]\n\n\
@@ -279,11 +279,11 @@ impl Drop for Child {
     }
 }
 
-#[test]
-fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check() {
-    let dir = tempfile::tempdir().unwrap();
+/// A check-only instance (no `[upstream]`, no `[server]` table) logging to `dir`: the
+/// process, its decision endpoint's port and its admin port.
+fn check_only(dir: &std::path::Path) -> (Child, u16, u16) {
     let (check, admin) = (free_port(), free_port());
-    let config = dir.path().join("check-only.toml");
+    let config = dir.join("check-only.toml");
     std::fs::write(
         &config,
         format!(
@@ -292,8 +292,8 @@ fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check(
         ),
     )
     .unwrap();
-    let log = std::fs::File::create(dir.path().join("floodgate.log")).unwrap();
-    let _floodgate = Child(
+    let log = std::fs::File::create(dir.join("floodgate.log")).unwrap();
+    let floodgate = Child(
         std::process::Command::new(common::floodgate_bin())
             .arg("--config")
             .arg(&config)
@@ -301,23 +301,32 @@ fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check(
             .spawn()
             .unwrap(),
     );
-    let http = client("127.0.0.1");
-    let ask = || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let sent = http
-                .get(format!("http://127.0.0.1:{check}/"))
-                .header("x-original-uri", "/api")
-                .header("x-api-key", "erin")
-                .send();
-            match sent {
-                Ok(answer) => return answer.status(),
-                Err(e) if std::time::Instant::now() > deadline => panic!("no answer: {e}"),
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
+    (floodgate, check, admin)
+}
+
+/// The status of asking `check` about `/api` for `erin`, retried while nothing listens.
+fn ask(http: &Client, check: u16) -> u16 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let sent = http
+            .get(format!("http://127.0.0.1:{check}/"))
+            .header("x-original-uri", "/api")
+            .header("x-api-key", "erin")
+            .send();
+        match sent {
+            Ok(answer) => return answer.status().as_u16(),
+            Err(e) if Instant::now() > deadline => panic!("no answer: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
-    };
-    let answers: Vec<u16> = (0..6).map(|_| ask().as_u16()).collect();
+    }
+}
+
+#[test]
+fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_floodgate, check, admin) = check_only(dir.path());
+    let http = client("127.0.0.1");
+    let answers: Vec<u16> = (0..6).map(|_| ask(&http, check)).collect();
     assert_eq!(answers, [200, 200, 200, 200, 200, 429]);
     let ready = http
         .get(format!("http://127.0.0.1:{admin}/readyz"))
@@ -325,5 +334,39 @@ fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check(
         .unwrap();
     assert_eq!(ready.status(), 200, "no pool to be down");
     let log = std::fs::read_to_string(dir.path().join("floodgate.log")).unwrap();
-    assert!(log.contains("no proxy: no [upstream]"), "{log}");
+    let serving = format!("no proxy: no [upstream]; [check] on 127.0.0.1:{check}");
+    assert!(log.contains(&serving), "{log}");
+}
+
+#[test]
+fn a_check_only_instance_exits_at_once_on_sigterm_with_nothing_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut floodgate, check, admin) = check_only(dir.path());
+    // An idle keep-alive connection to each listener stays open: nothing in flight.
+    let http = client("127.0.0.1");
+    assert_eq!(ask(&http, check), 200);
+    let health = http.get(format!("http://127.0.0.1:{admin}/healthz")).send();
+    assert_eq!(health.unwrap().status(), 200);
+    let sent = Instant::now();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &floodgate.0.id().to_string()])
+        .status();
+    assert!(killed.is_ok_and(|s| s.success()));
+    let exited = loop {
+        if let Some(status) = floodgate.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = sent.elapsed();
+    let log = std::fs::read_to_string(dir.path().join("floodgate.log")).unwrap();
+    assert!(exited.success(), "{exited:?}\n{log}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "exited after {took:?}\n{log}"
+    );
 }

@@ -8,6 +8,7 @@
 use crate::common;
 use common::PER_USER as POLICY;
 
+mod offenders;
 mod probes;
 
 use common::control_api::{admin_tables, call, control, TOKEN};
@@ -421,6 +422,14 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
             .as_array()
             .map(Vec::len),
         Some(1)
+    );
+    // The refresh that failed was a read: it says so, not that a change may have been made.
+    let said = "bans and overrides cannot be read (the control state cannot be read now";
+    assert!(within(Duration::from_secs(3), || proxy.log().contains(said)).is_some());
+    assert!(
+        !proxy.log().contains("confirm the change"),
+        "{}",
+        proxy.log()
     );
 
     redis.restart();

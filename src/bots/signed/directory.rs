@@ -3,6 +3,7 @@
 //! fetched with a short timeout, at most 64 KiB, never following a redirect; fresh for its
 //! `Cache-Control: max-age` (bounded).
 
+use crate::telemetry::Causes;
 use std::path::Path;
 use std::time::Duration;
 use web_bot_auth::keyring::{KeyRing, Thumbprintable};
@@ -63,7 +64,7 @@ pub(crate) fn client(ca_file: Option<&Path>) -> Result<reqwest::Client, Director
     }
     builder
         .build()
-        .map_err(|e| DirectoryError::Client(e.to_string()))
+        .map_err(|e| DirectoryError::Client(Causes(&e).to_string()))
 }
 
 /// The keys `authority` publishes, and how long they are fresh.
@@ -71,7 +72,8 @@ pub(crate) async fn fetch(
     client: &reqwest::Client,
     authority: &str,
 ) -> Result<(KeyRing, Duration), DirectoryError> {
-    let download = |e: reqwest::Error| DirectoryError::Download(e.without_url().to_string());
+    let download =
+        |e: reqwest::Error| DirectoryError::Download(Causes(&e.without_url()).to_string());
     let url = format!("https://{authority}{WELL_KNOWN}");
     let mut answer = client.get(url).send().await.map_err(download)?;
     if answer.status() != reqwest::StatusCode::OK {

@@ -422,7 +422,7 @@
   /** The offender's caller as the control API names it (its digest, under its source). */
   function named(row) {
     const o = row.offender;
-    if (!o.source) throw new Error('no source is known for this caller\'s policy');
+    if (!o.source) throw new Error('no source named this caller (anonymous): ban its address instead');
     return { source: o.source, caller: o.caller };
   }
 

@@ -57,6 +57,7 @@ fn the_problem_body_names_the_policy() {
     let decided = Decided {
         standing: s,
         identity: anonymous,
+        source: None,
         caller: anonymous,
     };
     let Reply::Refuse(refused) = reply(&Outcome::Throttled(decided), &no_headers(), 429, None)
@@ -92,6 +93,7 @@ fn a_request_that_can_never_pass_is_not_told_when_to_retry() {
         quota: HeaderQuota::of(&l),
         cost: 4_294_967_295,
         identity: anonymous,
+        source: None,
         caller: anonymous,
     };
     let Reply::Refuse(refused) = reply(&Outcome::Unpayable(unpayable), &no_headers(), 429, None)

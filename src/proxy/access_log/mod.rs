@@ -86,6 +86,12 @@ impl AccessLog {
         self.send(line);
     }
 
+    /// Whether every line written so far has reached the file (or stderr): what a shutdown
+    /// waits for before the process ends.
+    pub fn is_written(&self) -> bool {
+        self.sink.as_ref().is_none_or(Sink::is_written)
+    }
+
     fn send(&self, line: String) {
         match &self.sink {
             Some(sink) => sink.send(line),
