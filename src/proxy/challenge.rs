@@ -1,17 +1,17 @@
 //! Challenges into HTTP: the page the gate asked for (not a success: `challenge.status`,
-//! never stored, never indexed, only its own inline script and style allowed), and what a
-//! solution earns (a pass cookie and a 303 to where the client was going, a new page, or a
-//! 400 naming the parameter).
+//! never stored, never indexed, only its own inline script and style allowed, gzipped when
+//! the client takes it), and what a solution earns (a pass cookie and a 303 to where the
+//! client was going, a new page, or a 400 naming the parameter).
 
 use super::render::{problem, Action};
-use crate::challenge::{Challenges, Page, Redemption};
+use crate::challenge::{Challenges, Coding, Page, Redemption};
 use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use bytes::Bytes;
 use http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION,
-    REFERRER_POLICY, SET_COOKIE, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
+    LOCATION, REFERRER_POLICY, SET_COOKIE, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use http::{HeaderName, HeaderValue};
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -34,6 +34,7 @@ pub(super) fn page(
         target,
         client,
         now_ms,
+        Coding::accepted(&req.headers),
     ) {
         Ok(page) => page_answer(&page),
         Err(e) => unavailable(&e.to_string()),
@@ -57,7 +58,11 @@ pub(super) async fn solution(
         );
     }
     let now_ms = wall_now_ms();
-    match room.redeem(req.uri.query(), client, now_ms, tls).await {
+    let coding = Coding::accepted(&req.headers);
+    match room
+        .redeem(req.uri.query(), client, now_ms, tls, coding)
+        .await
+    {
         Ok(Redemption::Passed { cookie, target }) => see_other(&target, Some(&cookie)),
         Ok(Redemption::Back { target }) => see_other(&target, None),
         Ok(Redemption::Again(page)) => page_answer(&page),
@@ -72,8 +77,12 @@ pub(super) async fn solution(
 
 fn page_answer(page: &Page) -> Action {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
-        let mut header = ResponseHeader::build(page.status, Some(7))?;
+        let mut header = ResponseHeader::build(page.status, Some(9))?;
         header.insert_header(CONTENT_TYPE, "text/html; charset=utf-8")?;
+        if let Some(coding) = page.coding.content_encoding() {
+            header.insert_header(CONTENT_ENCODING, coding)?;
+        }
+        header.insert_header(VARY, "Accept-Encoding")?;
         header.insert_header(CONTENT_LENGTH, page.body.len())?;
         header.insert_header(CACHE_CONTROL, "no-store")?;
         header.insert_header(X_ROBOTS_TAG, "noindex, nofollow")?;
