@@ -41,21 +41,46 @@ pub(super) fn page(
     }
 }
 
+/// What a solution came to: the access log's `decision` for the solution endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Solved {
+    /// It earned a pass: the cookie and a 303 to the target.
+    PassIssued,
+    /// Wrong, stale or replayed: a new page.
+    Refused,
+    /// Its nonce did not open here (forged, or from another network): a 303 back.
+    NonceRefused,
+    /// Not a solution (a parameter missing or bad, or not a GET): 400 or 405.
+    Malformed,
+    /// No page or pass could be made: 503.
+    Unavailable,
+}
+
+impl Solved {
+    /// The word in the access log.
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Self::PassIssued => "pass_issued",
+            Self::Refused => "solution_refused",
+            Self::NonceRefused => "nonce_refused",
+            Self::Malformed => "solution_malformed",
+            Self::Unavailable => "challenge_unavailable",
+        }
+    }
+}
+
 /// What the solution in `req` from `client` earns (`tls`: whether it came over TLS, so the
-/// pass cookie is `Secure`).
+/// pass cookie is `Secure`), and what it came to.
 pub(super) async fn solution(
     room: &Challenges,
     req: &RequestHeader,
     client: Option<IpAddr>,
     tls: bool,
-) -> Action {
+) -> (Action, Solved) {
     if req.method != http::Method::GET && req.method != http::Method::HEAD {
         let body = problem_body(405, "Solutions come back with GET.", serde_json::json!({}));
-        return problem(
-            405,
-            body,
-            &[(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"))],
-        );
+        let allow = (http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return (problem(405, body, &[allow]), Solved::Malformed);
     }
     let now_ms = wall_now_ms();
     let coding = Coding::accepted(&req.headers);
@@ -63,15 +88,17 @@ pub(super) async fn solution(
         .redeem(req.uri.query(), client, now_ms, tls, coding)
         .await
     {
-        Ok(Redemption::Passed { cookie, target }) => see_other(&target, Some(&cookie)),
-        Ok(Redemption::Back { target }) => see_other(&target, None),
-        Ok(Redemption::Again(page)) => page_answer(&page),
+        Ok(Redemption::Passed { cookie, target }) => {
+            (see_other(&target, Some(&cookie)), Solved::PassIssued)
+        }
+        Ok(Redemption::Back { target }) => (see_other(&target, None), Solved::NonceRefused),
+        Ok(Redemption::Again(page)) => (page_answer(&page), Solved::Refused),
         Ok(Redemption::Malformed(which)) => {
             let detail = format!("The challenge solution's `{which}` is missing or not valid.");
             let body = problem_body(400, &detail, serde_json::json!({ "parameter": which }));
-            problem(400, body, &[])
+            (problem(400, body, &[]), Solved::Malformed)
         }
-        Err(e) => unavailable(&e.to_string()),
+        Err(e) => (unavailable(&e.to_string()), Solved::Unavailable),
     }
 }
 
