@@ -214,17 +214,6 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
                 }
             }),
         },
-        Op {
-            name: "· · of which getrandom (16 bytes)",
-            target_ns: None,
-            run: Box::new(|_, iters| {
-                for _ in 0..iters {
-                    let mut id = [0u8; 16];
-                    black_box(getrandom::fill(&mut id).ok());
-                    black_box(id);
-                }
-            }),
-        },
         render_op(
             "· of which Pages::render",
             pages,

@@ -66,6 +66,10 @@ impl Value<'_> {
 
     fn write(self, out: &mut Vec<u8>) {
         match self {
+            // Nonces and paths seldom hold a byte to escape: copied whole then.
+            Self::Html(text) if !text.bytes().any(|b| html_escape(b).is_some()) => {
+                out.extend_from_slice(text.as_bytes());
+            }
             Self::Html(text) => {
                 for byte in text.bytes() {
                     match html_escape(byte) {
