@@ -1,10 +1,13 @@
 //! Names the commit the binary is built from, for `floodgate --version`: `FLOODGATE_COMMIT`
-//! when set (a Docker build has no `.git`), else `git rev-parse`, else `unknown`.
+//! when set (a Docker build has no `.git`), else `git rev-parse`, else `unknown`. And minifies
+//! the challenge page's script (`src/challenge/assets/pow.js`, kept readable) into
+//! `$OUT_DIR/pow.min.js`, the text every `pow` page ships and the CSP allows by its hash.
 
 use std::path::Path;
 use std::process::Command;
 
 fn main() {
+    minify_pow_script();
     println!("cargo:rerun-if-env-changed=FLOODGATE_COMMIT");
     let commit = std::env::var("FLOODGATE_COMMIT")
         .ok()
@@ -27,4 +30,17 @@ fn git_commit() -> Option<String> {
         .ok()?;
     let commit = String::from_utf8(out.stdout).ok()?.trim().to_owned();
     (out.status.success() && !commit.is_empty()).then_some(commit)
+}
+
+/// Writes the challenge script, minified, where `src/challenge/page.rs` includes it from.
+fn minify_pow_script() {
+    const SOURCE: &str = "src/challenge/assets/pow.js";
+    println!("cargo:rerun-if-changed={SOURCE}");
+    let script = std::fs::read_to_string(SOURCE).expect("the challenge script is readable");
+    let minified = minifier::js::minify(&script)
+        .unwrap_or_else(|e| panic!("{SOURCE} does not minify: {e}"))
+        .to_string();
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    std::fs::write(Path::new(&out).join("pow.min.js"), minified.trim())
+        .expect("OUT_DIR is writable");
 }

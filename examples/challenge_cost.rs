@@ -5,7 +5,7 @@
 //! usage: challenge_cost [ROUNDS] [ITERS]   (defaults 15 and 200,000; build with --release)
 
 use floodgate::challenge::{
-    solved, ChallengeSettings, Challenges, PageInput, Pages, Redemption, Signer,
+    solved, ChallengeSettings, Challenges, Coding, PageInput, Pages, Redemption, Signer,
 };
 use floodgate::identity::{cookie_value, Bind, Challenge, ChallengeKind, IdentityKey};
 use floodgate::limiter::{MemoryNonces, NonceLedger};
@@ -177,7 +177,13 @@ fn ledger_ops<'a>(queries: &'a [String]) -> Vec<Op<'a>> {
             run: Box::new(move |_, iters| {
                 let room = room(Arc::new(MemoryNonces::default()));
                 for query in queries.iter().cycle().take(iters) {
-                    let out = ready(room.redeem(Some(query), client(), NOW_MS + 2000, false));
+                    let out = ready(room.redeem(
+                        Some(query),
+                        client(),
+                        NOW_MS + 2000,
+                        false,
+                        Coding::Identity,
+                    ));
                     assert!(matches!(out, Ok(Redemption::Passed { .. })));
                 }
             }),
@@ -189,11 +195,13 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
     let nonce = signer.nonce(&POW, 1, client(), NOW_MS).expect("randomness");
     vec![
         Op {
-            name: "page: Challenges::page (nonce + render)",
+            name: "page: Challenges::page (nonce + render, gzip)",
             target_ns: None,
             run: Box::new(move |_, iters| {
                 for _ in 0..iters {
-                    black_box(room.page(&POW, 1, black_box(TARGET), client(), NOW_MS).ok());
+                    let page =
+                        room.page(&POW, 1, black_box(TARGET), client(), NOW_MS, Coding::Gzip);
+                    black_box(page.ok());
                 }
             }),
         },
@@ -206,33 +214,38 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
                 }
             }),
         },
-        Op {
-            name: "· · of which getrandom (16 bytes)",
-            target_ns: None,
-            run: Box::new(|_, iters| {
-                for _ in 0..iters {
-                    let mut id = [0u8; 16];
-                    black_box(getrandom::fill(&mut id).ok());
-                    black_box(id);
-                }
-            }),
-        },
-        Op {
-            name: "· of which Pages::render",
-            target_ns: None,
-            run: Box::new(move |_, iters| {
-                let input = PageInput {
-                    action: ChallengeSettings::PATH,
-                    nonce: &nonce,
-                    target: TARGET,
-                    wait_s: 2,
-                };
-                for _ in 0..iters {
-                    black_box(pages.render(POW.kind, black_box(&input)));
-                }
-            }),
-        },
+        render_op(
+            "· of which Pages::render",
+            pages,
+            nonce.clone(),
+            Coding::Gzip,
+        ),
+        render_op(
+            "· Pages::render, not gzipped",
+            pages,
+            nonce,
+            Coding::Identity,
+        ),
     ]
+}
+
+/// Rendering the page for `nonce` with `coding`.
+fn render_op<'a>(name: &'static str, pages: &'a Pages, nonce: String, coding: Coding) -> Op<'a> {
+    Op {
+        name,
+        target_ns: None,
+        run: Box::new(move |_, iters| {
+            let input = PageInput {
+                action: ChallengeSettings::PATH,
+                nonce: &nonce,
+                target: TARGET,
+                wait_s: 2,
+            };
+            for _ in 0..iters {
+                black_box(pages.render(POW.kind, black_box(&input), coding));
+            }
+        }),
+    }
 }
 
 /// The median, smallest and largest of `values`.

@@ -85,7 +85,7 @@ impl Accepted {
 }
 
 /// Whether a media-type parameter is `q=0` (or `q=0.000`): not acceptable at all.
-fn is_q_zero(parameter: &[u8]) -> bool {
+pub(super) fn is_q_zero(parameter: &[u8]) -> bool {
     let Some(eq) = parameter.iter().position(|&b| b == b'=') else {
         return false;
     };

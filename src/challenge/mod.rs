@@ -2,9 +2,12 @@
 //! turns an anonymous client into a caller the gate can name and limit (the source `pass`).
 //! The gate decides who is challenged; this room opens passes before it decides (`token`),
 //! tells which requests a page can reach (`reach`, `accept`), renders the pages it asks for
-//! (`page`, `template`), and receives solutions (`redeem`: `pow`, `target`, nonces used once in the limiter's ledger).
+//! (`page`, `template`; gzipped when the client takes it: `encoding`, `gzip`), and receives
+//! solutions (`redeem`: `pow`, `target`, nonces used once in the limiter's ledger).
 
 mod accept;
+mod encoding;
+mod gzip;
 mod page;
 mod pow;
 mod reach;
@@ -15,6 +18,7 @@ mod target;
 mod template;
 mod token;
 
+pub use encoding::Coding;
 pub use page::{PageInput, Pages};
 pub use pow::{solved, MAX_SOLUTION_DIGITS};
 pub use reach::{PageRules, PatternError, DEFAULT_NEVER_PATHS};

@@ -6,6 +6,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use super::encoding::Coding;
 use super::template::{Slot, Template, Value};
 use crate::identity::ChallengeKind;
 
@@ -19,8 +20,8 @@ const REFRESH_HEAD: &str = include_str!("assets/refresh-head.html");
 const REFRESH_BODY: &str = include_str!("assets/refresh.html");
 /// The `pow` page's text, progress line and script.
 const POW_BODY: &str = include_str!("assets/pow.html");
-/// The `pow` page's inline script.
-const POW_SCRIPT: &str = include_str!("assets/pow.js");
+/// The `pow` page's inline script as it ships: `assets/pow.js` minified by build.rs.
+const POW_SCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/pow.min.js"));
 /// The attributes the `pow` script reads its challenge from.
 const POW_ATTRIBUTES: &str = concat!(
     r#" data-nonce="{{nonce}}" data-difficulty="{{difficulty}}""#,
@@ -59,14 +60,15 @@ impl Pages {
             csp: format!(
                 "default-src 'none'; script-src '{}'; style-src '{}'; base-uri 'none'; \
                  form-action 'self'; frame-ancestors 'none'",
-                csp_hash(&compact(POW_SCRIPT)),
+                csp_hash(POW_SCRIPT),
                 csp_hash(STYLE)
             ),
         }
     }
 
-    /// The page for a `kind` challenge with the request's values, escaped for their places.
-    pub fn render(&self, kind: ChallengeKind, input: &PageInput<'_>) -> Bytes {
+    /// The page for a `kind` challenge with the request's values, escaped for their places,
+    /// encoded with `coding`.
+    pub fn render(&self, kind: ChallengeKind, input: &PageInput<'_>, coding: Coding) -> Bytes {
         let (template, difficulty) = match kind {
             ChallengeKind::Refresh => (&self.refresh, 0),
             ChallengeKind::Pow { difficulty } => (&self.pow, difficulty),
@@ -75,7 +77,7 @@ impl Pages {
         let wait = wait.format(input.wait_s);
         let mut bits = itoa::Buffer::new();
         let bits = bits.format(difficulty);
-        template.render(|slot| match slot {
+        let value = |slot| match slot {
             Slot::Action => Value::Html(input.action),
             Slot::Nonce => Value::Html(input.nonce),
             Slot::NonceUrl => Value::Query(input.nonce),
@@ -87,7 +89,11 @@ impl Pages {
                 "seconds"
             }),
             Slot::Difficulty => Value::Html(bits),
-        })
+        };
+        match coding {
+            Coding::Identity => template.render(value),
+            Coding::Gzip => template.render_gzip(value),
+        }
     }
 
     /// The `Content-Security-Policy` every page is served with: nothing but the page's own
@@ -109,19 +115,7 @@ fn page(head: &str, attributes: &str, body: &str) -> String {
         .replace("{{head}}", head)
         .replace("{{attributes}}", attributes)
         .replace("{{body}}", body)
-        .replace("{{script}}", &compact(POW_SCRIPT))
-}
-
-/// `script` as served: without its whole-line comments, indentation and blank lines (a third
-/// of its bytes, sent with every challenge page). The script keeps no comment after code and
-/// no multi-line string, so nothing else changes.
-fn compact(script: &str) -> String {
-    script
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .replace("{{script}}", POW_SCRIPT)
 }
 
 /// A CSP source for inline text: `sha256-` and the base64 of its SHA-256.
@@ -145,7 +139,7 @@ mod tests {
     };
 
     fn text(kind: ChallengeKind, input: &PageInput<'_>) -> String {
-        String::from_utf8(Pages::new().render(kind, input).to_vec()).unwrap()
+        String::from_utf8(Pages::new().render(kind, input, Coding::Identity).to_vec()).unwrap()
     }
 
     /// The text between the first `open` and the next `close`.
@@ -250,8 +244,43 @@ mod tests {
     }
 
     #[test]
+    fn a_gzipped_page_is_the_page() {
+        use std::io::Read as _;
+        let pages = Pages::new();
+        for kind in [ChallengeKind::Refresh, POW] {
+            let plain = pages.render(kind, &INPUT, Coding::Identity);
+            let gzipped = pages.render(kind, &INPUT, Coding::Gzip);
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&gzipped[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, plain, "{kind}");
+            assert!(gzipped.len() < plain.len(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn the_pow_page_is_small_its_script_minified() {
+        // Every byte is sent with every page of a flood (issue 72: 8,768 bytes then).
+        assert!(!POW_SCRIPT.contains("//") && !POW_SCRIPT.contains("\n  "));
+        let source = include_str!("assets/pow.js");
+        assert!(
+            POW_SCRIPT.len() * 5 < source.len() * 3,
+            "{}",
+            POW_SCRIPT.len()
+        );
+        let pages = Pages::new();
+        let plain = pages.render(POW, &INPUT, Coding::Identity).len();
+        let gzipped = pages.render(POW, &INPUT, Coding::Gzip).len();
+        assert!(
+            plain <= 5_100 && gzipped <= 2_700,
+            "{plain} bytes, {gzipped} gzipped"
+        );
+    }
+
+    #[test]
     fn the_static_text_holds_no_stray_slot() {
-        for text in [STYLE, &compact(POW_SCRIPT)] {
+        for text in [STYLE, POW_SCRIPT] {
             assert!(
                 !text.contains("{{") && !text.contains("</"),
                 "closes its element early"
@@ -263,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn the_script_agrees_with_the_server_when_node_is_installed() {
+    fn the_shipped_script_agrees_with_the_server_when_node_is_installed() {
         let Ok(node) = std::process::Command::new("node").arg("--version").output() else {
             eprintln!("node is not installed: the script is not run");
             return;
@@ -273,7 +302,8 @@ mod tests {
         let script = format!(
             "const p = require({path:?});\
              console.log(p.sha256hex('abc:0'), new p.Search({nonce:?}, 8).run(1e6));",
-            path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/challenge/assets/pow.js"),
+            // The script as it ships, minified.
+            path = concat!(env!("OUT_DIR"), "/pow.min.js"),
         );
         let out = std::process::Command::new("node")
             .args(["-e", &script])

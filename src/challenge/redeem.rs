@@ -4,6 +4,7 @@
 //! redirect back, where whatever asked asks again; a malformed one a 400. Never a pass on
 //! doubt: a ledger that cannot answer means a new challenge.
 
+use super::encoding::Coding;
 use super::pow::{self, MAX_SOLUTION_DIGITS};
 use super::room::{Challenges, Page, PageError};
 use super::target::{return_target, MAX_TARGET_LEN};
@@ -47,13 +48,14 @@ struct Solution<'q> {
 
 impl Challenges {
     /// What the solution in `query`, from `client` at `now_ms` over TLS or not (`secure`),
-    /// earns.
+    /// earns; a new page is encoded with `coding`.
     pub async fn redeem(
         &self,
         query: Option<&str>,
         client: Option<IpAddr>,
         now_ms: u64,
         secure: bool,
+        coding: Coding,
     ) -> Result<Redemption, PageError> {
         let mut target = String::new();
         let solution = match read(query.unwrap_or(""), &mut target) {
@@ -76,6 +78,7 @@ impl Challenges {
                 solution.target,
                 client,
                 now_ms,
+                coding,
             )?;
             return Ok(Redemption::Again(page));
         }

@@ -2,6 +2,7 @@
 //! could reach its sender, and renders the challenge pages the gate asks for, each with a
 //! fresh signed nonce. Built with each snapshot; the nonce ledger outlives reloads.
 
+use super::encoding::Coding;
 use super::page::{PageInput, Pages};
 use super::reach::{PageRules, PatternError};
 use super::settings::ChallengeSettings;
@@ -21,8 +22,10 @@ use std::sync::Arc;
 pub struct Page {
     /// Its status (`challenge.status`, 403 by default).
     pub status: u16,
-    /// The HTML.
+    /// The HTML, encoded with `coding`.
     pub body: Bytes,
+    /// How `body` is encoded.
+    pub coding: Coding,
     /// The `Content-Security-Policy` it must be served with.
     pub csp: HeaderValue,
 }
@@ -94,7 +97,8 @@ impl Challenges {
     }
 
     /// The page of `challenge`, asked by policy `policy_id`, for a request from `client` to
-    /// `target` (its path and query) at `now_ms`: a fresh nonce in cached bytes.
+    /// `target` (its path and query) at `now_ms`, encoded with `coding`: a fresh nonce in
+    /// cached bytes.
     pub fn page(
         &self,
         challenge: &Challenge,
@@ -102,6 +106,7 @@ impl Challenges {
         target: &str,
         client: Option<IpAddr>,
         now_ms: u64,
+        coding: Coding,
     ) -> Result<Page, PageError> {
         let nonce = self.signer.nonce(challenge, policy_id, client, now_ms)?;
         let input = PageInput {
@@ -111,11 +116,12 @@ impl Challenges {
             // Whole seconds, rounded up: the page never reloads before the server accepts it.
             wait_s: (self.settings.refresh_wait.as_millis().div_ceil(1000)).max(1) as u32,
         };
-        let body = self.pages.render(challenge.kind, &input);
+        let body = self.pages.render(challenge.kind, &input, coding);
         self.count(policy_id, challenge.kind.word(), ChallengeResult::Issued);
         Ok(Page {
             status: self.settings.status,
             body,
+            coding,
             csp: self.csp.clone(),
         })
     }

@@ -1,9 +1,12 @@
 //! A page split once into static text and the slots a request fills in (`{{name}}`), rendered
-//! into one buffer of exactly the right size.
+//! into one buffer of exactly the right size, as it is or gzipped (the static text deflated
+//! once, [`gzip`](super::gzip)).
 
 use std::ops::Range;
 
 use bytes::Bytes;
+
+use super::gzip::{deflate_alone, stored_len, Member, FRAME_LEN};
 
 /// A per-request value a page holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +66,10 @@ impl Value<'_> {
 
     fn write(self, out: &mut Vec<u8>) {
         match self {
+            // Nonces and paths seldom hold a byte to escape: copied whole then.
+            Self::Html(text) if !text.bytes().any(|b| html_escape(b).is_some()) => {
+                out.extend_from_slice(text.as_bytes());
+            }
             Self::Html(text) => {
                 for byte in text.bytes() {
                     match html_escape(byte) {
@@ -94,7 +101,8 @@ fn html_escape(byte: u8) -> Option<&'static str> {
 
 #[derive(Debug, Clone)]
 enum Part {
-    Text(Range<usize>),
+    /// Static text: where it lies in the page's text, and the same deflated on its own.
+    Text(Range<usize>, Box<[u8]>),
     Slot(Slot),
 }
 
@@ -118,30 +126,60 @@ impl Template {
             let close = close.unwrap_or_else(|| panic!("an unclosed slot at byte {open}"));
             let name = &text[open + 2..close];
             let slot = Slot::named(name).unwrap_or_else(|| panic!("no slot {{{{{name}}}}}"));
-            parts.push(Part::Text(at..open));
+            parts.push(Part::Text(at..open, Box::default()));
             parts.push(Part::Slot(slot));
             at = close + 2;
         }
-        parts.push(Part::Text(at..text.len()));
-        parts.retain(|part| !matches!(part, Part::Text(range) if range.is_empty()));
+        parts.push(Part::Text(at..text.len(), Box::default()));
+        parts.retain(|part| !matches!(part, Part::Text(range, _) if range.is_empty()));
+        for part in &mut parts {
+            if let Part::Text(range, deflated) = part {
+                *deflated = deflate_alone(&text.as_bytes()[range.clone()]);
+            }
+        }
         Self { text, parts }
     }
 
     /// The page with each slot's value, in one buffer of exactly its size.
     pub(super) fn render<'a>(&self, value: impl Fn(Slot) -> Value<'a>) -> Bytes {
         let len = self.parts.iter().map(|part| match part {
-            Part::Text(range) => range.len(),
+            Part::Text(range, _) => range.len(),
             Part::Slot(slot) => value(*slot).len(),
         });
         let mut out = Vec::with_capacity(len.sum());
         for part in &self.parts {
             match part {
-                Part::Text(range) => out.extend_from_slice(&self.text.as_bytes()[range.clone()]),
+                Part::Text(range, _) => out.extend_from_slice(self.part(range)),
                 Part::Slot(slot) => value(*slot).write(&mut out),
             }
         }
         debug_assert_eq!(out.len(), out.capacity());
         Bytes::from(out)
+    }
+
+    /// The page gzipped: the static text as deflated once, each slot's value stored.
+    pub(super) fn render_gzip<'a>(&self, value: impl Fn(Slot) -> Value<'a>) -> Bytes {
+        let len = self.parts.iter().map(|part| match part {
+            Part::Text(_, deflated) => deflated.len(),
+            Part::Slot(slot) => stored_len(value(*slot).len()),
+        });
+        let mut member = Member::with_capacity(FRAME_LEN + len.sum::<usize>());
+        for part in &self.parts {
+            match part {
+                Part::Text(range, deflated) => member.part(self.part(range), deflated),
+                Part::Slot(slot) => {
+                    let value = value(*slot);
+                    member.value(value.len(), |out| value.write(out));
+                }
+            }
+        }
+        let out = member.finish();
+        debug_assert_eq!(out.len(), out.capacity());
+        Bytes::from(out)
+    }
+
+    fn part(&self, range: &Range<usize>) -> &[u8] {
+        &self.text.as_bytes()[range.clone()]
     }
 }
 
@@ -168,6 +206,43 @@ mod tests {
         let template = Template::new("plain".into());
         assert_eq!(template.parts.len(), 1);
         assert_eq!(&template.render(|_| Value::Html(""))[..], b"plain");
+    }
+
+    /// `bytes` gunzipped.
+    fn gunzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Read as _;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn the_gzipped_page_is_the_page() {
+        let text = "<p>{{wait}} {{seconds}}</p>".repeat(20) + "<a href=\"?to={{to}}\">x</a>";
+        let template = Template::new(text);
+        let long = "é/".repeat(40_000); // past one stored block, escaped
+        for (wait, to) in [("5", "/a b"), ("", ""), ("&<>", long.as_str())] {
+            let value = |slot| match slot {
+                Slot::To => Value::Query(to),
+                _ => Value::Html(wait),
+            };
+            let gzipped = template.render_gzip(value);
+            assert_eq!(gunzip(&gzipped), template.render(value), "{wait:?}");
+        }
+    }
+
+    #[test]
+    fn a_gzipped_page_is_smaller() {
+        let template = Template::new("<p>the same text again </p>".repeat(50) + "{{wait}}");
+        let value = |_| Value::Html("7");
+        let gzipped = template.render_gzip(value);
+        assert!(
+            gzipped.len() * 10 < template.render(value).len(),
+            "{}",
+            gzipped.len()
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use std::cell::RefCell;
 use std::net::IpAddr;
 
 /// The context of the signing key's derivation: changing it voids every pass.
@@ -177,16 +178,48 @@ fn bound_network(bind: Bind, client: Option<IpAddr>, mac: &mut Hmac<Sha256>) {
         return;
     }
     match client.map(|ip| ip.to_canonical()) {
-        Some(IpAddr::V4(v4)) => mac.update(&[&[4u8][..], &v4.octets()[..3]].concat()),
-        Some(IpAddr::V6(v6)) => mac.update(&[&[6u8][..], &v6.octets()[..6]].concat()),
+        // The MAC reads one stream: a tag byte and the network, as one slice or two.
+        Some(IpAddr::V4(v4)) => {
+            mac.update(&[4]);
+            mac.update(&v4.octets()[..3]);
+        }
+        Some(IpAddr::V6(v6)) => {
+            mac.update(&[6]);
+            mac.update(&v6.octets()[..6]);
+        }
         None => mac.update(&[0]),
     }
 }
 
+/// A thread's source of token ids: a key drawn from the OS once, and a counter; each id is
+/// the first 16 bytes of BLAKE3 keyed by it over the counter (a PRF over distinct inputs), so a
+/// page costs no system call for its id.
+struct Ids {
+    key: [u8; 32],
+    counter: u64,
+}
+
+thread_local! {
+    static IDS: RefCell<Option<Ids>> = const { RefCell::new(None) };
+}
+
+/// A fresh random token id.
 fn random_id() -> Result<[u8; 16], NoRandomness> {
-    let mut id = [0u8; 16];
-    getrandom::fill(&mut id).map_err(|e| NoRandomness(e.to_string()))?;
-    Ok(id)
+    IDS.with_borrow_mut(|ids| {
+        let ids = match ids {
+            Some(ids) => ids,
+            None => {
+                let mut key = [0u8; 32];
+                getrandom::fill(&mut key).map_err(|e| NoRandomness(e.to_string()))?;
+                ids.insert(Ids { key, counter: 0 })
+            }
+        };
+        ids.counter += 1;
+        let hash = blake3::keyed_hash(&ids.key, &ids.counter.to_le_bytes());
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&hash.as_bytes()[..16]);
+        Ok(id)
+    })
 }
 
 /// A token's payload: an id, a time (a nonce's issue in ms, a pass's end in s), the policy

@@ -1,6 +1,7 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
 use super::runtime::Config;
+use crate::identity::ChallengeKind;
 use crate::limiter::StoreSettings;
 use crate::proxy::PoolSettings;
 use std::fmt;
@@ -310,12 +311,23 @@ impl Config {
             return Ok(());
         }
         let c = &self.challenge;
+        // A CrowdSec captcha is a `pow` challenge: only a policy can ask for `refresh`.
+        let refresh = self.policies.iter().any(|p| {
+            let kinds = p.action.challenge().into_iter().chain(&p.rules.on_limit);
+            kinds.into_iter().any(|c| c.kind == ChallengeKind::Refresh)
+        });
+        let wait = match refresh {
+            true => format!(
+                " (a refresh page reloads after {})",
+                humantime::format_duration(c.refresh_wait)
+            ),
+            false => String::new(),
+        };
         writeln!(
             f,
-            "challenge       pages answered {} (refresh after {}s); solutions at {}, nonces good {}s; \
+            "challenge       pages answered {}{wait}; solutions at {}, nonces good {}s; \
              passes in cookie `{}` for {}s; never on {}",
             c.status,
-            c.refresh_wait.as_secs(),
             c.path,
             c.nonce_ttl.as_secs(),
             c.cookie,

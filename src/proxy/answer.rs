@@ -47,7 +47,10 @@ impl Floodgate {
                 .client_ip
                 .resolve(decide::peer_ip(session), &session.req_header().headers);
             let secure = ctx.front.came_over_https(session.req_header());
-            return challenge::solution(room, session.req_header(), client, secure).await;
+            let (action, solved) =
+                challenge::solution(room, session.req_header(), client, secure).await;
+            ctx.solved = Some(solved);
+            return action;
         }
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();

@@ -1,17 +1,17 @@
 //! Challenges into HTTP: the page the gate asked for (not a success: `challenge.status`,
-//! never stored, never indexed, only its own inline script and style allowed), and what a
-//! solution earns (a pass cookie and a 303 to where the client was going, a new page, or a
-//! 400 naming the parameter).
+//! never stored, never indexed, only its own inline script and style allowed, gzipped when
+//! the client takes it), and what a solution earns (a pass cookie and a 303 to where the
+//! client was going, a new page, or a 400 naming the parameter).
 
 use super::render::{problem, Action};
-use crate::challenge::{Challenges, Page, Redemption};
+use crate::challenge::{Challenges, Coding, Page, Redemption};
 use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use bytes::Bytes;
 use http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION,
-    REFERRER_POLICY, SET_COOKIE, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
+    LOCATION, REFERRER_POLICY, SET_COOKIE, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use http::{HeaderName, HeaderValue};
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -34,46 +34,82 @@ pub(super) fn page(
         target,
         client,
         now_ms,
+        Coding::accepted(&req.headers),
     ) {
         Ok(page) => page_answer(&page),
         Err(e) => unavailable(&e.to_string()),
     }
 }
 
+/// What a solution came to: the access log's `decision` for the solution endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Solved {
+    /// It earned a pass: the cookie and a 303 to the target.
+    PassIssued,
+    /// Wrong, stale or replayed: a new page.
+    Refused,
+    /// Its nonce did not open here (forged, or from another network): a 303 back.
+    NonceRefused,
+    /// Not a solution (a parameter missing or bad, or not a GET): 400 or 405.
+    Malformed,
+    /// No page or pass could be made: 503.
+    Unavailable,
+}
+
+impl Solved {
+    /// The word in the access log.
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Self::PassIssued => "pass_issued",
+            Self::Refused => "solution_refused",
+            Self::NonceRefused => "nonce_refused",
+            Self::Malformed => "solution_malformed",
+            Self::Unavailable => "challenge_unavailable",
+        }
+    }
+}
+
 /// What the solution in `req` from `client` earns (`tls`: whether it came over TLS, so the
-/// pass cookie is `Secure`).
+/// pass cookie is `Secure`), and what it came to.
 pub(super) async fn solution(
     room: &Challenges,
     req: &RequestHeader,
     client: Option<IpAddr>,
     tls: bool,
-) -> Action {
+) -> (Action, Solved) {
     if req.method != http::Method::GET && req.method != http::Method::HEAD {
         let body = problem_body(405, "Solutions come back with GET.", serde_json::json!({}));
-        return problem(
-            405,
-            body,
-            &[(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"))],
-        );
+        let allow = (http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return (problem(405, body, &[allow]), Solved::Malformed);
     }
     let now_ms = wall_now_ms();
-    match room.redeem(req.uri.query(), client, now_ms, tls).await {
-        Ok(Redemption::Passed { cookie, target }) => see_other(&target, Some(&cookie)),
-        Ok(Redemption::Back { target }) => see_other(&target, None),
-        Ok(Redemption::Again(page)) => page_answer(&page),
+    let coding = Coding::accepted(&req.headers);
+    match room
+        .redeem(req.uri.query(), client, now_ms, tls, coding)
+        .await
+    {
+        Ok(Redemption::Passed { cookie, target }) => {
+            (see_other(&target, Some(&cookie)), Solved::PassIssued)
+        }
+        Ok(Redemption::Back { target }) => (see_other(&target, None), Solved::NonceRefused),
+        Ok(Redemption::Again(page)) => (page_answer(&page), Solved::Refused),
         Ok(Redemption::Malformed(which)) => {
             let detail = format!("The challenge solution's `{which}` is missing or not valid.");
             let body = problem_body(400, &detail, serde_json::json!({ "parameter": which }));
-            problem(400, body, &[])
+            (problem(400, body, &[]), Solved::Malformed)
         }
-        Err(e) => unavailable(&e.to_string()),
+        Err(e) => (unavailable(&e.to_string()), Solved::Unavailable),
     }
 }
 
 fn page_answer(page: &Page) -> Action {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
-        let mut header = ResponseHeader::build(page.status, Some(7))?;
+        let mut header = ResponseHeader::build(page.status, Some(9))?;
         header.insert_header(CONTENT_TYPE, "text/html; charset=utf-8")?;
+        if let Some(coding) = page.coding.content_encoding() {
+            header.insert_header(CONTENT_ENCODING, coding)?;
+        }
+        header.insert_header(VARY, "Accept-Encoding")?;
         header.insert_header(CONTENT_LENGTH, page.body.len())?;
         header.insert_header(CACHE_CONTROL, "no-store")?;
         header.insert_header(X_ROBOTS_TAG, "noindex, nofollow")?;

@@ -76,6 +76,9 @@ pub struct RequestCtx {
     snapshot: Option<Arc<Snapshot>>,
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
+    /// What a solution to the challenge came to (the solution endpoint's requests, which the
+    /// gate does not decide), for the log line.
+    solved: Option<challenge::Solved>,
     /// Why the blocklist refused the request (CrowdSec's scenario), for the log line.
     blocked_by: Option<Arc<str>>,
     ticket: Option<Ticket>,
@@ -145,6 +148,7 @@ impl ProxyHttp for Floodgate {
             snapshot: None,
             ratelimit: None,
             outcome: None,
+            solved: None,
             blocked_by: None,
             ticket: None,
             aftercare: Aftercare::default(),

@@ -191,6 +191,61 @@ fn wrong_stale_replayed_and_forged_solutions_earn_no_pass() {
     assert_eq!(upstream.served(), 0);
     let failed = "floodgate_challenges_total{kind=\"pow\",policy=\"browsers\",result=\"failed\"}";
     assert_eq!(proxy.metric(failed), 2.0);
+    // The access log names what each solution came to (issue 72: it said `decision=`).
+    let log = proxy.log();
+    let decisions: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" /.floodgate/challenge status="))
+        .filter_map(|l| l.split(" decision=").nth(1)?.split(' ').next())
+        .collect();
+    let mut expected = vec![
+        "solution_refused",
+        "pass_issued",
+        "solution_refused",
+        "nonce_refused",
+    ];
+    expected.extend(["solution_malformed"; 9]);
+    assert_eq!(decisions, expected, "{log}");
+}
+
+#[test]
+fn a_client_that_takes_gzip_gets_the_page_gzipped_and_the_same_page() {
+    let (_upstream, proxy) = start(CHALLENGE);
+    let fetch = |args: &[&str]| {
+        let out = Command::new("curl")
+            .args(["-s", "-m", "10", "-D", "-"])
+            .args(args)
+            .arg(proxy.url("/articles?page=2"))
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        (head.to_lowercase(), body.to_owned())
+    };
+    let (plain_head, plain) = fetch(&[]);
+    assert!(!plain_head.contains("content-encoding"), "{plain_head}");
+    assert!(plain_head.contains("vary: accept-encoding"), "{plain_head}");
+    // curl asks for gzip and decodes it; the head says what was sent.
+    let (head, page) = fetch(&["--compressed"]);
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    assert!(head.contains("vary: accept-encoding"), "{head}");
+    let sent: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a length");
+    assert!(
+        sent * 5 < page.len() * 3,
+        "{sent} bytes sent for {}",
+        page.len()
+    );
+    let nonce = |page: &str| page.split("data-nonce=\"").nth(1).unwrap()[..70].to_owned();
+    assert_eq!(
+        page.replace(&nonce(&page), ""),
+        plain.replace(&nonce(&plain), "")
+    );
+    let (head, _) = fetch(&["-H", "Accept-Encoding: gzip;q=0, br"]);
+    assert!(!head.contains("content-encoding"), "{head}");
 }
 
 #[test]

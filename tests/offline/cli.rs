@@ -38,6 +38,31 @@ fn a_misspelled_key_is_named_with_file_line_and_column() {
 }
 
 #[test]
+fn the_challenge_line_speaks_of_refresh_pages_only_when_a_policy_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("challenge.toml");
+    let base =
+        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+                [[policy]]\nname = \"browsers\"\naction = \"challenge\"\n";
+    let challenge_line = |config: &str| {
+        std::fs::write(&path, config).unwrap();
+        let out = check(&path);
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = stdout.lines().find(|l| l.starts_with("challenge "));
+        line.expect("a challenge line").to_owned()
+    };
+    // Issue 72: a pow-only config said "refresh after 2s".
+    let pow = challenge_line(base);
+    assert!(!pow.contains("refresh"), "{pow}");
+    let refresh = challenge_line(&format!("{base}challenge = \"refresh\"\n"));
+    assert!(
+        refresh.contains("(a refresh page reloads after 2s)"),
+        "{refresh}"
+    );
+}
+
+#[test]
 fn a_missing_file_is_reported() {
     let out = check(std::path::Path::new("/nonexistent/floodgate.toml"));
     assert!(!out.status.success());

@@ -96,6 +96,26 @@ fn nginx_auth_request_asks_floodgate_and_the_client_sees_its_answers() {
 }
 
 #[test]
+fn nginx_logs_an_error_per_throttled_check_unless_floodgate_answers_it_with_403() {
+    let (backend, checks) = (Upstream::start(), Upstream::start());
+    let (_floodgate, check) = floodgate(&checks, "");
+    let nginx = Front::nginx(&backend.addr, &check);
+    limits_through(&nginx, &backend);
+    let log = nginx.log();
+    // The snippet as shipped: one error line per throttled request (one here).
+    assert_eq!(
+        log.matches("auth request unexpected status: 429").count(),
+        1,
+        "{log}"
+    );
+    // What check.md shows to quiet it: the client sees the same answers, nginx logs nothing.
+    let (_quiet, check) = floodgate(&checks, "[response]\nstatus = 403\n");
+    let nginx = Front::nginx(&backend.addr, &check);
+    limits_through(&nginx, &backend);
+    assert!(!nginx.log().contains("[error]"), "{}", nginx.log());
+}
+
+#[test]
 fn caddy_forward_auth_asks_floodgate_and_the_client_sees_its_answers() {
     let (backend, checks) = (Upstream::start(), Upstream::start());
     let (_floodgate, check) = floodgate(&checks, "");

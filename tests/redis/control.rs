@@ -571,3 +571,54 @@ fn a_caller_named_by_its_digest_is_banned_overridden_inspected_and_reset_like_by
     );
     assert_eq!((status, problem["field"].as_str()), (400, Some("value")));
 }
+
+/// The `POST` examples of `doc` whose reply is shown whole (no `…`): the path, the body sent
+/// and the reply shown.
+fn whole_examples(doc: &str) -> Vec<(String, Value, Value)> {
+    let mut examples = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let Some(call) = line.split("-X POST $FG").nth(1) else {
+            continue;
+        };
+        let path = call.split_whitespace().next().unwrap().to_owned();
+        let mut text = line.to_owned();
+        while text.matches('\'').count() < 2 {
+            text.push_str(lines.next().expect("the body's closing quote"));
+        }
+        let body = text.split('\'').nth(1).unwrap();
+        let reply = lines.next().unwrap_or_default();
+        let shown = reply.strip_prefix("# ").filter(|r| !r.contains('…'));
+        if let Some(Ok(reply)) = shown.map(serde_json::from_str::<Value>) {
+            examples.push((path, serde_json::from_str(body).unwrap(), reply));
+        }
+    }
+    examples
+}
+
+#[test]
+fn the_replies_control_api_md_shows_whole_are_what_the_binary_answers() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, POLICY);
+    let doc = include_str!("../../docs/src/control-api.md");
+    let examples = whole_examples(doc);
+    // Issue 72: the one-address ban was missing, the override's reply cut short unsaid.
+    let paths: Vec<&str> = examples.iter().map(|(path, ..)| path.as_str()).collect();
+    for path in ["/v1/bans", "/v1/overrides", "/v1/callers/reset"] {
+        assert!(paths.contains(&path), "{path} in {paths:?}");
+    }
+    for (path, body, shown) in examples {
+        let (status, reply) = control(&proxy, "POST", &path, Some(body));
+        assert!(matches!(status, 200 | 201), "{path}: {status} {reply}");
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&reply), keys(&shown), "{path}: {reply}");
+        // What does not change from one instance or moment to the next, as shown.
+        for (key, value) in shown.as_object().unwrap() {
+            if !["id", "caller", "created_at_ms", "expires_at_ms"].contains(&key.as_str()) {
+                assert_eq!(&reply[key], value, "{path}: {key}");
+            }
+        }
+    }
+}

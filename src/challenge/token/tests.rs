@@ -102,3 +102,14 @@ fn forged_altered_and_malformed_tokens_are_refused() {
         Err(TokenError::Malformed)
     );
 }
+
+#[test]
+fn token_ids_never_repeat_within_a_thread_or_across_threads() {
+    let mine: Vec<[u8; 16]> = (0..1000).map(|_| random_id().unwrap()).collect();
+    let theirs = std::thread::spawn(|| random_id().unwrap()).join().unwrap();
+    let mut all: Vec<[u8; 16]> = mine.iter().copied().chain([theirs]).collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 1001);
+    assert!(mine.iter().all(|id| id != &[0; 16]));
+}

@@ -13,7 +13,6 @@ use combined::{combined_line, CombinedEntry};
 
 use super::{decide, RefusedHead, RequestCtx};
 use crate::clock::wall_now;
-use crate::gate::OutcomeKind;
 use pingora::proxy::Session;
 use sink::Sink;
 use std::net::IpAddr;
@@ -139,12 +138,21 @@ fn floodgate_line(
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
-        ctx.outcome.map_or("", OutcomeKind::label),
+        decision(ctx),
         policy.map_or("-", |p| &**p),
         identity.get(..12).unwrap_or("-"),
         ctx.front.id(),
         started.elapsed().as_secs_f64() * 1000.0
     )
+}
+
+/// The `decision` word: the gate's, or what a challenge solution came to.
+fn decision(ctx: &RequestCtx) -> &'static str {
+    match (ctx.outcome, ctx.solved) {
+        (Some(outcome), _) => outcome.label(),
+        (None, Some(solved)) => solved.label(),
+        (None, None) => "",
+    }
 }
 
 /// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
