@@ -14,6 +14,7 @@ mod aftercare;
 mod bound;
 mod challenges;
 mod check;
+mod classify;
 mod concurrency;
 mod cost;
 mod decider;
@@ -187,21 +188,8 @@ impl Gate {
         self.decide_classified(req, route).await.0
     }
 
-    /// What happens to `req`, and its class when the backend is overloaded: the priority and
-    /// `on_overload` of the policies it matches (the default class for a request refused or
-    /// let through before any policy is looked at: a ban, the blocklist, the deny-list).
-    pub async fn decide_classified<'g>(
-        &'g self,
-        req: &Request<'_>,
-        route: &RouteFacts<'_>,
-    ) -> (Outcome<'g>, Class) {
-        let mut class = Class::default();
-        let outcome = self.decide_into(req, route, &mut class).await;
-        (outcome, class)
-    }
-
     /// `decide`, noting the request's class in `class` once its policies are known.
-    async fn decide_into<'g>(
+    pub(super) async fn decide_into<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
@@ -266,24 +254,6 @@ impl Gate {
         let remedy = block.remedy.word();
         self.counters.blocked.with_label_values(&[remedy]).inc();
         Some(block)
-    }
-
-    /// The class of a request matching `matched` (the default when no policy names a priority
-    /// or `on_overload`, found without looking).
-    fn class_of(&self, matched: &[&BoundPolicy]) -> Class {
-        match self.classifies {
-            true => Class::of(
-                matched
-                    .iter()
-                    .map(|b| (b.policy.name(), b.policy.key.id(), &b.policy.overload)),
-            ),
-            false => Class::default(),
-        }
-    }
-
-    /// Whether any policy names a priority or `on_overload`.
-    pub fn classifies(&self) -> bool {
-        self.classifies
     }
 
     fn listed<'g>(&self, list: AccessList) -> Outcome<'g> {

@@ -12,6 +12,7 @@ mod registry;
 mod settings;
 mod shared;
 mod slots;
+mod waiting;
 
 pub use admission::{Admission, Asking, Shed};
 pub use level::{Level, Switch};

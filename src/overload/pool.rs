@@ -6,6 +6,7 @@
 use super::adaptive::Gradient;
 use super::settings::{MaxInFlight, OverloadSettings};
 use super::slots::{Asked, Refusal, Slots};
+use super::waiting::Waiting;
 use crate::limiter::FleetSize;
 use crate::policy::Priority;
 use crate::telemetry::OverloadMetrics;
@@ -13,7 +14,6 @@ use parking_lot::Mutex;
 use prometheus::IntGauge;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// How long a pool stays overloaded after the last sign of it.
@@ -24,7 +24,7 @@ const AVERAGE_WEIGHT: f64 = 0.1;
 /// One pool's watch, kept across reloads (by pool name).
 pub struct PoolGuard {
     name: Arc<str>,
-    state: Mutex<PoolState>,
+    pub(super) state: Mutex<PoolState>,
     fleet: Arc<FleetSize>,
     epoch: Instant,
     gauges: Gauges,
@@ -36,8 +36,9 @@ struct Gauges {
     queued: IntGauge,
 }
 
-struct PoolState {
-    slots: Slots,
+pub(super) struct PoolState {
+    /// The slots and their line.
+    pub(super) slots: Slots,
     settings: Arc<OverloadSettings>,
     adaptive: Option<Gradient>,
     /// The latest sign of overload (µs since the epoch).
@@ -185,18 +186,11 @@ impl PoolGuard {
         match asked {
             Asked::Granted => Ok(self.permit()),
             Asked::Refused(refusal) => Err(refusal),
-            Asked::Waiting(id, hear) => {
-                let waiting = Waiting {
-                    pool: self.clone(),
-                    id,
-                    hear: Some(hear),
-                };
-                waiting.wait(queue_time).await
-            }
+            Asked::Waiting(id, hear) => Waiting::new(self.clone(), id, hear).wait(queue_time).await,
         }
     }
 
-    fn permit(self: &Arc<Self>) -> Permit {
+    pub(super) fn permit(self: &Arc<Self>) -> Permit {
         Permit { pool: self.clone() }
     }
 
@@ -222,73 +216,19 @@ impl PoolGuard {
         }
     }
 
-    fn release(&self) {
+    pub(super) fn release(&self) {
         let mut state = self.state.lock();
         state.slots.release();
         self.show(&state);
     }
 
     /// Shows the state in the gauges.
-    fn show(&self, state: &PoolState) {
+    pub(super) fn show(&self, state: &PoolState) {
         self.gauges
             .in_flight
             .set(i64::from(state.slots.in_flight()));
         self.gauges.limit.set(i64::from(state.slots.limit()));
         self.gauges.queued.set(state.slots.queued() as i64);
-    }
-}
-
-/// A request waiting in line; leaving the line (or giving back a slot handed over
-/// meanwhile) if the request ends while it waits.
-struct Waiting {
-    pool: Arc<PoolGuard>,
-    id: u64,
-    hear: Option<oneshot::Receiver<bool>>,
-}
-
-impl Waiting {
-    async fn wait(mut self, queue_time: Duration) -> Result<Permit, Refusal> {
-        let Some(hear) = self.hear.as_mut() else {
-            return Err(Refusal::Waited);
-        };
-        let heard = tokio::time::timeout(queue_time, hear).await;
-        let outcome = match heard {
-            Ok(Ok(true)) => Ok(self.pool.permit()),
-            Ok(Ok(false) | Err(_)) => Err(Refusal::Displaced),
-            Err(_) => self.timed_out(),
-        };
-        self.hear = None;
-        outcome
-    }
-
-    /// Out of line after `queue_time`, unless a slot (or a refusal) came meanwhile.
-    fn timed_out(&mut self) -> Result<Permit, Refusal> {
-        let left = {
-            let mut state = self.pool.state.lock();
-            let left = state.slots.leave(self.id);
-            self.pool.show(&state);
-            left
-        };
-        if left {
-            return Err(Refusal::Waited);
-        }
-        match self.hear.as_mut().map(|h| h.try_recv()) {
-            Some(Ok(true)) => Ok(self.pool.permit()),
-            _ => Err(Refusal::Displaced),
-        }
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        let Some(mut hear) = self.hear.take() else {
-            return;
-        };
-        let mut state = self.pool.state.lock();
-        if !state.slots.leave(self.id) && hear.try_recv() == Ok(true) {
-            state.slots.release();
-        }
-        self.pool.show(&state);
     }
 }
 

@@ -1,0 +1,40 @@
+//! A request's class for overload protection: the priority and `on_overload` of the
+//! policies it matches, found with the decision ([`Gate::decide_classified`]).
+
+use super::bound::BoundPolicy;
+use super::{Gate, Outcome};
+use crate::identity::Request;
+use crate::policy::{Class, RouteFacts};
+
+impl Gate {
+    /// What happens to `req`, and its class when the backend is overloaded: the priority and
+    /// `on_overload` of the policies it matches (the default class for a request refused or
+    /// let through before any policy is looked at: a ban, the blocklist, the deny-list).
+    pub async fn decide_classified<'g>(
+        &'g self,
+        req: &Request<'_>,
+        route: &RouteFacts<'_>,
+    ) -> (Outcome<'g>, Class) {
+        let mut class = Class::default();
+        let outcome = self.decide_into(req, route, &mut class).await;
+        (outcome, class)
+    }
+
+    /// The class of a request matching `matched` (the default when no policy names a priority
+    /// or `on_overload`, found without looking).
+    pub(super) fn class_of(&self, matched: &[&BoundPolicy]) -> Class {
+        match self.classifies {
+            true => Class::of(
+                matched
+                    .iter()
+                    .map(|b| (b.policy.name(), b.policy.key.id(), &b.policy.overload)),
+            ),
+            false => Class::default(),
+        }
+    }
+
+    /// Whether any policy names a priority or `on_overload`.
+    pub fn classifies(&self) -> bool {
+        self.classifies
+    }
+}
