@@ -157,7 +157,7 @@ fn swarm_client(proxy: &Proxy, stop: &AtomicBool, shed: &AtomicUsize) {
     let mut n = 0usize;
     while !stop.load(Ordering::Relaxed) {
         n += 1;
-        let path = if n % 2 == 0 {
+        let path = if n.is_multiple_of(2) {
             "/articles/feed"
         } else {
             "/home"

@@ -9,7 +9,7 @@ use crate::common;
 
 use common::control_api::{admin_tables, control};
 use common::redis::RedisServer;
-use common::wait::within;
+use common::wait::{eventually, within};
 use common::{header, serial, Proxy, Upstream};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -227,4 +227,29 @@ fn the_challenge_switch_challenges_page_loads_on_three_instances_and_auto_ends_i
         assert_eq!(state["level"], "auto", "{state}");
         assert_eq!(state["switch"], Value::Null, "{state}");
     }
+}
+
+#[test]
+fn each_instance_shows_its_share_of_max_in_flight_before_any_request() {
+    let fleet = Fleet::start();
+    let learned = eventually(Duration::from_secs(10), || {
+        fleet
+            .proxies
+            .iter()
+            .all(|p| p.metric("floodgate_store_fleet_size") == 3.0)
+    });
+    assert!(learned, "every instance counts three");
+    // 8 among 3: 2 each, shown by the API and the gauge within a refresh, no request needed.
+    let limits = |proxy: &Proxy| {
+        let (_, state) = control(proxy, "GET", "/v1/overload", None);
+        let series = "floodgate_overload_limit{pool=\"default\"}";
+        (state["pools"][0]["limit"].as_u64(), proxy.metric(series))
+    };
+    let shown = fleet.first_seen(Instant::now(), PROPAGATION, |proxy| {
+        limits(proxy) == (Some(2), 2.0)
+    });
+    let shown_by_all = shown.iter().all(Option::is_some);
+    let limits: Vec<_> = fleet.proxies.iter().map(limits).collect();
+    assert!(shown_by_all, "each shows 2 of 8: {limits:?}");
+    assert_eq!(fleet.upstream.served(), 0, "no request went through");
 }
