@@ -184,6 +184,10 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
         ..Opt::default()
     };
     preflight(config)?;
+    PidFile::check(&config.server.pid_file)?;
+    if !launch.upgrade {
+        PidFile::check_free(&config.server.pid_file)?;
+    }
     let mut server = Server::new_with_opt_and_conf(opt, server_conf(config));
     server.bootstrap();
 
