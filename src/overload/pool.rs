@@ -5,8 +5,7 @@
 
 use super::adaptive::Gradient;
 use super::settings::{MaxInFlight, OverloadSettings};
-use super::slots::{Asked, Refusal, Slots};
-use super::waiting::Waiting;
+use super::slots::{Asked, Slots};
 use crate::limiter::FleetSize;
 use crate::policy::Priority;
 use crate::telemetry::OverloadMetrics;
@@ -162,29 +161,23 @@ impl PoolGuard {
             .is_some_and(|at| now_us.saturating_sub(at) < HOLD.as_micros() as u64)
     }
 
-    /// A slot for a request of `priority`: at once, or after waiting in line for at most
-    /// `queue_time`.
-    pub async fn acquire(self: &Arc<Self>, priority: Priority) -> Result<Permit, Refusal> {
-        let (asked, queue_time) = {
-            let now = self.now_us();
-            let mut state = self.state.lock();
-            self.follow(&mut state);
-            let max_queued = state.max_queued();
-            let asked = state.slots.ask(priority, max_queued);
-            if !matches!(asked, Asked::Granted) {
-                state.pressed_us = Some(now);
-                if let Some(adaptive) = &mut state.adaptive {
-                    adaptive.saturated(now);
-                }
+    /// Asks the slots for a request of `priority`: where it stands, and how long it may wait
+    /// in line (`queue_time`). Counts a request that found every slot taken as a sign of
+    /// overload ([`PoolGuard::acquire`], in waiting.rs, waits).
+    pub(super) fn ask(&self, priority: Priority) -> (Asked, Duration) {
+        let now = self.now_us();
+        let mut state = self.state.lock();
+        self.follow(&mut state);
+        let max_queued = state.max_queued();
+        let asked = state.slots.ask(priority, max_queued);
+        if !matches!(asked, Asked::Granted) {
+            state.pressed_us = Some(now);
+            if let Some(adaptive) = &mut state.adaptive {
+                adaptive.saturated(now);
             }
-            self.show(&state);
-            (asked, state.settings.queue_time)
-        };
-        match asked {
-            Asked::Granted => Ok(self.permit()),
-            Asked::Refused(refusal) => Err(refusal),
-            Asked::Waiting(id, hear) => Waiting::new(self.clone(), id, hear).wait(queue_time).await,
         }
+        self.show(&state);
+        (asked, state.settings.queue_time)
     }
 
     /// Takes the limit the settings ask for now (the fleet may have grown or shrunk since

@@ -1,11 +1,25 @@
-//! A request waiting in line for one of a pool's slots: it leaves the line (or gives back a
-//! slot handed over meanwhile) if the request ends while it waits.
+//! A request asking for one of a pool's slots, and waiting in line for it: it leaves the line
+//! (or gives back a slot handed over meanwhile) if the request ends while it waits.
 
 use super::pool::{Permit, PoolGuard};
-use super::slots::Refusal;
+use super::slots::{Asked, Refusal};
+use crate::policy::Priority;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
+
+impl PoolGuard {
+    /// A slot for a request of `priority`: at once, or after waiting in line for at most
+    /// `queue_time`.
+    pub async fn acquire(self: &Arc<Self>, priority: Priority) -> Result<Permit, Refusal> {
+        let (asked, queue_time) = self.ask(priority);
+        match asked {
+            Asked::Granted => Ok(self.permit()),
+            Asked::Refused(refusal) => Err(refusal),
+            Asked::Waiting(id, hear) => Waiting::new(self.clone(), id, hear).wait(queue_time).await,
+        }
+    }
+}
 
 /// A request waiting in line; leaving the line (or giving back a slot handed over
 /// meanwhile) if the request ends while it waits.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::overload::slots::Refusal;
 use crate::telemetry::Metrics;
 
 fn guard(total: u32, queue_time_ms: u64, max_queued: Option<u32>) -> Arc<PoolGuard> {
