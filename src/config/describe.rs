@@ -292,7 +292,7 @@ impl Config {
         };
         let queued = match o.max_queued {
             Some(n) => format!("{n} waiting"),
-            None => "as many waiting as the limit".to_owned(),
+            None => "4 × the limit waiting (at least 16)".to_owned(),
         };
         writeln!(
             f,

@@ -15,6 +15,10 @@ use std::time::Duration;
 /// How much slower than the lowest latency a window may be and still count as unqueued: a
 /// backend of N workers answering N + 1 requests at once is 1/N slower on average.
 const TOLERANCE: f64 = 0.05;
+/// Slack on top of the tolerance, in microseconds: a backend answering in a few hundred
+/// microseconds jitters by more than 5 % of its lowest answer, and the limit must still grow
+/// (its queueing shows as milliseconds).
+const SLACK_US: f64 = 1_000.0;
 /// The shortest window.
 const WINDOW_US: u64 = 100_000;
 /// The fewest answers a window judges from.
@@ -135,7 +139,7 @@ impl Gradient {
             return;
         };
         let mean = self.window.sum_us / f64::from(self.window.samples);
-        let mut allowed = lowest as f64 * (1.0 + TOLERANCE);
+        let mut allowed = lowest as f64 * (1.0 + TOLERANCE) + SLACK_US;
         if let Some(target) = self.target_us {
             allowed = allowed.min(target);
         }
@@ -198,6 +202,20 @@ mod tests {
             );
             assert!(last + 2 >= workers, "{workers} workers: fell to {last}");
         }
+    }
+
+    #[test]
+    fn a_fast_jittery_backend_lets_the_limit_grow() {
+        let mut gradient = Gradient::new(2, 1000, None);
+        let mut now = 0;
+        for n in 0..200_000u64 {
+            now += 50;
+            gradient.saturated(now);
+            // 80 to 400 µs, whatever the load: a backend far from full.
+            let latency = Duration::from_micros(80 + (n * 7919) % 320);
+            gradient.sample(now, latency);
+        }
+        assert!(gradient.limit() > 100, "stayed at {}", gradient.limit());
     }
 
     #[test]

@@ -15,6 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The fewest requests that may wait for a pool's slots when `max_queued` is not given (4 ×
+/// the limit, or this): an adaptive limit still low at the start must not refuse a handful of
+/// requests a fast backend would serve at once.
+const DEFAULT_MIN_QUEUED: u32 = 16;
+
 /// How long a pool stays overloaded after the last sign of it.
 pub const HOLD: Duration = Duration::from_secs(5);
 /// The weight of a new answer in the latency average `latency_target` is compared with.
@@ -74,7 +79,8 @@ impl PoolState {
     }
 
     fn max_queued(&self) -> usize {
-        let bound = self.settings.max_queued.unwrap_or(self.slots.limit());
+        let bound = (self.settings.max_queued)
+            .unwrap_or_else(|| (self.slots.limit() * 4).max(DEFAULT_MIN_QUEUED));
         bound as usize
     }
 }

@@ -28,8 +28,8 @@ pub struct OverloadSettings {
     pub latency_target: Option<Duration>,
     /// `queue_time`: how long a request may wait for a slot before it is shed.
     pub queue_time: Duration,
-    /// `max_queued`: how many requests may wait for a pool's slots at once (`None`: as many
-    /// as the pool's limit).
+    /// `max_queued`: how many requests may wait for a pool's slots at once (`None`: 4 × the
+    /// pool's limit, at least 64).
     pub max_queued: Option<u32>,
 }
 

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The swarm's clients (connections).
-const SWARM_THREADS: usize = 48;
+const SWARM_THREADS: usize = 96;
+/// Each swarm client's pause between requests.
+const PAUSE: Duration = Duration::from_millis(20);
 
 pub(super) fn client() -> Client {
     Client::builder()
@@ -69,6 +71,9 @@ pub(super) fn swarm(proxy: &Proxy, stop: &AtomicBool, counter: &AtomicU32) -> Sw
                         report.shed_without_retry_after +=
                             usize::from(status == 503 && !retry_after);
                         *report.statuses.entry((kind, status)).or_default() += 1;
+                        // A breath between requests: the swarm's own clients must not take the
+                        // machine from the proxy (it still sends many times the capacity).
+                        std::thread::sleep(PAUSE);
                     }
                     report
                 })
