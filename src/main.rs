@@ -133,6 +133,9 @@ fn main() -> ExitCode {
             eprintln!("{}: {e}", config.path.display());
             return ExitCode::from(2);
         }
+        if let Some(note) = floodgate::app::PidFile::note(&config.server.pid_file) {
+            eprintln!("{}: note: {note}", config.path.display());
+        }
         // A reader that closed early (`floodgate --test | head`) is no failure of the config.
         let _ = write!(std::io::stdout(), "{config}");
         return ExitCode::SUCCESS;

@@ -7,15 +7,14 @@ use crate::acme::{AcmeManager, FileVault, FleetVault, Vault};
 use crate::config::Config;
 use crate::limiter::StoreSettings;
 use crate::tls::{Certified, ServedCertificates, TlsFront, Validations};
-use pingora::services::background::{background_service, GenBackgroundService};
 use std::sync::Arc;
 
 /// What the TLS listener serves, and what keeps it.
 pub(super) struct Certificates {
     /// The served set; `None` without a TLS listener.
     pub(super) served: Option<Arc<ServedCertificates>>,
-    /// The ACME client's service, when `[tls.acme]` is configured.
-    pub(super) acme: Option<GenBackgroundService<AcmeManager>>,
+    /// The ACME client, when `[tls.acme]` is configured (its service is added by `build`).
+    pub(super) acme: Option<Arc<AcmeManager>>,
 }
 
 impl Certificates {
@@ -38,7 +37,7 @@ impl Certificates {
                 let vault = vault(config, stores, id)?;
                 let metrics = stores.metrics.certificates.clone();
                 let manager = AcmeManager::new(settings.clone(), served.clone(), vault, metrics);
-                Some(background_service("acme", manager))
+                Some(Arc::new(manager))
             }
             None => None,
         };
@@ -51,7 +50,7 @@ impl Certificates {
 
     /// The ACME client, when there is one.
     pub(super) fn manager(&self) -> Option<Arc<AcmeManager>> {
-        self.acme.as_ref().map(|service| service.task())
+        self.acme.clone()
     }
 
     /// The TLS side of the proxy's listener.

@@ -7,6 +7,8 @@
 //! What is still in flight keeps the rest of the grace period, and pingora's own steps after it.
 
 use super::PidFile;
+use crate::proxy::Snapshot;
+use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use pingora::server::{ExecutionPhase, ShutdownWatch};
@@ -46,18 +48,17 @@ impl Drop for Serving {
     }
 }
 
-/// A background service in service from its start until it returns (the rate limit
-/// service, which drains its own streams once told to stop).
-#[cfg_attr(not(feature = "rls"), allow(dead_code))]
+/// A background service in service from its start until it returns: the rate limit service,
+/// which drains its own streams once told to stop; the ACME client and the CrowdSec bouncer,
+/// which finish their round and give their fleet lease up.
 pub(super) struct UntilDone<S> {
-    inner: S,
+    inner: Arc<S>,
     in_service: Arc<InService>,
 }
 
-#[cfg_attr(not(feature = "rls"), allow(dead_code))]
 impl<S> UntilDone<S> {
     /// `inner`, counted `in_service` while it runs.
-    pub(super) fn new(inner: S, in_service: Arc<InService>) -> Self {
+    pub(super) fn new(inner: Arc<S>, in_service: Arc<InService>) -> Self {
         Self { inner, in_service }
     }
 }
@@ -71,17 +72,34 @@ impl<S: BackgroundService + Send + Sync> BackgroundService for UntilDone<S> {
 }
 
 /// Whether the access log in force has written every line it was given.
-pub(super) type Written = Box<dyn Fn() -> bool + Send>;
+type Written = Box<dyn Fn() -> bool + Send>;
 
 /// What ends the process once a graceful shutdown has nothing left to drain.
 pub(super) struct Drain {
-    pub(super) in_service: Arc<InService>,
+    in_service: Arc<InService>,
     /// `server.grace_period`, in pingora's whole seconds.
-    pub(super) grace: Duration,
-    pub(super) written: Written,
+    grace: Duration,
+    written: Written,
 }
 
 impl Drain {
+    /// Waits for `in_service` and the access log of the snapshot in force, within `grace`.
+    pub(super) fn new(
+        in_service: Arc<InService>,
+        grace: Duration,
+        snapshot: Arc<ArcSwap<Snapshot>>,
+    ) -> Self {
+        let written = move || {
+            let snapshot = snapshot.load();
+            snapshot.access_log.as_ref().is_none_or(|l| l.is_written())
+        };
+        Self {
+            in_service,
+            grace,
+            written: Box::new(written),
+        }
+    }
+
     /// Watches `phases` from a thread of its own: once a graceful shutdown's grace period
     /// starts, ends the process (exit 0, `pid_file` removed) as soon as nothing is in service
     /// and the access log is written, or leaves the shutdown to pingora when the grace period

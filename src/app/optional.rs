@@ -20,7 +20,9 @@ pub(super) fn crowdsec(
     stores: &Stores,
     metrics: &Arc<Metrics>,
     id: &str,
+    in_service: &Arc<InService>,
 ) -> Result<(), BuildError> {
+    use super::drain::UntilDone;
     use crate::crowdsec::{Bouncer, SharedDecisions};
     use pingora::services::background::background_service;
     let Some(settings) = &config.crowdsec else {
@@ -34,6 +36,8 @@ pub(super) fn crowdsec(
         metrics.crowdsec.clone(),
     )
     .map_err(|e| BuildError::CrowdSec(e.to_string()))?;
+    // In service until it returns: told to stop, it gives its fleet lease up.
+    let bouncer = UntilDone::new(Arc::new(bouncer), in_service.clone());
     server.add_service(background_service("crowdsec", bouncer));
     Ok(())
 }
@@ -46,6 +50,7 @@ pub(super) fn crowdsec(
     _: &Stores,
     _: &Arc<Metrics>,
     _: &str,
+    _: &Arc<InService>,
 ) -> Result<(), BuildError> {
     match config.crowdsec {
         Some(_) => Err(BuildError::Feature("crowdsec")),
@@ -88,7 +93,7 @@ pub(super) fn rls(
     let listener = RlsServer::bind(settings.listen, settings.tls.as_ref(), service, limits)
         .map_err(|e| BuildError::Rls(format!("cannot listen on {}: {e}", settings.listen)))?;
     // In service until it returns: told to stop, it drains its streams first.
-    let listener = UntilDone::new(listener, in_service.clone());
+    let listener = UntilDone::new(Arc::new(listener), in_service.clone());
     server.add_service(background_service("rate limit service", listener));
     Ok(Some(rules))
 }

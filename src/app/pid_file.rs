@@ -8,7 +8,14 @@
 //! written and a symbolic link planted at its path (the default is in `/tmp`) is replaced,
 //! never followed. Mode 0644, as nginx and HAProxy write theirs: a pid is no secret (`ps`
 //! shows it) and tools running as other users (monitoring, log rotation) read it.
+//!
+//! A start (not an upgrade) refuses a pid file that names another running process: that is
+//! another instance's file, and overwriting it would send the next upgrade's `kill -QUIT` to
+//! the wrong process. A file naming a process that is gone is replaced.
 
+use nix::errno::Errno;
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -19,15 +26,28 @@ const MODE: u32 = 0o644;
 
 /// Why the pid file could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write `server.pid_file` {path}: {source}; set `server.pid_file` to a path this user may write")]
-pub struct PidFileError {
-    path: String,
-    source: io::Error,
+pub enum PidFileError {
+    /// It cannot be written there.
+    #[error("cannot write `server.pid_file` {path}: {source}; set `server.pid_file` to a path this user may write")]
+    Unwritable {
+        /// The pid file.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// It names another process that is running.
+    #[error("`server.pid_file` {path} names process {pid}, which is running: another instance uses this pid file. Stop it, take its listeners over with `--upgrade`, or give this config its own `server.pid_file` and `server.upgrade_sock`")]
+    Taken {
+        /// The pid file.
+        path: String,
+        /// The process it names.
+        pid: i32,
+    },
 }
 
 impl PidFileError {
     fn new(path: &Path, source: io::Error) -> Self {
-        Self {
+        Self::Unwritable {
             path: path.display().to_string(),
             source,
         }
@@ -49,14 +69,38 @@ impl PidFile {
 
     /// Checks, before anything listens, that `path`'s directory exists.
     pub fn check(path: &Path) -> Result<(), PidFileError> {
-        match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+        match missing_directory(path) {
+            Some(dir) => {
                 let message = format!("the directory {} does not exist", dir.display());
                 let e = io::Error::new(io::ErrorKind::NotFound, message);
                 Err(PidFileError::new(path, e))
             }
-            _ => Ok(()),
+            None => Ok(()),
         }
+    }
+
+    /// Checks, before a start (not an upgrade) listens, that the file at `path`, if there,
+    /// names no other running process.
+    pub fn check_free(path: &Path) -> Result<(), PidFileError> {
+        match running_other(path) {
+            Some(pid) => Err(PidFileError::Taken {
+                path: path.display().to_string(),
+                pid,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// What `--test` says of `path` when its directory is not there now: a start would fail
+    /// unless something makes it first (systemd's `RuntimeDirectory=` as the unit starts).
+    pub fn note(path: &Path) -> Option<String> {
+        let dir = missing_directory(path)?;
+        Some(format!(
+            "`server.pid_file` {}: the directory {} does not exist now; a start fails unless it \
+             is made first (systemd's `RuntimeDirectory=` makes it as the unit starts)",
+            path.display(),
+            dir.display()
+        ))
     }
 
     fn write_pid(path: &Path, pid: u32) -> Result<Self, PidFileError> {
@@ -78,6 +122,21 @@ impl PidFile {
             pid,
         })
     }
+}
+
+/// The directory of `path`, when it is not there.
+fn missing_directory(path: &Path) -> Option<&Path> {
+    let dir = path.parent()?;
+    (!dir.as_os_str().is_empty() && !dir.is_dir()).then_some(dir)
+}
+
+/// The process the file at `path` names, when it is another one and running.
+fn running_other(path: &Path) -> Option<i32> {
+    let pid: i32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+    let other = pid > 0 && u32::try_from(pid).ok() != Some(std::process::id());
+    // Signal 0 checks the process exists; EPERM: it does, run by another user.
+    let running = matches!(kill(Pid::from_raw(pid), None), Ok(()) | Err(Errno::EPERM));
+    (other && running).then_some(pid)
 }
 
 /// Writes `pid` to a new file at `staged` (one left by an earlier process of the same id
@@ -171,5 +230,28 @@ mod tests {
             assert!(e.contains("`server.pid_file`") && e.contains(&shown), "{e}");
         }
         assert!(PidFile::check(&dir.path().join("floodgate.pid")).is_ok());
+        let note = PidFile::note(&path).unwrap();
+        assert!(
+            note.contains("RuntimeDirectory=") && note.contains(&shown),
+            "{note}"
+        );
+        assert_eq!(PidFile::note(&dir.path().join("floodgate.pid")), None);
+    }
+
+    #[test]
+    fn a_file_naming_another_running_process_is_refused_and_one_naming_none_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("floodgate.pid");
+        // Process 1 always runs; no process has an id above the kernel's `pid_max` (2^22).
+        fs::write(&path, "1\n").unwrap();
+        let e = PidFile::check_free(&path).unwrap_err().to_string();
+        assert!(e.contains("names process 1, which is running"), "{e}");
+        fs::write(&path, format!("{}\n", i32::MAX)).unwrap();
+        assert!(PidFile::check_free(&path).is_ok(), "a process that is gone");
+        fs::write(&path, format!("{}\n", std::process::id())).unwrap();
+        assert!(PidFile::check_free(&path).is_ok(), "this process's own");
+        fs::write(&path, "not a pid\n").unwrap();
+        assert!(PidFile::check_free(&path).is_ok());
+        assert!(PidFile::check_free(&dir.path().join("none.pid")).is_ok());
     }
 }

@@ -105,6 +105,8 @@ impl fmt::Display for Config {
             "shutdown        in-flight requests get {:?}, then {:?} to stop",
             s.grace_period, s.shutdown_timeout
         )?;
+        writeln!(f, "pid file        {}", s.pid_file.display())?;
+        writeln!(f, "upgrade socket  {}", s.upgrade_sock)?;
         writeln!(
             f,
             "admin listener  {} (top {} offenders over {:?}){}",

@@ -15,6 +15,7 @@ mod error;
 mod file;
 mod geo;
 mod identity;
+mod instance_files;
 mod overload;
 mod policies;
 mod policy_table;

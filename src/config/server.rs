@@ -2,6 +2,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::instance_files::default_for;
 use super::runtime::{ServerSettings, TlsFiles, TlsListener};
 use super::upstream::UpstreamFile;
 
@@ -76,10 +77,7 @@ pub(super) fn server(
         access_log: access_log(check, file)?,
         watch_config: file.watch_config,
         pid_file: pid_file(check, file.pid_file.as_ref())?,
-        upgrade_sock: file
-            .upgrade_sock
-            .clone()
-            .unwrap_or_else(|| "/tmp/floodgate_upgrade.sock".to_owned()),
+        upgrade_sock: upgrade_sock(check, file.upgrade_sock.as_deref()),
         tls: tls_listener(check, file)?,
         limits: limits(check, file)?,
         h2c: file.h2c,
@@ -144,13 +142,11 @@ fn access_log(
     }))
 }
 
-/// `server.pid_file`'s default: the path the upgrade steps of the book read.
-const PID_FILE: &str = "/tmp/floodgate.pid";
-
-/// `server.pid_file`: a path, relative to the config file's directory when not absolute.
+/// `server.pid_file`: a path, relative to the config file's directory when not absolute; by
+/// default one of this config file's own (`instance_files`).
 fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<PathBuf, ConfigError> {
     let Some(value) = value else {
-        return Ok(PathBuf::from(PID_FILE));
+        return Ok(default_for(check.path, "pid"));
     };
     let text = value.get_ref();
     if text.is_empty() || text.ends_with('/') {
@@ -159,6 +155,16 @@ fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<Path
     }
     let base = check.path.parent().unwrap_or(Path::new(""));
     Ok(base.join(text))
+}
+
+/// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute;
+/// by default one of this config file's own (`instance_files`).
+fn upgrade_sock(check: &Checker<'_>, value: Option<&str>) -> String {
+    let path = match value {
+        Some(text) => check.path.parent().unwrap_or(Path::new("")).join(text),
+        None => default_for(check.path, "sock"),
+    };
+    path.display().to_string()
 }
 
 /// Headers a request id may not travel in: HTTP's own and the forwarding headers.

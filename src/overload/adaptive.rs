@@ -1,27 +1,27 @@
 //! `max_in_flight = "auto"`: a pool's concurrency limit found from its latency, as Envoy's
 //! adaptive concurrency filter and Netflix's Gradient2 find it. The lowest latency of the last
-//! half minute is what the backend answers in when nothing queues inside it; a window of
-//! answers whose median latency stays within `TOLERANCE` of it lets the limit grow (by 10 %,
-//! at least 1, and only when the limit was reached in the window: an idle pool proves
-//! nothing), a slower window shrinks it by the ratio, at most by half, never below the floor.
-//! The median, not the mean: a busy proxy host delays a few answers a lot. A host busy enough
-//! to delay most answers keeps the limit low: it errs towards fewer requests in flight. Pure:
-//! time is an argument, in microseconds.
+//! ten seconds is what the backend answers in when nothing queues inside it; a window of
+//! answers whose mean latency stays within `TOLERANCE` of it lets the limit grow (by 10 %, at
+//! least 1, and only when the limit was reached in the window: an idle pool proves nothing),
+//! a slower window shrinks it by the ratio, at most by half, never below the floor. The mean,
+//! not the median: a backend of N workers given N + 1 requests makes one in N + 1 wait, which
+//! moves the mean by 1/N and the median not at all. A proxy host busy enough to delay most
+//! answers keeps the limit low: it errs towards fewer requests in flight. A backend that
+//! became slower for good is believed within ten seconds. Pure: time is an argument, in
+//! microseconds.
 
 use std::time::Duration;
 
 /// How much slower than the lowest latency a window may be and still count as unqueued: a
 /// backend of N workers answering N + 1 requests at once is 1/N slower on average.
-const TOLERANCE: f64 = 0.1;
-/// The most answers a window keeps for its median (the rest are counted, not kept).
-const WINDOW_KEPT: usize = 256;
+const TOLERANCE: f64 = 0.05;
 /// The shortest window.
 const WINDOW_US: u64 = 100_000;
 /// The fewest answers a window judges from.
 const WINDOW_SAMPLES: u32 = 8;
 /// The lowest latency is the lowest of this many one-second slots (a backend that became
-/// slower for good is believed within half a minute).
-const MIN_SLOTS: usize = 30;
+/// slower for good is believed within ten seconds).
+const MIN_SLOTS: usize = 10;
 const SLOT_US: u64 = 1_000_000;
 
 /// The adaptive limit of one pool.
@@ -41,7 +41,7 @@ pub(super) struct Gradient {
 struct Window {
     started_us: u64,
     samples: u32,
-    kept_us: Vec<u64>,
+    sum_us: f64,
     /// Whether a request found every slot taken during the window.
     saturated: bool,
 }
@@ -108,9 +108,7 @@ impl Gradient {
         self.open(now_us);
         self.lowest.record(now_us, latency_us);
         self.window.samples += 1;
-        if self.window.kept_us.len() < WINDOW_KEPT {
-            self.window.kept_us.push(latency_us);
-        }
+        self.window.sum_us += latency_us as f64;
         let long_enough = now_us.saturating_sub(self.window.started_us) >= WINDOW_US;
         if !long_enough || self.window.samples < WINDOW_SAMPLES.min(self.limit()) {
             return None;
@@ -136,16 +134,14 @@ impl Gradient {
         let Some(lowest) = self.lowest.get(now_us) else {
             return;
         };
-        let kept = &mut self.window.kept_us;
-        kept.sort_unstable();
-        let median = kept[kept.len() / 2] as f64;
+        let mean = self.window.sum_us / f64::from(self.window.samples);
         let mut allowed = lowest as f64 * (1.0 + TOLERANCE);
         if let Some(target) = self.target_us {
             allowed = allowed.min(target);
         }
         let (floor, ceiling) = (f64::from(self.floor), f64::from(self.ceiling));
-        if median > allowed {
-            let gradient = (allowed / median).max(0.5);
+        if mean > allowed {
+            let gradient = (allowed / mean).max(0.5);
             self.limit = (self.limit * gradient).floor().max(floor);
         } else if self.window.saturated {
             self.limit = (self.limit + (self.limit * 0.1).max(1.0))
@@ -238,14 +234,14 @@ mod tests {
     }
 
     #[test]
-    fn the_lowest_latency_forgets_after_half_a_minute() {
+    fn the_lowest_latency_forgets_after_ten_seconds() {
         let mut lowest = Lowest {
             slots: [None; MIN_SLOTS],
         };
         lowest.record(0, 10);
         lowest.record(5 * SLOT_US, 50);
         assert_eq!(lowest.get(5 * SLOT_US), Some(10));
-        assert_eq!(lowest.get(31 * SLOT_US), Some(50));
-        assert_eq!(lowest.get(40 * SLOT_US), None);
+        assert_eq!(lowest.get(11 * SLOT_US), Some(50));
+        assert_eq!(lowest.get(20 * SLOT_US), None);
     }
 }

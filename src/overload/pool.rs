@@ -168,10 +168,7 @@ impl PoolGuard {
         let (asked, queue_time) = {
             let now = self.now_us();
             let mut state = self.state.lock();
-            let wanted = state.wanted_limit(self.fleet.get());
-            if wanted != state.slots.limit() {
-                state.slots.set_limit(wanted);
-            }
+            self.follow(&mut state);
             let max_queued = state.max_queued();
             let asked = state.slots.ask(priority, max_queued);
             if !matches!(asked, Asked::Granted) {
@@ -187,6 +184,23 @@ impl PoolGuard {
             Asked::Granted => Ok(self.permit()),
             Asked::Refused(refusal) => Err(refusal),
             Asked::Waiting(id, hear) => Waiting::new(self.clone(), id, hear).wait(queue_time).await,
+        }
+    }
+
+    /// Takes the limit the settings ask for now (the fleet may have grown or shrunk since
+    /// the last request), so the gauge and `GET /v1/overload` show the limit in force even
+    /// when no request comes. Called every refresh interval.
+    pub(super) fn retune(&self) {
+        let mut state = self.state.lock();
+        self.follow(&mut state);
+        self.show(&state);
+    }
+
+    /// Sets the slots' limit to the one the settings ask for now, if it changed.
+    fn follow(&self, state: &mut PoolState) {
+        let wanted = state.wanted_limit(self.fleet.get());
+        if wanted != state.slots.limit() {
+            state.slots.set_limit(wanted);
         }
     }
 

@@ -168,8 +168,9 @@ impl Overload {
         }
     }
 
-    /// Reads the fleet's switch (when shared), ends a switch whose time is up, and logs
-    /// pools whose overload started or ended. Called every refresh interval.
+    /// Reads the fleet's switch (when shared), ends a switch whose time is up, takes each
+    /// pool's share of a fleet that grew or shrank, and logs pools whose overload started or
+    /// ended. Called every refresh interval.
     pub async fn refresh(&self) {
         if let Some(shared) = &self.shared {
             match shared.read().await {
@@ -189,12 +190,16 @@ impl Overload {
         {
             self.apply(None);
         }
-        self.watch();
+        let pools: Vec<Arc<PoolGuard>> = self.pools.lock().values().cloned().collect();
+        for pool in &pools {
+            pool.retune();
+        }
+        self.watch(&pools);
     }
 
-    /// Logs each pool whose overload started (WARN) or ended (INFO), at most once a second.
-    fn watch(&self) {
-        let pools: Vec<Arc<PoolGuard>> = self.pools.lock().values().cloned().collect();
+    /// Logs each of `pools` whose overload started (WARN) or ended (INFO), at most once a
+    /// second.
+    fn watch(&self, pools: &[Arc<PoolGuard>]) {
         let mut seen = self.seen.lock();
         for pool in pools {
             let now = pool.overloaded();

@@ -1,5 +1,6 @@
 //! Tests with a real headless Chromium (`common::browser`): the harness itself, the challenge
-//! solved in a browser, the operators' console, and JA4 fingerprints of real clients.
+//! solved in a browser, the operators' console, JA4 fingerprints of real clients, and the
+//! challenge of overload protection solved while the backend is overloaded.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,3 +9,4 @@ mod challenge;
 mod console;
 mod harness;
 mod ja4;
+mod overload;

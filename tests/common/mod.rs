@@ -142,8 +142,13 @@ impl Proxy {
         let dir = tempfile::tempdir().expect("temp dir");
         let config_path = dir.path().join("floodgate.toml");
         let backends: Vec<String> = backends.iter().map(|b| format!("\"{b}\"")).collect();
+        // The pid file in the test's directory (read from the config's), gone with it.
+        let pid_file = match server_extra.contains("pid_file") {
+            true => "",
+            false => "pid_file = \"floodgate.pid\"\n",
+        };
         let config = format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n{server_extra}\n\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nthreads = 2\nshutdown_timeout = \"1s\"\n{pid_file}{server_extra}\n\n\
              [admin]\nlisten = \"127.0.0.1:{admin_port}\"\n{admin_extra}\n\n\
              [upstream]\nbackends = [{}]\nconnect_timeout = \"1s\"\n\n{extra}\n",
             backends.join(", ")

@@ -1,12 +1,13 @@
 //! What ships for deployment, as an operator uses it: the pid file a real proxy writes and
-//! removes, the book's upgrade command run as written against it, the systemd unit as
+//! removes, the book's upgrade commands run as written against it, two configs on one host
+//! each with a pid file of its own (a second start of one refused), the systemd unit as
 //! `systemd-analyze verify` and `security` judge it, and the Kubernetes manifests as
 //! Kubernetes' own schemas (PyPI `kubernetes-validate`) judge them.
 
 use crate::common;
 
 use common::wait::eventually;
-use common::{floodgate_bin, Proxy, Upstream};
+use common::{floodgate_bin, free_port, Proxy, Upstream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -52,17 +53,22 @@ fn the_pid_file_names_the_running_process_and_goes_at_a_clean_exit() {
     assert!(left.is_empty(), "nothing left behind: {left:?}");
 }
 
-/// The upgrade's signal step, as `docs/src/operations.md` writes it.
-fn documented_quit_command() -> String {
+/// The upgrade's signal step, as `docs/src/operations.md` writes it, for `config`, with
+/// `floodgate` the binary these tests built.
+fn documented_quit_commands(config: &Path) -> Command {
     let page = std::fs::read_to_string(root().join("docs/src/operations.md")).unwrap();
     let start = page
-        .find("kill -QUIT $(cat /tmp/floodgate.pid)")
-        .expect("the upgrade step reads the pid file");
-    page[start..]
-        .split('`')
-        .next()
-        .expect("the command in backticks")
-        .to_owned()
+        .find("PID_FILE=$(floodgate --config FILE --test")
+        .expect("the upgrade step finds the pid file");
+    let end = start + page[start..].find("```").expect("the end of the block");
+    let commands =
+        page[start..end].replace("--config FILE", &format!("--config {}", config.display()));
+    let bin = Path::new(floodgate_bin()).parent().unwrap().to_owned();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)));
+    let mut sh = Command::new("sh");
+    sh.args(["-c", &commands]).env("PATH", path.unwrap());
+    sh
 }
 
 /// A process killed when dropped.
@@ -103,10 +109,8 @@ fn the_documented_upgrade_works_with_the_pid_file() {
         "still the old one's until the hand-over"
     );
 
-    let command =
-        documented_quit_command().replace("/tmp/floodgate.pid", &pid_file.display().to_string());
-    let quit = Command::new("sh").args(["-c", &command]).status().unwrap();
-    assert!(quit.success(), "{command}");
+    let quit = documented_quit_commands(&old.config_path).status().unwrap();
+    assert!(quit.success());
     let new_pid = new.0.id();
     assert!(
         eventually(Duration::from_secs(10), || pid_in(&pid_file)
@@ -252,6 +256,113 @@ fn the_units_config_passes_floodgate_test() {
         dir.path(),
         &[("/run/floodgate/", "run/")],
     ));
+    // As shipped, outside the unit: /run/floodgate is made by systemd as the unit starts.
+    assert!(!Path::new("/run/floodgate").exists(), "a unit runs here");
+    let shipped = root().join("deploy/systemd/floodgate.toml");
+    let out = Command::new(floodgate_bin())
+        .arg("--config")
+        .arg(&shipped)
+        .arg("--test")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("does not exist now") && stderr.contains("RuntimeDirectory="),
+        "{stderr}"
+    );
+}
+
+/// A config of its own in `dir` named `name`, in front of `upstream`, that leaves
+/// `server.pid_file` and `server.upgrade_sock` out; its admin port.
+fn config_without_pid_file(dir: &Path, name: &str, upstream: &Upstream) -> (PathBuf, u16) {
+    let (port, admin) = (free_port(), free_port());
+    let path = dir.join(name);
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:{port}\"\ngrace_period = \"0s\"\n\n\
+         [admin]\nlisten = \"127.0.0.1:{admin}\"\n\n[upstream]\nbackends = [\"{}\"]\n",
+        upstream.addr
+    );
+    std::fs::write(&path, text).unwrap();
+    (path, admin)
+}
+
+/// The line of `floodgate --config config --test` that starts with `what`, without it.
+fn tested(config: &Path, what: &str) -> PathBuf {
+    let out = Command::new(floodgate_bin())
+        .arg("--config")
+        .arg(config)
+        .arg("--test")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix(what));
+    PathBuf::from(
+        line.unwrap_or_else(|| panic!("no `{what}` in:\n{stdout}"))
+            .trim(),
+    )
+}
+
+/// Starts floodgate on `config`, its log in `log`; running once its admin port answers.
+fn start(config: &Path, admin: u16, log: &Path) -> Running {
+    let child = Command::new(floodgate_bin())
+        .arg("--config")
+        .arg(config)
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let healthz = format!("http://127.0.0.1:{admin}/healthz");
+    let up = || reqwest::blocking::get(&healthz).is_ok_and(|r| r.status() == 200);
+    assert!(
+        eventually(Duration::from_secs(30), up),
+        "{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+    Running(child)
+}
+
+#[test]
+fn two_configs_on_one_host_keep_their_own_pid_files_and_a_second_start_of_one_is_refused() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (one, one_admin) = config_without_pid_file(dir.path(), "one.toml", &upstream);
+    let (two, two_admin) = config_without_pid_file(dir.path(), "two.toml", &upstream);
+    let (one_pid_file, two_pid_file) = (tested(&one, "pid file"), tested(&two, "pid file"));
+    assert_ne!(one_pid_file, two_pid_file);
+    assert_ne!(
+        tested(&one, "upgrade socket"),
+        tested(&two, "upgrade socket")
+    );
+
+    let mut first = start(&one, one_admin, &dir.path().join("one.log"));
+    let second = start(&two, two_admin, &dir.path().join("two.log"));
+    assert!(eventually(Duration::from_secs(5), || pid_in(&one_pid_file)
+        == Some(first.0.id())));
+    assert!(eventually(Duration::from_secs(5), || pid_in(&two_pid_file)
+        == Some(second.0.id())));
+
+    // The same config started again finds its pid file naming the running process.
+    let again = Command::new(floodgate_bin())
+        .arg("--config")
+        .arg(&one)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success(), "{said}");
+    let named = format!("names process {}, which is running", first.0.id());
+    assert!(said.contains(&named), "{said}");
+
+    // The book's signal step for one config stops that instance, never the other.
+    let quit = documented_quit_commands(&one).status().unwrap();
+    assert!(quit.success());
+    assert!(eventually(Duration::from_secs(20), || matches!(
+        first.0.try_wait(),
+        Ok(Some(_))
+    )));
+    assert!(!one_pid_file.exists(), "removed at its exit");
+    let healthz = format!("http://127.0.0.1:{two_admin}/healthz");
+    assert_eq!(reqwest::blocking::get(&healthz).unwrap().status(), 200);
+    assert_eq!(pid_in(&two_pid_file), Some(second.0.id()));
 }
 
 /// Every manifest under `deploy/kubernetes`.

@@ -1,6 +1,7 @@
 //! Everything that needs real redis-server processes: the Lua scripts against their
 //! specification, the proxy on standalone Redis, Cluster and Sentinel, exactness under load,
-//! the bad day (chaos), calendar quotas and the control API with its ledger.
+//! the bad day (chaos), calendar quotas, the control API with its ledger and the overload
+//! switch across a fleet.
 //! Tests that load the machine or measure latency hold `common::serial::alone()`.
 
 #[path = "../common/mod.rs"]
@@ -12,6 +13,7 @@ mod control;
 mod exact_under_load;
 mod lease_lua;
 mod lua;
+mod overload;
 mod proxy;
 mod quota;
 mod quota_lua;

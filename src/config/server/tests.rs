@@ -11,11 +11,19 @@ fn load(server: &str) -> Result<crate::config::Config, crate::config::ConfigErro
 }
 
 #[test]
-fn the_pid_file_defaults_to_the_books_path_and_is_relative_to_the_config() {
+fn the_pid_file_and_socket_default_to_the_configs_own_and_are_relative_to_it() {
+    let server = load("").unwrap().server;
+    let hashed = server.pid_file.file_name().unwrap().to_str().unwrap();
+    assert!(hashed.starts_with("floodgate-") && hashed.ends_with(".pid"));
     assert_eq!(
-        load("").unwrap().server.pid_file,
-        Path::new("/tmp/floodgate.pid")
+        server.upgrade_sock,
+        server.pid_file.with_extension("sock").display().to_string()
     );
+    let text = "[server]\nlisten = \"127.0.0.1:8080\"\nupgrade_sock = \"run/f.sock\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
+    let server = parse(text, Path::new("/etc/floodgate/f.toml"))
+        .unwrap()
+        .server;
+    assert_eq!(server.upgrade_sock, "/etc/floodgate/run/f.sock");
     let text = "[server]\nlisten = \"127.0.0.1:8080\"\npid_file = \"run/f.pid\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n";
     let server = parse(text, Path::new("/etc/floodgate/f.toml"))
         .unwrap()

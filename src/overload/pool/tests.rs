@@ -121,3 +121,26 @@ async fn an_adaptive_pool_grows_while_requests_wait_and_answers_come_fast() {
     }
     assert!(pool.load().1 > 10, "the limit stayed at {}", pool.load().1);
 }
+
+#[test]
+fn a_fleet_that_grew_shrinks_the_share_without_a_request() {
+    let metrics = Metrics::new();
+    let settings = OverloadSettings {
+        max_in_flight: MaxInFlight::Fleet(8),
+        latency_target: None,
+        queue_time: Duration::from_secs(1),
+        max_queued: None,
+    };
+    let fleet = Arc::new(FleetSize::new(None, IntGauge::new("f", "f").unwrap()));
+    let pool = PoolGuard::new(
+        "p".into(),
+        Arc::new(settings),
+        fleet.clone(),
+        &metrics.overload,
+    );
+    assert_eq!(pool.load(), (0, 8, 0));
+    fleet.learn(3);
+    pool.retune();
+    assert_eq!(pool.load(), (0, 2, 0));
+    assert_eq!(pool.gauges.limit.get(), 2);
+}

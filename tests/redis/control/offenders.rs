@@ -1,6 +1,6 @@
 //! An offender's row names the source that identified the caller, not the first of its
-//! policy's chain, so a ban or override made from the row (as the console makes them) bites on
-//! the next request.
+//! policy's chain (`pass` for a caller named by its address under `["pass", "ip"]`), so a ban
+//! or override made from the row (as the console makes them) bites on the next request.
 
 use super::common;
 use common::control_api::{admin_tables, control};
@@ -82,4 +82,29 @@ fn an_offenders_row_names_the_source_that_identified_it_and_its_ban_and_override
     assert_eq!(control(&proxy, "POST", "/v1/overrides", Some(raise)).0, 201);
     let let_through = || status(&proxy, "127.0.0.3", None) == 200;
     assert!(within(Duration::from_secs(2), let_through).is_some());
+}
+
+#[test]
+fn under_pass_then_ip_a_caller_without_a_pass_is_listed_and_banned_by_its_address() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let chain = BY_KEY_AGENT_OR_ADDRESS.replace(
+        r#"["header:x-api-key", "header:user-agent", "ip"]"#,
+        r#"["pass", "ip"]"#,
+    );
+    assert!(
+        chain.contains(r#"["pass", "ip"]"#),
+        "what challenge.md recommends"
+    );
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &chain);
+    for _ in 0..3 {
+        status(&proxy, "127.0.0.4", None);
+    }
+    let row = row_of(&proxy, "ip", "127.0.0.4");
+    assert_eq!(row["source"], "ip", "{row}");
+    let ban = named(&row, json!({"scope": "caller", "ttl": "1h"}));
+    assert_eq!(control(&proxy, "POST", "/v1/bans", Some(ban)).0, 201);
+    let banned = || status(&proxy, "127.0.0.4", None) == 403;
+    assert!(within(Duration::from_secs(2), banned).is_some());
 }
