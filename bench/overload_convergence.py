@@ -8,7 +8,7 @@ becomes slower (SLOW ms a request), and two thirds in it is fast again. Writes t
 CSV, the plot as PNG, and prints a summary.
 
 usage: python3 bench/overload_convergence.py FLOODGATE_BIN OUT.png OUT.csv
-       (env: WORKERS=8 SERVICE_MS=40 SLOW_MS=80 CLIENTS=32 SECONDS=30 INTERVAL=0.2 WORKERS_PROXY=2;
+       (env: WORKERS=8 SERVICE_MS=40 SLOW_MS=80 CLIENTS=32 SECONDS=45 INTERVAL=0.2 WORKERS_PROXY=2;
        PROXY_CPU and REST_CPU: command prefixes, e.g. "taskset -c 0")
        python3 bench/overload_convergence.py backend PORT WORKERS SERVICE_MS   (the backend alone)
 """
@@ -136,7 +136,7 @@ def measure(binary, out_png, out_csv):
     service = float(env.get("SERVICE_MS", 40))
     slow = float(env.get("SLOW_MS", 80))
     clients = int(env.get("CLIENTS", 32))
-    seconds = float(env.get("SECONDS", 30))
+    seconds = float(env.get("SECONDS", 45))
     interval = float(env.get("INTERVAL", 0.2))
     threads = int(env.get("WORKERS_PROXY", 2))
     proxy_cpu = shlex.split(env.get("PROXY_CPU", ""))
