@@ -56,13 +56,17 @@ impl Pools {
             return Admission::Unwatched;
         };
         let level = self.overload().level();
-        let pressed = level >= Level::Challenge || guard.overloaded();
-        let retry_after_s = guard.settings().retry_after_s();
         let mut priority = asking.class.priority;
         let count = |priority: Priority, action: &str| {
             self.overload().count_shed(guard.name(), priority, action);
         };
-        if let (true, Some((policy, id, challenge))) = (pressed, &asking.class.on_overload) {
+        // Whether the pool is overloaded is asked only of a request it changes something for.
+        let challenging = asking
+            .class
+            .on_overload
+            .as_ref()
+            .filter(|_| level >= Level::Challenge || guard.overloaded());
+        if let Some((policy, id, challenge)) = challenging {
             let answered = asking.pass.is_some_and(|p| p.satisfies(challenge));
             match (answered, asking.verified_crawler, asking.page) {
                 (true, _, _) => priority = priority.max(Priority::High),
@@ -75,7 +79,7 @@ impl Pools {
                     count(priority, "shed");
                     return Admission::Shed(Shed {
                         priority,
-                        retry_after_s,
+                        retry_after_s: guard.retry_after_s(),
                         reason: "the backend is overloaded and this request cannot take the challenge that lets requests in",
                     });
                 }
@@ -85,7 +89,7 @@ impl Pools {
             count(priority, "shed");
             return Admission::Shed(Shed {
                 priority,
-                retry_after_s,
+                retry_after_s: guard.retry_after_s(),
                 reason: "an operator sheds low-priority requests",
             });
         }
@@ -95,7 +99,7 @@ impl Pools {
                 count(priority, "shed");
                 Admission::Shed(Shed {
                     priority,
-                    retry_after_s,
+                    retry_after_s: guard.retry_after_s(),
                     reason: match refusal {
                         Refusal::Full | Refusal::Displaced => {
                             "the backend is overloaded and requests of higher priority come first"

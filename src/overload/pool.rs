@@ -135,9 +135,9 @@ impl PoolGuard {
         self.epoch.elapsed().as_micros() as u64
     }
 
-    /// The settings in force.
-    pub fn settings(&self) -> Arc<OverloadSettings> {
-        self.state.lock().settings.clone()
+    /// `Retry-After` of a request shed from this pool, in whole seconds.
+    pub fn retry_after_s(&self) -> u64 {
+        self.state.lock().settings.retry_after_s()
     }
 
     /// `(in flight, limit, queued)` now.
@@ -157,12 +157,10 @@ impl PoolGuard {
         Self::pressed(&state, now)
     }
 
+    /// Whether the latest sign of overload (a request that found every slot taken, an answer
+    /// that left the average above `latency_target`) is within [`HOLD`] of `now_us`.
     fn pressed(state: &PoolState, now_us: u64) -> bool {
-        let slow = match (state.settings.latency_target, state.average_us) {
-            (Some(target), Some(average)) => average > target.as_micros() as f64,
-            _ => false,
-        };
-        slow || state
+        state
             .pressed_us
             .is_some_and(|at| now_us.saturating_sub(at) < HOLD.as_micros() as u64)
     }

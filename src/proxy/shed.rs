@@ -33,6 +33,7 @@ impl Floodgate {
             verified_crawler: ctx.bot.as_ref().is_some_and(|b| b.verified()),
         };
         let pool = pick::pool_of(snapshot, session);
+        ctx.upstream.going_to(pool);
         match pools.admit(pool, asking).await {
             Admission::Admitted(permit) => {
                 ctx.slot = Some(permit);

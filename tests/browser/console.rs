@@ -420,7 +420,7 @@ fn a_restart_under_the_page_is_told_and_the_page_reconnects() {
 fn the_overload_switch_from_the_console_sheds_low_and_returns_to_auto() {
     let upstream = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let extra = "[overload]\nmax_in_flight = 8\n\n[[policy]]\nname = \"feeds\"\nmatch = { path_prefix = \"/feed\" }\npriority = \"low\"\n";
+    let extra = common::LOW_FEEDS;
     let proxy =
         Proxy::start_with_tables(&[&upstream.addr], "", &admin_tables(dir.path(), ""), extra);
     assert_eq!(proxy.get("/feed", &[]).status(), 200);

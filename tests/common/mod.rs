@@ -51,6 +51,18 @@ capacity = 5
 rate = "1/m"
 "#;
 
+/// Overload protection with 8 requests in flight per pool, and `/feed` at priority `low`
+/// (what the `shed` switch sheds at once).
+pub const LOW_FEEDS: &str = r#"
+[[policy]]
+name = "feeds"
+match = { path_prefix = "/feed" }
+priority = "low"
+
+[overload]
+max_in_flight = 8
+"#;
+
 /// A port nothing listens on right now, below the OS's ephemeral range (32768 and up), so no
 /// outgoing connection takes it before its server binds it, and never one this test process
 /// handed out before: listeners set SO_REUSEPORT, so two of ours given the same port would

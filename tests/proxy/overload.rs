@@ -148,15 +148,7 @@ fn an_adaptive_limit_sheds_the_swarm_and_serves_the_customer() {
 fn the_switch_sheds_low_now_and_ends_by_itself() {
     let backend = Capacity::start(WORKERS, Duration::from_millis(1));
     let dir = tempfile::tempdir().unwrap();
-    let extra = r#"
-[[policy]]
-name = "crawlers"
-match = { path_prefix = "/feed" }
-priority = "low"
-
-[overload]
-max_in_flight = 8
-"#;
+    let extra = crate::common::LOW_FEEDS;
     let proxy = Proxy::start_with_tables(
         &[&backend.addr],
         "access_log = true",

@@ -15,25 +15,17 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// Feeds are `low`; page loads of `/page` are challenged while overloaded.
-const POLICIES: &str = r#"
-[[policy]]
-name = "feeds"
-match = { path_prefix = "/feed" }
-priority = "low"
-
+const PAGES: &str = r#"
 [[policy]]
 name = "pages"
 match = { path_prefix = "/page" }
 on_overload = "challenge"
-
-[overload]
-max_in_flight = 8
 "#;
 
 /// How long a change may take to reach every instance.
 const PROPAGATION: Duration = Duration::from_secs(1);
 
-/// Three instances with `POLICIES` on one Redis, the control API on (kept with their upstream,
+/// Three instances with `LOW_FEEDS` and `PAGES` on one Redis, the control API on (kept with their upstream,
 /// Redis and token directory).
 struct Fleet {
     proxies: Vec<Proxy>,
@@ -53,8 +45,9 @@ impl Fleet {
             upstream: Upstream::start(),
             admin: admin_tables(dir.path(), ""),
             config: format!(
-                "[store]\nkind = \"redis\"\nurl = \"{}\"\n{POLICIES}",
-                redis.url()
+                "[store]\nkind = \"redis\"\nurl = \"{}\"\n{}{PAGES}",
+                redis.url(),
+                common::LOW_FEEDS
             ),
             _redis: redis,
             _dir: dir,

@@ -79,9 +79,15 @@ pub struct Attempts {
 }
 
 impl Attempts {
-    /// The pool picked for the request, once a backend was asked for.
+    /// The pool picked for the request, once a backend was asked for (or its slot).
     pub fn pool(&self) -> Option<usize> {
         self.pool
+    }
+
+    /// Notes that the request goes to `pool` (its route's, found before a backend is asked
+    /// for): the route is not matched again.
+    pub fn going_to(&mut self, pool: usize) {
+        self.pool = Some(pool);
     }
 }
 
