@@ -127,18 +127,19 @@ impl Reloader {
     fn reload_and_report(&self, why: &str) {
         let reloads = &self.stores.metrics.reloads;
         match self.reload() {
+            // Logged before counted: whoever watches the counter finds the line written.
             Ok(restart) => {
-                reloads.inc(ReloadResult::Success);
                 log::info!("config reloaded from {} ({why})", self.path.display());
                 for setting in restart {
                     log::warn!(
                         "`{setting}` changed; it takes effect only after a restart (or an upgrade)"
                     );
                 }
+                reloads.inc(ReloadResult::Success);
             }
             Err(e) => {
-                reloads.inc(ReloadResult::Failure);
                 log::error!("config reload ({why}) refused; the running config stays: {e}");
+                reloads.inc(ReloadResult::Failure);
             }
         }
     }
