@@ -11,6 +11,7 @@ mod access;
 mod client_ip;
 mod digest;
 mod facts;
+mod h2fp;
 mod jwt;
 mod named;
 mod net_index;
@@ -25,6 +26,7 @@ pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
 pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
 pub use facts::{Fact, RequestFacts};
 pub use floodgate_limiter::{Identity, IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
+pub use h2fp::{BadH2Fp, H2Fp, MAX_H2FP_LEN};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use named::{NamedCaller, NamedCallerError};
 pub use net_index::NetworkIndex;
@@ -62,6 +64,7 @@ static NO_TRAITS: Traits = Traits {
     country: None,
     bot: None,
     ja4: None,
+    h2fp: None,
 };
 
 /// The parts of a request that identity sources read.

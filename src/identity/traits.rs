@@ -20,6 +20,9 @@ pub struct Traits {
     /// The JA4 fingerprint of the client's TLS ClientHello (Floodgate's own TLS listener, or a
     /// trusted proxy's header).
     pub ja4: Option<Ja4>,
+    /// The HTTP/2 fingerprint of the connection the request came on (Akamai's format), read
+    /// by Floodgate's own listeners from the frames the client sent first.
+    pub h2fp: Option<super::H2Fp>,
 }
 
 /// A crawler a request claims to be, and how the claim fared.
