@@ -114,7 +114,8 @@ impl CheckApp {
             authority: asked.host.as_deref(),
             headers: &req.headers,
         };
-        let traits = decider.traits(client_ip, &message).await;
+        let mut traits = decider.traits(client_ip, &message).await;
+        decider.score(&mut traits, &req.headers, false);
         let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
             .with_facts(facts)
             .with_traits(&traits);

@@ -24,10 +24,12 @@ mod response;
 mod rls;
 mod rules;
 mod runtime;
+mod score;
 mod sender;
 mod server;
 mod signed;
 mod store;
+mod told_header;
 mod upstream;
 mod validate;
 

@@ -28,6 +28,8 @@ pub(crate) struct UpstreamFile {
     #[serde(default)]
     pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
     pub(crate) ja4_header: Option<Spanned<String>>,
+    pub(crate) score_header: Option<Spanned<String>>,
+    pub(crate) signals_header: Option<Spanned<String>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -111,6 +113,11 @@ pub(crate) fn upstream(
             .as_ref()
             .map(|name| check.header_name(name, "upstream.ja4_header"))
             .transpose()?,
+        score_headers: super::told_header::score_headers(
+            check,
+            file.score_header.as_ref(),
+            file.signals_header.as_ref(),
+        )?,
     })
 }
 
@@ -129,6 +136,7 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
         write_timeout: IO_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
         ja4_header: None,
+        score_headers: Default::default(),
     })
 }
 

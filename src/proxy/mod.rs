@@ -37,13 +37,13 @@ pub use render::Action;
 pub use snapshot::Snapshot;
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
-    Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
+    ScoreHeaders, Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
 };
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, Identity, Ja4};
+use crate::identity::{BotClaim, Identity, Ja4, Score};
 use crate::overload::Permit;
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
@@ -99,6 +99,8 @@ pub struct RequestCtx {
     pass: Option<Identity>,
     /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
     ja4: Option<Ja4>,
+    /// The request's bot score, when it was worked out, for the log line and the backend.
+    score: Option<Score>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
 }
@@ -160,6 +162,7 @@ impl ProxyHttp for Floodgate {
             ruled_by: None,
             pass: None,
             ja4: None,
+            score: None,
             slot: None,
         }
     }
@@ -252,6 +255,9 @@ impl ProxyHttp for Floodgate {
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
         if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
             forwarding::ja4(&mut edits, header, ctx.ja4);
+        }
+        if let Some(snapshot) = snapshot {
+            forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
         }
         edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }

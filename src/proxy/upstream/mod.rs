@@ -14,8 +14,8 @@ mod slot;
 
 pub use pool::Pool;
 pub use settings::{
-    ActiveCheck, Backend, Balance, HealthSettings, PoolRoute, PoolSettings, UpstreamSettings,
-    DEFAULT_POOL,
+    ActiveCheck, Backend, Balance, HealthSettings, PoolRoute, PoolSettings, ScoreHeaders,
+    UpstreamSettings, DEFAULT_POOL,
 };
 
 use crate::policy::RouteFacts;
@@ -67,6 +67,7 @@ pub struct Upstream {
     routes: Routes,
     idle_timeout: std::time::Duration,
     ja4_header: Option<http::HeaderName>,
+    score_headers: ScoreHeaders,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -126,6 +127,7 @@ impl Upstream {
             routes: Routes::new(&settings.routes),
             idle_timeout: settings.idle_timeout,
             ja4_header: settings.ja4_header.clone(),
+            score_headers: settings.score_headers.clone(),
         })
     }
 
@@ -137,6 +139,11 @@ impl Upstream {
     /// The header that tells the backends a request's JA4 (`upstream.ja4_header`).
     pub fn ja4_header(&self) -> Option<&http::HeaderName> {
         self.ja4_header.as_ref()
+    }
+
+    /// The headers that tell the backends a request's bot score and signals.
+    pub fn score_headers(&self) -> &ScoreHeaders {
+        &self.score_headers
     }
 
     /// Whether any route looks at the host.
