@@ -14,12 +14,14 @@ impl Floodgate {
         ctx.outcome = Some(outcome.kind());
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
+        let score = ctx.score.map(|s| s.value);
+        let offenders = &self.offenders;
         match outcome {
-            Outcome::Throttled(d) => self
-                .offenders
-                .record(d.identity, d.source, d.standing.policy),
-            Outcome::Busy(b) => self.offenders.record(b.identity, b.source, b.policy),
-            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.source, u.policy),
+            Outcome::Throttled(d) => {
+                offenders.record_scored(d.identity, d.source, d.standing.policy, score)
+            }
+            Outcome::Busy(b) => offenders.record_scored(b.identity, b.source, b.policy, score),
+            Outcome::Unpayable(u) => offenders.record_scored(u.identity, u.source, u.policy, score),
             Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
             Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
                 ctx.ruled_by = Some(Arc::clone(policy));
