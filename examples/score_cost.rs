@@ -53,7 +53,10 @@ fn cases() -> Vec<Case> {
         ("accept", "text/html,application/xhtml+xml"),
         ("accept-language", "en-US,en;q=0.9"),
         ("accept-encoding", "gzip, deflate, br, zstd"),
-        ("sec-ch-ua", "\"Chromium\";v=\"156\", \"Not-A.Brand\";v=\"24\""),
+        (
+            "sec-ch-ua",
+            "\"Chromium\";v=\"156\", \"Not-A.Brand\";v=\"24\"",
+        ),
         ("sec-ch-ua-mobile", "?0"),
         ("sec-ch-ua-platform", "\"Linux\""),
         ("sec-fetch-site", "none"),
@@ -79,12 +82,20 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "curl as chrome",
-            headers: headers(&[("host", "example.com"), ("user-agent", CHROME), ("accept", "*/*")]),
+            headers: headers(&[
+                ("host", "example.com"),
+                ("user-agent", CHROME),
+                ("accept", "*/*"),
+            ]),
             traits: tls(curl_ja4),
         },
         Case {
             name: "curl as itself",
-            headers: headers(&[("host", "example.com"), ("user-agent", "curl/8.5.0"), ("accept", "*/*")]),
+            headers: headers(&[
+                ("host", "example.com"),
+                ("user-agent", "curl/8.5.0"),
+                ("accept", "*/*"),
+            ]),
             traits: tls(curl_ja4),
         },
         Case {

@@ -64,7 +64,7 @@ pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings,
             },
         },
         signed: super::signed::signed(check, file.signed.as_ref())?,
-        score: super::score::score(check, file.score.as_ref())?,
+        score: super::score::score(check, file.score.as_ref(), file.ranges_dir.as_ref())?,
     })
 }
 

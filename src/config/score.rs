@@ -3,10 +3,12 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use crate::bots::score::{ScoreSettings, Weights};
+use crate::bots::score::refresh::BROWSERS_FILE;
+use crate::bots::score::{Published, ScoreSettings, Weights};
 use crate::identity::{Signal, MAX_SCORE};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use toml::Spanned;
 
 /// `[bots.score]` as written.
@@ -22,9 +24,14 @@ pub(crate) struct ScoreFile {
 pub(crate) fn score(
     check: &Checker<'_>,
     file: Option<&ScoreFile>,
+    ranges_dir: Option<&Spanned<String>>,
 ) -> Result<ScoreSettings, ConfigError> {
+    let published = updated_lists(check, ranges_dir)?;
     let Some(file) = file else {
-        return Ok(ScoreSettings::default());
+        return Ok(ScoreSettings {
+            published,
+            ..ScoreSettings::default()
+        });
     };
     let mut weights = Weights::default();
     for (name, value) in &file.weights {
@@ -44,7 +51,28 @@ pub(crate) fn score(
     Ok(ScoreSettings {
         weights,
         hosting_asns,
+        published,
     })
+}
+
+/// The browsers' fingerprints `floodgate bots update` wrote into `bots.ranges_dir`, if it did;
+/// a file there that does not read is refused at the key.
+fn updated_lists(
+    check: &Checker<'_>,
+    dir: Option<&Spanned<String>>,
+) -> Result<Option<Arc<Published>>, ConfigError> {
+    let Some(dir) = dir else {
+        return Ok(None);
+    };
+    let path = check.resolve(dir.get_ref()).join(BROWSERS_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| check.error(dir, format!("`bots.ranges_dir`: {}: {e}", path.display())))?;
+    Published::read(&text)
+        .map(|lists| Some(Arc::new(lists)))
+        .map_err(|e| check.error(dir, format!("`bots.ranges_dir`: {}: {e}", path.display())))
 }
 
 /// A signal's weight: 0 to 100.

@@ -49,7 +49,10 @@ fn a_listed_hosting_network_shows_hosting_network() {
         db.display()
     );
     let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &config);
-    assert_eq!(told(&proxy, &upstream, "127.0.7.1", None), "20 hosting-network");
+    assert_eq!(
+        told(&proxy, &upstream, "127.0.7.1", None),
+        "20 hosting-network"
+    );
     assert_eq!(
         told(&proxy, &upstream, "127.0.9.1", None),
         "20 hosting-network",
@@ -126,6 +129,9 @@ fn a_bad_score_table_is_refused_where_it_stands_at_test_and_on_reload() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    let at = format!("{}:6:16: `upstream.score_header`: `host` is a header HTTP", path.display());
+    let at = format!(
+        "{}:6:16: `upstream.score_header`: `host` is a header HTTP",
+        path.display()
+    );
     assert!(said.contains(&at), "{said}");
 }

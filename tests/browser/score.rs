@@ -73,14 +73,26 @@ impl ScoringProxy {
     fn told(&self) -> (u8, String) {
         let score = self.upstream.last_header("x-bot-score");
         let signals = self.upstream.last_header("x-bot-signals");
-        assert_eq!((score.len(), signals.len()), (1, 1), "{score:?} {signals:?}");
+        assert_eq!(
+            (score.len(), signals.len()),
+            (1, 1),
+            "{score:?} {signals:?}"
+        );
         (score[0].parse().unwrap(), signals[0].clone())
     }
 }
 
 fn curl(url: &str, user_agent: Option<&str>) -> u16 {
     let mut command = Command::new("curl");
-    command.args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"]);
+    command.args([
+        "-sk",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "--max-time",
+        "10",
+    ]);
     if let Some(agent) = user_agent {
         command.args(["-A", agent]);
     }
@@ -105,7 +117,10 @@ except urllib.error.HTTPError as e:
         .args(["-c", script, url, user_agent])
         .output()
         .expect("python runs");
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }
 
 /// PyPI `curl_cffi` impersonating Chrome (its TLS ClientHello, HTTP/2 frames and headers):
@@ -142,7 +157,10 @@ fn curl_and_python_posing_as_chrome_are_denied_and_chromium_is_served() {
     assert!(score >= 50, "curl as Chrome: {score} {signals}");
     assert!(signals.contains("ua-tls-mismatch"), "{signals}");
 
-    assert_eq!(python_urllib(&proxy.url("/python-as-chrome"), CHROME_UA), 403);
+    assert_eq!(
+        python_urllib(&proxy.url("/python-as-chrome"), CHROME_UA),
+        403
+    );
     let (score, signals) = proxy.logged("/python-as-chrome");
     eprintln!("python as Chrome: {score} {signals}");
     assert!(score >= 50, "python as Chrome: {score} {signals}");
@@ -158,7 +176,10 @@ fn curl_and_python_posing_as_chrome_are_denied_and_chromium_is_served() {
     assert_eq!(curl(&proxy.url("/curl"), None), 200);
     let (score, signals) = proxy.told();
     eprintln!("curl as itself: {score} {signals}");
-    assert!(!signals.contains("mismatch"), "curl as itself: {score} {signals}");
+    assert!(
+        !signals.contains("mismatch"),
+        "curl as itself: {score} {signals}"
+    );
 
     let metrics = proxy.proxy.admin("/metrics").unwrap().text().unwrap();
     let mismatches = common::series_value(

@@ -8,6 +8,7 @@
 mod families;
 mod hosting;
 mod published;
+pub mod refresh;
 mod signals;
 mod weights;
 
@@ -18,6 +19,7 @@ pub use weights::{default_weight, Weights};
 
 use crate::identity::{Score, Signals, Traits, MAX_SCORE};
 use http::HeaderMap;
+use std::sync::Arc;
 
 /// What `[bots.score]` sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,6 +28,9 @@ pub struct ScoreSettings {
     pub weights: Weights,
     /// Networks added to the shipped hosting list (`hosting_asns`).
     pub hosting_asns: Vec<u32>,
+    /// Browsers' fingerprints as `floodgate bots update` last wrote them (`bots.ranges_dir`),
+    /// instead of the shipped lists.
+    pub published: Option<Arc<Published>>,
 }
 
 /// Works out requests' scores.
@@ -41,7 +46,10 @@ impl Scorer {
     pub fn new(settings: &ScoreSettings) -> Self {
         Self {
             weights: settings.weights,
-            published: Published::shipped(),
+            published: match &settings.published {
+                Some(updated) => Published::clone(updated),
+                None => Published::shipped(),
+            },
             hosting: HostingNetworks::shipped_and(&settings.hosting_asns),
         }
     }
@@ -102,6 +110,7 @@ mod tests {
                 .with(Signal::Headless, 0)
                 .with(Signal::UaTlsMismatch, 10),
             hosting_asns: Vec::new(),
+            published: None,
         };
         let score = Scorer::new(&settings).score(&traits, &headers);
         assert_eq!(

@@ -4,29 +4,29 @@
 
 use super::families::Family;
 use crate::identity::{H2Fp, Ja4};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The shipped lists.
-const SHIPPED: &str = include_str!("browsers.toml");
+pub(super) const SHIPPED: &str = include_str!("browsers.toml");
 
 /// `browsers.toml` as written.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    updated: String,
-    #[allow(dead_code)]
-    sources: Vec<String>,
-    chromium: FamilyFile,
-    firefox: FamilyFile,
-    safari: FamilyFile,
+pub(super) struct File {
+    pub(super) updated: String,
+    pub(super) sources: Vec<String>,
+    pub(super) ja4_url: String,
+    pub(super) chromium: FamilyFile,
+    pub(super) firefox: FamilyFile,
+    pub(super) safari: FamilyFile,
 }
 
 /// One family's lists as written.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct FamilyFile {
-    ja4: Vec<String>,
-    h2: Vec<String>,
+pub(super) struct FamilyFile {
+    pub(super) ja4: Vec<String>,
+    pub(super) h2: Vec<String>,
 }
 
 /// Why the lists could not be read.
@@ -41,6 +41,9 @@ pub enum PublishedError {
     /// An HTTP/2 fingerprint that is not one.
     #[error(transparent)]
     H2(#[from] crate::identity::BadH2Fp),
+    /// The lists could not be written as a file.
+    #[error("cannot write the browsers file: {0}")]
+    Write(String),
 }
 
 /// The parts of an HTTP/2 fingerprint compared: SETTINGS, WINDOW_UPDATE, pseudo-header order.
@@ -82,6 +85,11 @@ impl Published {
             cipher_hashes,
             h2,
         })
+    }
+
+    /// Where `floodgate bots update` reads browsers' JA4s from (FoxIO's mapping).
+    pub fn ja4_url() -> String {
+        toml::from_str::<File>(SHIPPED).map_or_else(|_| String::new(), |file| file.ja4_url)
     }
 
     /// Whether `ja4`'s cipher hash is one `family` publishes.
@@ -143,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_bad_list_is_refused() {
-        let bad = "updated = \"x\"\nsources = []\n[chromium]\nja4 = [\"junk\"]\nh2 = []\n\
+        let bad = "updated = \"x\"\nsources = []\nja4_url = \"\"\n[chromium]\nja4 = [\"junk\"]\nh2 = []\n\
                    [firefox]\nja4 = []\nh2 = []\n[safari]\nja4 = []\nh2 = []";
         assert!(matches!(Published::read(bad), Err(PublishedError::Ja4(_))));
     }
