@@ -266,7 +266,11 @@ fn browsers(dir: &Path, url: &str, limits: &Limits) -> bool {
     let file = dir.join(BROWSERS_FILE);
     let written = fetch_one(url, limits).and_then(|body| {
         let mapping = String::from_utf8_lossy(&body);
-        let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
+        let now = i64::try_from(crate::clock::wall_now_s()).unwrap_or(0);
+        let today = jiff::Timestamp::from_second(now).map_or_else(
+            |_| "today".to_owned(),
+            |t| t.strftime("%Y-%m-%d").to_string(),
+        );
         let (text, added) =
             merged(&mapping, &today).map_err(|e| UpdateError::NotRanges(e.to_string()))?;
         write_whole(dir, &file, text.as_bytes())

@@ -116,10 +116,8 @@ fn a_bad_score_table_is_refused_where_it_stands_at_test_and_on_reload() {
     );
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("floodgate.toml");
-    let text = format!(
-        "[server]\nlisten = \"127.0.0.1:1\"\n\n[upstream]\nbackends = [\"127.0.0.1:2\"]\n\
-         score_header = \"Host\"\n"
-    );
+    let text = "[server]\nlisten = \"127.0.0.1:1\"\n\n[upstream]\nbackends = [\"127.0.0.1:2\"]\n\
+                score_header = \"Host\"\n";
     std::fs::write(&path, text).unwrap();
     let out = Command::new(floodgate_bin())
         .arg("--test")
