@@ -2,8 +2,8 @@
 //! request's header block, HPACK-decoded (`loona-hpack`, Huffman and static table included)
 //! from a fresh decoder: the connection's first block is the only one read, so its dynamic
 //! table starts empty. Pseudo-headers come before every other field (RFC 9113 §8.3), so the
-//! decoding stops mattering at the first regular field, and a block cut short (see
-//! [`MAX_BLOCK_BYTES`](super::frames::MAX_BLOCK_BYTES)) still shows them.
+//! decoding stops mattering at the first regular field, and a block cut short (the reader
+//! keeps its first 4 KiB) still shows them.
 
 /// The most pseudo-header letters kept (a request has four; a repeated one is malformed).
 const MAX_LETTERS: usize = 8;
