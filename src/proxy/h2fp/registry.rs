@@ -4,19 +4,20 @@
 //! is kept here instead, keyed by the address of the connection's `SocketDigest` (shared by
 //! the stream and every request's digest, and held by the entry's guard, so the address names
 //! one connection for as long as anyone can ask). The entry goes when the connection's stream
-//! drops. One map for the process, as the connections are the process's: a lookup takes its
-//! lock only while some connection is registered, and only for HTTP/2 requests.
+//! drops. One map for the process, as the connections are the process's: a connection writes
+//! it twice (registered, gone), a request reads it (concurrently with other readers), and only
+//! an HTTP/2 request while some connection is registered.
 
 use crate::identity::H2Fp;
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 use pingora::protocols::{Digest, SocketDigest};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// The fingerprints, by connection.
-static FINGERPRINTS: LazyLock<Mutex<HashMap<usize, H2Fp>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static FINGERPRINTS: LazyLock<RwLock<HashMap<usize, H2Fp>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
 /// How many connections are registered (read without the lock).
 static REGISTERED: AtomicUsize = AtomicUsize::new(0);
 
@@ -34,7 +35,7 @@ fn key(socket: &Arc<SocketDigest>) -> usize {
 
 /// Registers `fingerprint` for the connection whose socket digest is `socket`.
 pub(super) fn register(socket: Arc<SocketDigest>, fingerprint: H2Fp) -> Registered {
-    let mut map = FINGERPRINTS.lock();
+    let mut map = FINGERPRINTS.write();
     if map.insert(key(&socket), fingerprint).is_none() {
         REGISTERED.fetch_add(1, Ordering::Relaxed);
     }
@@ -43,7 +44,7 @@ pub(super) fn register(socket: Arc<SocketDigest>, fingerprint: H2Fp) -> Register
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        let mut map = FINGERPRINTS.lock();
+        let mut map = FINGERPRINTS.write();
         if map.remove(&key(&self.socket)).is_some() {
             REGISTERED.fetch_sub(1, Ordering::Relaxed);
         }
@@ -57,5 +58,35 @@ pub fn connection_h2fp(digest: Option<&Digest>) -> Option<H2Fp> {
         return None;
     }
     let socket = digest?.socket_digest.as_ref()?;
-    FINGERPRINTS.lock().get(&key(socket)).cloned()
+    FINGERPRINTS.read().get(&key(socket)).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest_of(socket: &Arc<SocketDigest>) -> Digest {
+        Digest {
+            socket_digest: Some(socket.clone()),
+            ..Digest::default()
+        }
+    }
+
+    #[test]
+    fn a_request_finds_its_own_connections_fingerprint_until_the_connection_goes() {
+        let (one, two) = (
+            Arc::new(SocketDigest::from_raw_fd(0)),
+            Arc::new(SocketDigest::from_raw_fd(0)),
+        );
+        let chrome: H2Fp = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"
+            .parse()
+            .unwrap();
+        let registered = register(one.clone(), chrome.clone());
+        assert_eq!(connection_h2fp(Some(&digest_of(&one))), Some(chrome));
+        assert_eq!(connection_h2fp(Some(&digest_of(&two))), None);
+        assert_eq!(connection_h2fp(Some(&Digest::default())), None);
+        assert_eq!(connection_h2fp(None), None);
+        drop(registered);
+        assert_eq!(connection_h2fp(Some(&digest_of(&one))), None);
+    }
 }
