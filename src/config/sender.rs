@@ -1,10 +1,11 @@
-//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified` and `match.ja4`:
+//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4` and
+//! `match.h2fp`:
 //! conditions on what is known of the sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, Ja4};
+use crate::identity::{Category, Country, H2Fp, Ja4};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -28,6 +29,7 @@ pub(crate) fn sender(
         bot: words::<Category>(check, file.bot.as_ref(), &key("bot"))?,
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
         ja4: words::<Ja4>(check, file.ja4.as_ref(), &key("ja4"))?,
+        h2fp: words::<H2Fp>(check, file.h2fp.as_ref(), &key("h2fp"))?,
     })
 }
 

@@ -1,5 +1,5 @@
 //! The identity sources read from what is known of the sender (`asn`, `country`, `bot`,
-//! `agent`, `ja4`).
+//! `agent`, `ja4`, `h2fp`).
 
 use super::{Category, Country, Traits};
 use std::borrow::Cow;
@@ -21,12 +21,20 @@ pub enum SenderSource {
     Agent,
     /// `ja4`: the JA4 fingerprint of the client's TLS stack.
     Ja4,
+    /// `h2fp`: the HTTP/2 fingerprint of the client's connection (Akamai's format).
+    H2fp,
 }
 
 impl SenderSource {
     /// Every sender source.
-    pub const ALL: [SenderSource; 5] =
-        [Self::Asn, Self::Country, Self::Bot, Self::Agent, Self::Ja4];
+    pub const ALL: [SenderSource; 6] = [
+        Self::Asn,
+        Self::Country,
+        Self::Bot,
+        Self::Agent,
+        Self::Ja4,
+        Self::H2fp,
+    ];
 
     /// The word in config files.
     pub fn word(self) -> &'static str {
@@ -36,6 +44,7 @@ impl SenderSource {
             Self::Bot => "bot",
             Self::Agent => "agent",
             Self::Ja4 => "ja4",
+            Self::H2fp => "h2fp",
         }
     }
 
@@ -65,6 +74,10 @@ impl SenderSource {
                 .ja4
                 .as_ref()
                 .map(|j| Cow::Borrowed(j.as_str().as_bytes())),
+            Self::H2fp => traits
+                .h2fp
+                .as_ref()
+                .map(|h| Cow::Borrowed(h.as_str().as_bytes())),
         }
     }
 
@@ -86,6 +99,14 @@ impl SenderSource {
             Self::Ja4 => Some(
                 value
                     .parse::<super::Ja4>()
+                    .ok()?
+                    .as_str()
+                    .as_bytes()
+                    .to_vec(),
+            ),
+            Self::H2fp => Some(
+                value
+                    .parse::<super::H2Fp>()
                     .ok()?
                     .as_str()
                     .as_bytes()

@@ -55,6 +55,7 @@ impl Floodgate {
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
+        ctx.h2fp = decision.traits.h2fp.clone();
         // The pass's digest is for the access log only.
         let logged = snapshot.access_log.as_ref().and(decision.pass);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
