@@ -113,6 +113,9 @@ mod tests {
         assert_eq!(sender.country, vec!["NL".parse().unwrap()]);
         assert_eq!(sender.bot, vec![Category::Spoofed]);
         assert_eq!(sender.verified, Some(false));
+        let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+        let sender = read(&format!("h2fp = [\"{chrome}\"]")).unwrap();
+        assert_eq!(sender.h2fp, vec![chrome.parse().unwrap()]);
     }
 
     #[test]
@@ -133,6 +136,11 @@ mod tests {
                 "`policy.match.bot`: `crawler` is not a bot category",
             ),
             ("verified = \"yes\"", "invalid type"),
+            (
+                "h2fp = [\"1:1|00\"]",
+                "`policy.match.h2fp`: `1:1|00` is not an HTTP/2 fingerprint",
+            ),
+            ("h2fp = []", "`policy.match.h2fp` needs at least one value"),
         ] {
             let error = read(keys).unwrap_err();
             assert!(error.contains(says), "{keys}: {error}");

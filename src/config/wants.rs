@@ -7,7 +7,9 @@ use crate::policy::Policy;
 
 impl Config {
     /// Whether anything asks for the HTTP/2 fingerprint: the identity source `h2fp` (global or
-    /// a policy's), `match.h2fp` or `unless.h2fp`, or `upstream.h2fp_header`.
+    /// a policy's), `match.h2fp` or `unless.h2fp`, or `upstream.h2fp_header`. Anything else
+    /// that reads `Traits.h2fp` (a bot-score signal) must be added here, or it finds none: the
+    /// listener reads no connection when this is false.
     pub fn wants_h2fp(&self) -> bool {
         self.upstream.h2fp_header.is_some()
             || reads_h2fp(&self.identity)

@@ -147,6 +147,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn h2fp_yields_the_connections_fingerprint_and_names_one_only_if_well_formed() {
+        let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+        let traits = Traits {
+            h2fp: Some(chrome.parse().unwrap()),
+            ..Traits::default()
+        };
+        let value = SenderSource::H2fp.value(&traits).map(Cow::into_owned);
+        assert_eq!(value, Some(chrome.as_bytes().to_vec()));
+        assert_eq!(SenderSource::H2fp.value(&Traits::default()), None);
+        let named = SenderSource::H2fp.named_value(&format!(" {chrome} "));
+        assert_eq!(named, Some(chrome.as_bytes().to_vec()));
+        assert_eq!(SenderSource::H2fp.named_value("chrome"), None);
+    }
+
     fn googlebot(verification: Verification) -> Traits {
         Traits {
             bot: Some(BotClaim {

@@ -145,6 +145,27 @@ mod tests {
     }
 
     #[test]
+    fn an_h2fp_list_holds_for_a_listed_fingerprint_and_never_without_one() {
+        let chrome: H2Fp = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"
+            .parse()
+            .unwrap();
+        let curl: H2Fp = "3:100;4:33554432;2:0|33488897|0|m,p,s,a".parse().unwrap();
+        let chrome_stack = SenderConditions {
+            h2fp: vec![chrome.clone()],
+            ..SenderConditions::default()
+        };
+        let on = |h2fp: Option<&H2Fp>| Traits {
+            h2fp: h2fp.cloned(),
+            ..Traits::default()
+        };
+        assert!(chrome_stack.hold(&on(Some(&chrome))));
+        assert!(!chrome_stack.hold(&on(Some(&curl))));
+        assert!(!chrome_stack.hold(&on(None)), "HTTP/1: no fingerprint");
+        assert!(!chrome_stack.is_empty());
+        assert_eq!(chrome_stack.to_string(), format!(" h2fp {chrome}"));
+    }
+
+    #[test]
     fn a_failed_claim_is_spoofed_and_verified_false_holds_for_everything_unverified() {
         let spoofed = SenderConditions {
             bot: vec![Category::Spoofed],

@@ -8,18 +8,11 @@
 //! reader gives up (no fingerprint) on bytes that are not HTTP/2, or when the first header
 //! block has not ended within [`MAX_LOOKED_AT`] bytes or [`MAX_FRAMES`] frames.
 
-use super::pseudo::pseudo_order;
+use super::parts::{priority, settings, Seen, MAX_BLOCK_BYTES, MAX_PRIORITIES, MAX_SETTINGS};
 use crate::identity::H2Fp;
-use std::fmt::Write;
 
 /// The HTTP/2 connection preface (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// The most SETTINGS entries kept (clients send 2 to 8; ids 1 to 9 are defined).
-pub(super) const MAX_SETTINGS: usize = 12;
-/// The most PRIORITY frames kept (old Firefox sent 6 before its first request).
-pub(super) const MAX_PRIORITIES: usize = 8;
-/// The most bytes of the first header block decoded for its pseudo-headers, which come first.
-pub(super) const MAX_BLOCK_BYTES: usize = 4096;
 /// The most bytes looked at before the first header block ends.
 pub(super) const MAX_LOOKED_AT: usize = 64 * 1024;
 /// The most frames looked at before the first header block ends.
@@ -66,16 +59,6 @@ impl FrameHead {
     }
 }
 
-/// A PRIORITY frame: its stream, whether exclusive, the stream it depends on, and its weight
-/// (1 to 256: the wire value plus one, as Akamai writes it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Priority {
-    stream: u32,
-    exclusive: bool,
-    depends_on: u32,
-    weight: u16,
-}
-
 /// What a read gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Progress {
@@ -98,11 +81,8 @@ pub(super) struct FrameReader {
     kept: Vec<u8>,
     looked_at: usize,
     frames: usize,
-    settings: Option<Vec<(u16, u32)>>,
-    window_update: Option<u32>,
-    priorities: Vec<Priority>,
-    /// The first header block (its first bytes), once its HEADERS frame came.
-    block: Option<Vec<u8>>,
+    /// What the fingerprint keeps.
+    seen: Seen,
 }
 
 impl Default for FrameReader {
@@ -121,10 +101,7 @@ impl FrameReader {
             kept: Vec::new(),
             looked_at: 0,
             frames: 0,
-            settings: None,
-            window_update: None,
-            priorities: Vec::new(),
-            block: None,
+            seen: Seen::default(),
         }
     }
 
@@ -216,12 +193,14 @@ impl FrameReader {
             MAX_BLOCK_BYTES.saturating_sub(block.as_ref().map_or(0, Vec::len))
         };
         match head.kind {
-            SETTINGS if head.flags & FLAG_ACK == 0 && self.settings.is_none() => MAX_SETTINGS * 6,
-            WINDOW_UPDATE if head.stream == 0 && self.window_update.is_none() => 4,
-            PRIORITY if self.priorities.len() < MAX_PRIORITIES => 5,
+            SETTINGS if head.flags & FLAG_ACK == 0 && self.seen.settings.is_none() => {
+                MAX_SETTINGS * 6
+            }
+            WINDOW_UPDATE if head.stream == 0 && self.seen.window_update.is_none() => 4,
+            PRIORITY if self.seen.priorities.len() < MAX_PRIORITIES => 5,
             // Padding length and priority fields first, then the block.
-            HEADERS if self.block.is_none() => 6 + MAX_BLOCK_BYTES,
-            CONTINUATION if self.block.is_some() => block_room(&self.block),
+            HEADERS if self.seen.block.is_none() => 6 + MAX_BLOCK_BYTES,
+            CONTINUATION if self.seen.block.is_some() => block_room(&self.seen.block),
             _ => 0,
         }
     }
@@ -233,23 +212,23 @@ impl FrameReader {
         self.phase = Phase::Head(0);
         let kept = std::mem::take(&mut self.kept);
         match head.kind {
-            SETTINGS if head.flags & FLAG_ACK == 0 && self.settings.is_none() => {
-                self.settings = Some(settings(&kept));
+            SETTINGS if head.flags & FLAG_ACK == 0 && self.seen.settings.is_none() => {
+                self.seen.settings = Some(settings(&kept));
             }
             WINDOW_UPDATE if kept.len() == 4 => {
                 let increment = u32::from_be_bytes([kept[0], kept[1], kept[2], kept[3]]);
-                self.window_update = Some(increment & 0x7fff_ffff);
+                self.seen.window_update = Some(increment & 0x7fff_ffff);
             }
-            PRIORITY if kept.len() == 5 => self.priorities.push(priority(head.stream, &kept)),
-            HEADERS if self.block.is_none() => {
+            PRIORITY if kept.len() == 5 => self.seen.priorities.push(priority(head.stream, &kept)),
+            HEADERS if self.seen.block.is_none() => {
                 let Some(block) = header_block(&head, &kept) else {
                     return Some(Progress::GaveUp);
                 };
-                self.block = Some(block.to_vec());
+                self.seen.block = Some(block.to_vec());
                 return self.block_went_on(&head);
             }
-            CONTINUATION if self.block.is_some() => {
-                if let Some(block) = &mut self.block {
+            CONTINUATION if self.seen.block.is_some() => {
+                if let Some(block) = &mut self.seen.block {
                     block.extend_from_slice(&kept);
                 }
                 return self.block_went_on(&head);
@@ -264,43 +243,14 @@ impl FrameReader {
     /// bytes decoded of it.
     fn block_went_on(&mut self, head: &FrameHead) -> Option<Progress> {
         let filled = self
+            .seen
             .block
             .as_ref()
             .is_some_and(|b| b.len() >= MAX_BLOCK_BYTES);
-        (head.flags & FLAG_END_HEADERS != 0 || filled).then(|| self.fingerprint())
-    }
-
-    /// The fingerprint of what was read.
-    fn fingerprint(&self) -> Progress {
-        let mut text = String::with_capacity(128);
-        for (i, (id, value)) in self.settings.iter().flatten().enumerate() {
-            let sep = if i > 0 { ";" } else { "" };
-            let _ = write!(text, "{sep}{id}:{value}");
-        }
-        match self.window_update {
-            Some(increment) => {
-                let _ = write!(text, "|{increment}|");
-            }
-            None => text.push_str("|00|"),
-        }
-        if self.priorities.is_empty() {
-            text.push('0');
-        }
-        for (i, p) in self.priorities.iter().enumerate() {
-            let sep = if i > 0 { "," } else { "" };
-            let exclusive = u8::from(p.exclusive);
-            let _ = write!(
-                text,
-                "{sep}{}:{exclusive}:{}:{}",
-                p.stream, p.depends_on, p.weight
-            );
-        }
-        text.push('|');
-        text.push_str(&pseudo_order(self.block.as_deref().unwrap_or_default()));
-        match text.parse() {
-            Ok(fingerprint) => Progress::Done(fingerprint),
-            Err(_) => Progress::GaveUp,
-        }
+        (head.flags & FLAG_END_HEADERS != 0 || filled).then(|| match self.seen.fingerprint() {
+            Some(fingerprint) => Progress::Done(fingerprint),
+            None => Progress::GaveUp,
+        })
     }
 }
 
@@ -310,27 +260,6 @@ enum Step {
     Used(usize),
     /// The reading is over.
     Finished(Progress),
-}
-
-/// The entries of a SETTINGS payload's first bytes (`kept`), in order.
-fn settings(kept: &[u8]) -> Vec<(u16, u32)> {
-    kept.chunks_exact(6)
-        .map(|e| {
-            let id = u16::from_be_bytes([e[0], e[1]]);
-            (id, u32::from_be_bytes([e[2], e[3], e[4], e[5]]))
-        })
-        .collect()
-}
-
-/// The PRIORITY frame of `stream` whose payload is `kept` (5 bytes).
-fn priority(stream: u32, kept: &[u8]) -> Priority {
-    let dependency = u32::from_be_bytes([kept[0], kept[1], kept[2], kept[3]]);
-    Priority {
-        stream,
-        exclusive: dependency & 0x8000_0000 != 0,
-        depends_on: dependency & 0x7fff_ffff,
-        weight: u16::from(kept[4]) + 1,
-    }
 }
 
 /// The header block fragment of a HEADERS frame whose payload's first bytes are `kept`: past

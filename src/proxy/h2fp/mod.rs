@@ -7,7 +7,7 @@
 //!   `wants_h2fp`): otherwise no wrapper, no cost.
 //! - The wrapper hands every read to a `FrameReader` (`frames`), which keeps, within fixed
 //!   caps, the parts of the preface, SETTINGS, WINDOW_UPDATE, PRIORITY and the first header
-//!   block the fingerprint needs (pseudo-header order: `pseudo`, HPACK-decoded), and stops
+//!   block the fingerprint needs (`parts`; pseudo-header order: `pseudo`, HPACK-decoded), and stops
 //!   looking once the first header block has ended: from then on a read costs one branch.
 //! - The fingerprint is registered for the connection (`registry`) before the bytes of that
 //!   block reach pingora, so the connection's first request, and every later one, finds it:
@@ -22,6 +22,7 @@
 //! `0` there); the pseudo-header letters are `m`, `a`, `s`, `p` (`:protocol` has none).
 
 mod frames;
+mod parts;
 mod pseudo;
 mod registry;
 mod stream;

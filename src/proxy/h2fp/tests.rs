@@ -1,7 +1,8 @@
 //! The frame reader against frames made here: published clients' first frames, every split of
 //! them into reads, the caps, and bytes that are not HTTP/2.
 
-use super::frames::{FrameReader, Progress, MAX_FRAMES, MAX_PRIORITIES, MAX_SETTINGS};
+use super::frames::{FrameReader, Progress, MAX_FRAMES};
+use super::parts::{MAX_PRIORITIES, MAX_SETTINGS};
 use crate::identity::MAX_H2FP_LEN;
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
