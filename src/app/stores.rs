@@ -216,7 +216,8 @@ impl Stores {
         Ok(Snapshot::new(decider, upstream, access_log)
             .with_front(config.server.front.clone())
             .with_challenges(challenges)
-            .with_overload(overload))
+            .with_overload(overload)
+            .with_h2fp(config.wants_h2fp()))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.

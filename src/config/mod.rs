@@ -32,6 +32,7 @@ mod store;
 mod told_header;
 mod upstream;
 mod validate;
+mod wants;
 
 pub use error::ConfigError;
 pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsFiles, TlsListener};

@@ -1,10 +1,11 @@
 //! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4`,
-//! `match.min_score` and `match.max_score`: conditions on what is known of the sender.
+//! `match.h2fp`, `match.min_score` and `match.max_score`: conditions on what is known of the
+//! sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, Ja4, MAX_SCORE};
+use crate::identity::{Category, Country, H2Fp, Ja4, MAX_SCORE};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -28,6 +29,7 @@ pub(crate) fn sender(
         bot: words::<Category>(check, file.bot.as_ref(), &key("bot"))?,
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
         ja4: words::<Ja4>(check, file.ja4.as_ref(), &key("ja4"))?,
+        h2fp: words::<H2Fp>(check, file.h2fp.as_ref(), &key("h2fp"))?,
         min_score: score(check, file.min_score.as_ref(), &key("min_score"))?,
         max_score: score(check, file.max_score.as_ref(), &key("max_score"))?,
     })
@@ -135,6 +137,9 @@ mod tests {
         assert_eq!(sender.country, vec!["NL".parse().unwrap()]);
         assert_eq!(sender.bot, vec![Category::Spoofed]);
         assert_eq!(sender.verified, Some(false));
+        let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+        let sender = read(&format!("h2fp = [\"{chrome}\"]")).unwrap();
+        assert_eq!(sender.h2fp, vec![chrome.parse().unwrap()]);
         let scored = read("min_score = 50, max_score = 80").unwrap();
         assert_eq!((scored.min_score, scored.max_score), (Some(50), Some(80)));
     }
@@ -157,6 +162,11 @@ mod tests {
                 "`policy.match.bot`: `crawler` is not a bot category",
             ),
             ("verified = \"yes\"", "invalid type"),
+            (
+                "h2fp = [\"1:1|00\"]",
+                "`policy.match.h2fp`: `1:1|00` is not an HTTP/2 fingerprint",
+            ),
+            ("h2fp = []", "`policy.match.h2fp` needs at least one value"),
             (
                 "min_score = 101",
                 "`policy.match.min_score` must be from 0 to 100, not 101",

@@ -1,78 +1,10 @@
-//! Headers Floodgate sets on the way to the backend to tell it what it learnt
-//! (`upstream.score_header`, `upstream.signals_header`): any name but one HTTP defines for
-//! itself, which the backend would read as the client's or the connection's own.
+//! `upstream.score_header` and `upstream.signals_header`: headers Floodgate sets on the way to
+//! the backend, each any name but one of another use (`Checker::backend_header`).
 
 use super::check::Checker;
 use super::error::ConfigError;
 use crate::proxy::ScoreHeaders;
 use toml::Spanned;
-
-/// The header names HTTP (RFC 9110, 9111, 9112, 6265, 7239) and the forwarding conventions
-/// give a meaning of their own.
-const HTTP_OWN: [&str; 43] = [
-    "accept",
-    "accept-charset",
-    "accept-encoding",
-    "accept-language",
-    "accept-ranges",
-    "age",
-    "allow",
-    "authorization",
-    "cache-control",
-    "connection",
-    "content-encoding",
-    "content-language",
-    "content-length",
-    "content-location",
-    "content-range",
-    "content-type",
-    "cookie",
-    "date",
-    "etag",
-    "expect",
-    "expires",
-    "forwarded",
-    "from",
-    "host",
-    "if-match",
-    "if-modified-since",
-    "if-none-match",
-    "if-range",
-    "if-unmodified-since",
-    "keep-alive",
-    "last-modified",
-    "location",
-    "max-forwards",
-    "proxy-authorization",
-    "range",
-    "referer",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "user-agent",
-    "via",
-    "x-forwarded-for",
-];
-
-/// A header name Floodgate may set for the backend (`key` named in errors).
-pub(crate) fn told_header(
-    check: &Checker<'_>,
-    value: &Spanned<String>,
-    key: &str,
-) -> Result<http::HeaderName, ConfigError> {
-    let name = check.header_name(value, key)?;
-    match HTTP_OWN.contains(&name.as_str()) {
-        true => Err(check.error(
-            value,
-            format!(
-                "`{key}`: `{name}` is a header HTTP defines for itself; name one of your own \
-                 (like `x-bot-score`)"
-            ),
-        )),
-        false => Ok(name),
-    }
-}
 
 /// `upstream.score_header` and `upstream.signals_header`.
 pub(crate) fn score_headers(
@@ -81,7 +13,7 @@ pub(crate) fn score_headers(
     signals: Option<&Spanned<String>>,
 ) -> Result<ScoreHeaders, ConfigError> {
     let read = |value: Option<&Spanned<String>>, key| {
-        value.map(|v| told_header(check, v, key)).transpose()
+        value.map(|v| check.backend_header(v, key)).transpose()
     };
     Ok(ScoreHeaders {
         score: read(score, "upstream.score_header")?,
@@ -112,11 +44,11 @@ mod tests {
         for (keys, says) in [
             (
                 "score_header = \"Host\"",
-                "`upstream.score_header`: `host` is a header HTTP",
+                "`upstream.score_header`: `Host` has another use",
             ),
             (
                 "signals_header = \"via\"",
-                "`upstream.signals_header`: `via` is a header HTTP",
+                "`upstream.signals_header`: `via` has another use",
             ),
             ("score_header = \"a b\"", "must be a header name"),
         ] {

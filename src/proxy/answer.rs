@@ -57,6 +57,7 @@ impl Floodgate {
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
+        ctx.h2fp = decision.traits.h2fp.clone();
         ctx.score = decision.traits.score;
         // The pass's digest is for the access log only.
         let logged = snapshot.access_log.as_ref().and(decision.pass);

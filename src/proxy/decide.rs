@@ -39,6 +39,9 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     let message = crate::bots::Message::new(&req.method, &req.uri, &req.headers);
     let mut traits = snapshot.decider.traits(client_ip, &message).await;
     traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
+    if session.is_http2() {
+        traits.h2fp = super::h2fp::connection_h2fp(session.digest());
+    }
     // Last of the traits: the score reads the fingerprints above.
     let asked = snapshot.upstream.score_headers().asked();
     snapshot.decider.score(&mut traits, &req.headers, asked);

@@ -128,7 +128,7 @@ fn a_bad_score_table_is_refused_where_it_stands_at_test_and_on_reload() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     let at = format!(
-        "{}:6:16: `upstream.score_header`: `host` is a header HTTP",
+        "{}:6:16: `upstream.score_header`: `Host` has another use",
         path.display()
     );
     assert!(said.contains(&at), "{said}");

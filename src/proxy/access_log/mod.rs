@@ -128,6 +128,10 @@ fn floodgate_line(
         Some(ja4) => format!(" ja4={ja4}"),
         None => String::new(),
     };
+    let h2fp = match &ctx.h2fp {
+        Some(h2fp) => format!(" h2fp={h2fp}"),
+        None => String::new(),
+    };
     let score = match &ctx.score {
         Some(score) => format!(" score={} signals={}", score.value, score.signals),
         None => String::new(),
@@ -138,7 +142,7 @@ fn floodgate_line(
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{score}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}{score}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
