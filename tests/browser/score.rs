@@ -2,7 +2,8 @@
 //! Chrome's User-Agent show `ua-tls-mismatch`, score 50 or more and are denied by a
 //! `min_score = 50` policy; headless Chromium with Chrome's User-Agent scores under 50 and is
 //! served, and with its own HeadlessChrome one shows `headless`; curl's own User-Agent shows
-//! no mismatch; the backend is told the score and the signals. And what a client impersonating
+//! no mismatch; curl's HTTP/2 (curl asks for h2 over TLS) with Chrome's User-Agent shows
+//! `ua-h2-mismatch`; the backend is told the score and the signals. And what a client impersonating
 //! Chrome's TLS (PyPI `curl_cffi`) still shows, measured.
 
 use crate::common;
@@ -156,6 +157,10 @@ fn curl_and_python_posing_as_chrome_are_denied_and_chromium_is_served() {
     eprintln!("curl as Chrome: {score} {signals}");
     assert!(score >= 50, "curl as Chrome: {score} {signals}");
     assert!(signals.contains("ua-tls-mismatch"), "{signals}");
+    assert!(
+        signals.contains("ua-h2-mismatch"),
+        "curl's HTTP/2 is not Chrome's: {signals}"
+    );
 
     assert_eq!(
         python_urllib(&proxy.url("/python-as-chrome"), CHROME_UA),
@@ -170,7 +175,7 @@ fn curl_and_python_posing_as_chrome_are_denied_and_chromium_is_served() {
     let (score, signals) = proxy.told();
     eprintln!("Chromium as Chrome: {score} {signals}");
     assert!(score < 50, "Chromium as Chrome: {score} {signals}");
-    assert!(!signals.contains("ua-tls-mismatch"), "{signals}");
+    assert!(!signals.contains("mismatch"), "{signals}");
     assert_eq!(proxy.logged("/chromium"), (score, signals));
 
     assert_eq!(curl(&proxy.url("/curl"), None), 200);
@@ -199,8 +204,9 @@ fn chromiums_own_headless_user_agent_shows_headless() {
     assert!(!signals.contains("ua-tls-mismatch"), "{signals}");
 }
 
-/// What curl_cffi hides: its TLS ClientHello has Chrome's cipher list, and it sends the
-/// headers Chrome sends, so no signal of the User-Agent's layer shows; measured 2026-11-28
+/// What curl_cffi hides: its TLS ClientHello has Chrome's cipher list, its HTTP/2 frames are
+/// Chrome's, and it sends the headers Chrome sends, so no signal of the User-Agent's layer
+/// shows; measured 2026-11-28
 /// (curl_cffi impersonate="chrome"): score 0, no signal. What it cannot hide is the network it
 /// comes from (`hosting-network`), and its rate (the policies' buckets).
 #[test]
