@@ -3,7 +3,7 @@
 //! User-Agent is a few hundred bytes, and a 64 KiB one costs no more than a short one.
 
 /// How much of a User-Agent (or `sec-ch-ua`) is looked at.
-pub const MAX_SCAN: usize = 1024;
+pub const MAX_SCAN: usize = 512;
 
 /// A family of browsers sharing one TLS and HTTP/2 stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,9 +31,15 @@ pub(super) fn head(text: &[u8]) -> &[u8] {
     &text[..text.len().min(MAX_SCAN)]
 }
 
-/// Whether `haystack` contains `needle`.
+/// Whether `haystack` contains `needle` (not empty): a byte comparison per place, the whole
+/// needle compared only where its first byte is.
 pub(super) fn has(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    let Some((&first, _)) = needle.split_first() else {
+        return true;
+    };
+    (0..haystack.len())
+        .filter(|&at| haystack[at] == first)
+        .any(|at| haystack[at..].starts_with(needle))
 }
 
 /// The browser family `user_agent` claims, if any. iOS browsers (`CriOS`, `FxiOS`, `EdgiOS`)
