@@ -18,7 +18,9 @@ mod classify;
 mod concurrency;
 mod cost;
 mod decider;
+mod decision;
 mod hold;
+mod http_facts;
 mod judge;
 mod outcome;
 mod pipeline;
@@ -36,6 +38,8 @@ pub use bound::Planned;
 pub use challenges::{challenges, CROWDSEC};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
+pub use decision::Decision;
+pub use http_facts::HttpFacts;
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
@@ -187,17 +191,27 @@ impl Gate {
         })
     }
 
-    /// What happens to `req`, whose route facts are `route`.
-    pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
-        self.decide_classified(req, route).await.0
+    /// What happens to `req`, whose route facts are `route`, its class and why: the one entry
+    /// of every HTTP front door.
+    pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Decision<'g> {
+        let mut class = Class::default();
+        let mut trail = Trail::default();
+        let outcome = self.outcome(req, route, &mut class, &mut trail).await;
+        Decision {
+            outcome,
+            class,
+            trail,
+        }
     }
 
-    /// `decide`, noting the request's class in `class` once its policies are known.
-    pub(super) async fn decide_into<'g>(
+    /// What happens to `req`, noting its class in `class` once its policies are known and
+    /// each policy met on `trail`.
+    async fn outcome<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
         class: &mut Class,
+        trail: &mut Trail<'g>,
     ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
@@ -220,14 +234,14 @@ impl Gate {
         }
         let matched = self.matching(req, route);
         *class = self.class_of(&matched);
-        let awaiting = match ruling::rule(&matched, req) {
+        let awaiting = match ruling::rule(&matched, req, trail) {
             ruling::Ruling::Decided(outcome) => return outcome,
             ruling::Ruling::Limits(awaiting) => awaiting,
         };
         match self.plan(req, &matched, &control, now) {
             Ok(planned) => {
-                let outcome = self.check(&planned).await;
-                self.challenge_after(req, outcome, awaiting)
+                let outcome = self.check(&planned, trail).await;
+                self.challenge_after(req, outcome, awaiting, trail)
             }
             Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();

@@ -177,12 +177,13 @@ impl ProxyHttp for Floodgate {
         // same config, whatever reload happens in between.
         let snapshot = self.snapshot.load_full();
         ctx.started = snapshot.access_log.is_some().then(Instant::now);
-        let trusted = snapshot
+        // The client is resolved once, here, for every phase of the request.
+        let client = snapshot
             .decider
             .callers
             .client_ip
-            .trusts(decide::peer_ip(session));
-        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
+            .client(decide::peer_ip(session), &session.req_header().headers);
+        ctx.front = front::Front::begin(&snapshot.front, session, client);
         ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
@@ -218,7 +219,9 @@ impl ProxyHttp for Floodgate {
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
         let snapshot = ctx.snapshot.as_deref().ok_or_else(no_snapshot)?;
-        let mut peer = pick::peer(snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
+        let ticket = ctx.ticket.as_ref();
+        let client_ip = ctx.front.client.ip;
+        let mut peer = pick::peer(snapshot, session, ticket, client_ip, &mut ctx.upstream)?;
         streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
         Ok(peer)
     }

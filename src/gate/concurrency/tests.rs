@@ -57,7 +57,7 @@ async fn decide(gate: &Gate) -> OutcomeKind {
         host: None,
         path: "/",
     };
-    gate.decide(&req, &route).await.kind()
+    gate.decide(&req, &route).await.outcome.kind()
 }
 
 const ENFORCING: &str = "
