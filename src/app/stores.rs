@@ -4,6 +4,7 @@
 use super::digest_key::digest_key;
 use crate::bots::Profiler;
 use crate::challenge::Challenges;
+use crate::clock::Clock;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
@@ -188,6 +189,7 @@ impl Stores {
                 in_flight: self.in_flight.clone(),
                 fallback: self.fallback.clone(),
                 control: self.control.clone(),
+                clock: Clock::System,
             },
             &self.metrics,
         );

@@ -19,6 +19,8 @@ mod concurrency;
 mod cost;
 mod decider;
 mod decision;
+#[cfg(test)]
+mod expiry_tests;
 mod hold;
 mod http_facts;
 mod judge;
@@ -46,7 +48,7 @@ pub use pipeline::{Drawn, Draws, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
 pub use trail::{Checked, Trail};
 
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::control::{BanHit, Block, Control, ControlView};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
@@ -91,6 +93,8 @@ pub struct Gate {
     classifies: bool,
     /// What a CrowdSec `captcha` decision asks.
     captcha: challenges::Captcha,
+    /// What bans, overrides and blocklist entries are in force by.
+    clock: Clock,
 }
 
 /// What the gate's decisions are made by: the bucket store, the concurrency slots, and what
@@ -104,6 +108,9 @@ pub struct Deciders {
     pub fallback: Fallback,
     /// The operators' bans and overrides.
     pub control: Arc<Control>,
+    /// What bans, overrides and blocklist entries are in force by (the system's, or a
+    /// test's).
+    pub clock: Clock,
 }
 
 impl Gate {
@@ -122,6 +129,7 @@ impl Gate {
             in_flight,
             fallback,
             control,
+            clock,
         } = deciders;
         let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         let user_agents = UserAgentIndex::new(policies.iter().map(|p| &p.conditions));
@@ -151,6 +159,7 @@ impl Gate {
             needs_host,
             classifies: policies.iter().any(|p| !p.overload.is_empty()),
             captcha: challenges::Captcha::default(),
+            clock,
         }
     }
 
@@ -216,7 +225,7 @@ impl Gate {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
         let control = self.control.view();
-        let now = (!control.is_empty()).then(wall_now_ms);
+        let now = (!control.is_empty()).then(|| self.clock.now_ms());
         if let Some(ban) = now.and_then(|now| self.ban_for(&control, req, now)) {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
@@ -268,7 +277,7 @@ impl Gate {
         if list.is_empty() {
             return None;
         }
-        let block = list.find(req.client_ip?, wall_now_ms())?.clone();
+        let block = list.find(req.client_ip?, self.clock.now_ms())?.clone();
         let remedy = block.remedy.word();
         self.counters.blocked.with_label_values(&[remedy]).inc();
         Some(block)

@@ -37,7 +37,7 @@ pub(super) fn rule<'g>(
     let mut allowed_by = None;
     let ruling = |action: Action| matched.iter().filter(move |b| b.policy.action == action);
     for bound in ruling(Action::Deny) {
-        if bound.policy.shadow {
+        if bound.policy.enforcement.is_shadow() {
             note(trail, bound, PolicyOutcome::ShadowDenied);
         } else {
             note(trail, bound, PolicyOutcome::Denied);
@@ -45,7 +45,7 @@ pub(super) fn rule<'g>(
         }
     }
     for bound in ruling(Action::Allow) {
-        if bound.policy.shadow {
+        if bound.policy.enforcement.is_shadow() {
             note(trail, bound, PolicyOutcome::ShadowAllowed);
         } else if allowed_by.is_none() {
             note(trail, bound, PolicyOutcome::AllowedByRule);
@@ -78,7 +78,7 @@ fn challenge<'g>(
         });
     for awaiting in unanswered {
         let bound = awaiting.bound;
-        if bound.policy.shadow {
+        if bound.policy.enforcement.is_shadow() {
             note(trail, bound, PolicyOutcome::ShadowChallenged);
         } else if req.reach() == Reach::NotAPage {
             note(trail, bound, PolicyOutcome::Denied);

@@ -189,6 +189,7 @@ mod tests {
             limiter,
             in_flight: Arc::new(crate::limiter::MemorySlots::new()),
             fallback: crate::limiter::Fallback::Deny,
+            clock: crate::clock::Clock::System,
         };
         crate::gate::Gate::new(
             config.access.clone(),

@@ -85,6 +85,7 @@ mod tests {
             limiter,
             in_flight: Arc::new(MemorySlots::new()),
             fallback: Fallback::Deny,
+            clock: crate::clock::Clock::System,
         };
         let gate = Gate::new(
             config.access.clone(),

@@ -38,6 +38,7 @@ fn gate(policies: &str) -> Gate {
         limiter,
         in_flight: Arc::new(Unreachable),
         fallback: Fallback::Deny,
+        clock: crate::clock::Clock::System,
     };
     Gate::new(
         config.access.clone(),
