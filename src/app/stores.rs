@@ -239,7 +239,7 @@ impl Stores {
             .filter(|p| crate::gate::challenges(p))
             .map(|p| (p.key.id(), p.name().clone()))
             .collect();
-        names.insert(0, Arc::from(crate::gate::CROWDSEC));
+        names.insert(crate::gate::CROWDSEC_ID, Arc::from(crate::gate::CROWDSEC));
         let room = Challenges::new(
             config.challenge.clone(),
             &self.digest_key,

@@ -18,6 +18,10 @@ use std::sync::Arc;
 /// The name CrowdSec's `captcha` challenges go by (its `policy` label).
 pub const CROWDSEC: &str = "crowdsec";
 
+/// The policy id CrowdSec's `captcha` challenges go by in their passes and the challenge
+/// room's names: reserved for it (a policy's id is a digest of its name).
+pub const CROWDSEC_ID: u64 = 0;
+
 /// What a CrowdSec `captcha` decision gets: a `pow` challenge at the default difficulty,
 /// its pass bound to the network.
 pub(super) struct Captcha {
@@ -94,7 +98,7 @@ impl Gate {
             true => Some(Outcome::Challenged(
                 Challenged {
                     policy: &captcha.name,
-                    policy_id: 0,
+                    policy_id: CROWDSEC_ID,
                     challenge: &captcha.challenge,
                 },
                 Default::default(),

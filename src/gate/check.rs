@@ -1,7 +1,7 @@
 //! The limiting step: concurrency slots first, then every planned bucket (enforcing and
-//! shadow) in one store call (`store_call.rs`, the fallback when the store cannot decide), the
-//! judgement and counting (`judge.rs`), the wait of a prepaid request, and the outcome with
-//! what later phases owe it.
+//! shadow) through the pipeline (`pipeline.rs`: one store call, the fallback when the store
+//! cannot decide, the judgement and counting), the wait of a prepaid request, and the outcome
+//! with what later phases owe it.
 //!
 //! Slots come first so that a request refused for want of one takes no token, and a held
 //! request keeps its slot while it waits (`hold.rs` says why it cannot be taken after). A

@@ -1,10 +1,12 @@
-//! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
-//! access lists, finds the policies on the request's route with each one's caller, limits and
-//! cost (`bound`, `cost`), takes concurrency slots (`concurrency`), takes from all their
-//! buckets in one store call (`check`, `store_call`), judges the answers (`judge`,
-//! `verdict`), holds a request that prepaid (`hold`) and
-//! returns a typed [`Outcome`], carrying the [`Aftercare`] the response phases owe
-//! (settlements, slots). Its [`reply`] is the same at every front door ([`Decider`]).
+//! The gate: what happens to a request, decided without HTTP. [`Gate::decide`], the one entry
+//! of the HTTP front doors, checks the access lists, finds the policies on the request's route
+//! with each one's caller, limits and cost (`bound`, `cost`), takes concurrency slots
+//! (`concurrency`), sends their buckets through the [`Pipeline`] every front door shares (one
+//! store call, `on_error`, the judgement: `pipeline`, `store_call`, `judge`, `verdict`), holds
+//! a request that prepaid (`hold`) and returns a [`Decision`]: a typed [`Outcome`], carrying
+//! the [`Aftercare`] the response phases owe (settlements, slots), the request's class, and
+//! the [`Trail`] of the policies checked. Its [`reply`] is the same at every front door
+//! ([`Decider`]).
 //!
 //! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
 //! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
@@ -37,7 +39,7 @@ mod verdict;
 
 pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use challenges::{challenges, CROWDSEC};
+pub use challenges::{challenges, CROWDSEC, CROWDSEC_ID};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
 pub use decision::Decision;
