@@ -28,6 +28,7 @@ mod sender;
 mod server;
 mod signed;
 mod store;
+mod telemetry;
 mod upstream;
 mod validate;
 

@@ -37,7 +37,7 @@ pub use decider::{Callers, Decider, InForce};
 pub use judge::{count_refusal, count_undecided, judge, Draw, Judgement};
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
-pub use store_call::{StoreCall, Unanswered};
+pub use store_call::{timing_store, StoreCall, StoreTimes, Unanswered};
 
 use crate::clock::wall_now_ms;
 use crate::control::{BanHit, Block, Control, ControlView};

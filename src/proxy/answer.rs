@@ -53,6 +53,7 @@ impl Floodgate {
             return action;
         }
         let mut decision = decide::decide(snapshot, session).await;
+        super::traced::decided(ctx.trace.as_mut(), &decision);
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
         // The pass's digest is for the access log only.

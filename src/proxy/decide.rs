@@ -2,7 +2,7 @@
 
 use super::Snapshot;
 use crate::clock::wall_now_s;
-use crate::gate::Outcome;
+use crate::gate::{timing_store, Outcome, StoreTimes};
 use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
 use crate::policy::{request_host, Class, RouteFacts};
 use pingora::http::RequestHeader;
@@ -28,6 +28,8 @@ pub(super) struct Decision<'s> {
     pub(super) class: Class,
     /// Whether it loads a page (a challenge page can answer it).
     pub(super) page: bool,
+    /// When the gate's store call began and ended, when the request is traced.
+    pub(super) store: Option<StoreTimes>,
 }
 
 /// What the gate of `snapshot` decides about the request in `session`, and what is known of
@@ -62,11 +64,12 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     .with_facts(facts)
     .with_traits(&traits)
     .with_pass(pass.as_ref(), reach);
-    let (outcome, class) = snapshot
-        .decider
-        .gate
-        .decide_classified(&request, &route)
-        .await;
+    let deciding = snapshot.decider.gate.decide_classified(&request, &route);
+    // Traced: the store call's times come back beside the outcome.
+    let ((outcome, class), store) = match snapshot.tracer.is_some() {
+        true => timing_store(deciding).await,
+        false => (deciding.await, None),
+    };
     drop(request);
     Decision {
         outcome,
@@ -75,6 +78,7 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
         pass,
         class,
         page: reach != Reach::NotAPage,
+        store,
     }
 }
 

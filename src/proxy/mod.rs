@@ -25,6 +25,7 @@ mod response;
 mod shed;
 mod snapshot;
 mod streams;
+mod traced;
 mod upstream;
 mod watched;
 
@@ -101,6 +102,8 @@ pub struct RequestCtx {
     ja4: Option<Ja4>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
+    /// The request's trace, when requests are traced (`traced.rs`).
+    trace: Option<crate::trace::RequestTrace>,
 }
 
 impl Floodgate {
@@ -161,6 +164,7 @@ impl ProxyHttp for Floodgate {
             pass: None,
             ja4: None,
             slot: None,
+            trace: None,
         }
     }
 
@@ -183,6 +187,7 @@ impl ProxyHttp for Floodgate {
             .client_ip
             .trusts(decide::peer_ip(session));
         ctx.front = front::Front::begin(&snapshot.front, session, trusted);
+        ctx.trace = traced::begin(&snapshot, session, trusted);
         ctx.snapshot = Some(snapshot);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
@@ -253,7 +258,8 @@ impl ProxyHttp for Floodgate {
         if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
             forwarding::ja4(&mut edits, header, ctx.ja4);
         }
-        edits.apply_to_request(upstream_request, keeps_case(snapshot))
+        edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
+        traced::to_upstream(ctx, upstream_request)
     }
 
     async fn response_filter(
@@ -312,6 +318,7 @@ impl ProxyHttp for Floodgate {
         // next request waiting, not after the client has read it all.
         if end_of_stream {
             ctx.slot = None;
+            traced::upstream_ended(ctx);
         }
         Ok(None)
     }
@@ -392,5 +399,6 @@ impl ProxyHttp for Floodgate {
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
         }
+        traced::finish(session, ctx, written, e);
     }
 }

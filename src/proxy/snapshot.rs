@@ -9,6 +9,7 @@ use crate::challenge::Challenges;
 use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
 use crate::overload::Pools;
+use crate::trace::Tracer;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
@@ -29,6 +30,9 @@ pub struct Snapshot {
     /// Each pool's watch, when `[overload]` is configured (set through
     /// [`Snapshot::with_overload`]).
     pub overload: Option<Pools>,
+    /// Traces requests, when `[telemetry] otlp_endpoint` is set (set through
+    /// [`Snapshot::with_tracer`]; kept across reloads that leave it as it was).
+    pub tracer: Option<Arc<Tracer>>,
 }
 
 impl Snapshot {
@@ -41,6 +45,7 @@ impl Snapshot {
             front: FrontSettings::default(),
             challenges: None,
             overload: None,
+            tracer: None,
         }
     }
 
@@ -62,6 +67,11 @@ impl Snapshot {
     /// The snapshot watching its pools with `overload`.
     pub fn with_overload(self, overload: Option<Pools>) -> Self {
         Self { overload, ..self }
+    }
+
+    /// The snapshot tracing requests with `tracer`.
+    pub fn with_tracer(self, tracer: Option<Arc<Tracer>>) -> Self {
+        Self { tracer, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

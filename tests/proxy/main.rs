@@ -16,3 +16,4 @@ mod overload;
 mod pools;
 mod rules;
 mod tls;
+mod traces;
