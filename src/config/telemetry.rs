@@ -55,6 +55,14 @@ pub(crate) fn traces(
     }))
 }
 
+/// `sample_ratio`'s table form.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatioTable {
+    allowed: Option<toml::Value>,
+    refused: Option<toml::Value>,
+}
+
 /// `sample_ratio`: a number (allowed requests; refusals all kept) or `{ allowed, refused }`.
 fn sampling(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<Sampling, ConfigError> {
     let bad = |what: String| check.error(value, format!("`telemetry.sample_ratio`: {what}"));
@@ -72,12 +80,14 @@ fn sampling(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<Samplin
     let mut sampling = Sampling::default();
     match value.get_ref() {
         toml::Value::Table(table) => {
-            for (key, v) in table {
-                match key.as_str() {
-                    "allowed" => sampling.allowed = ratio("allowed", v)?,
-                    "refused" => sampling.refused = ratio("refused", v)?,
-                    other => return Err(bad(format!("unknown key `{other}` (allowed, refused)"))),
-                }
+            let both: RatioTable = toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| bad(e.message().trim().to_owned()))?;
+            if let Some(allowed) = &both.allowed {
+                sampling.allowed = ratio("allowed", allowed)?;
+            }
+            if let Some(refused) = &both.refused {
+                sampling.refused = ratio("refused", refused)?;
             }
         }
         number => sampling.allowed = ratio("the ratio", number)?,
@@ -159,7 +169,7 @@ mod tests {
             ),
             (
                 "[telemetry]\nsample_ratio = { allowed = 0.1, denied = 1 }\n",
-                "t.toml:8:16: `telemetry.sample_ratio`: unknown key `denied`",
+                "t.toml:8:16: `telemetry.sample_ratio`: unknown field `denied`",
             ),
             (
                 "[telemetry]\nsample_ratio = \"half\"\n",

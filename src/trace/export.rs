@@ -12,7 +12,9 @@ use super::span::spans;
 use super::warn::Seldom;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry::InstrumentationScope;
-use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{
+    Protocol, RetryPolicy, SpanExporter, WithExportConfig, WithHttpConfig,
+};
 use opentelemetry_sdk::trace::{RandomIdGenerator, SpanExporter as _};
 use opentelemetry_sdk::Resource;
 use prometheus::IntCounter;
@@ -124,6 +126,9 @@ fn exporter(url: &str, service: &str) -> Result<SpanExporter, Box<dyn std::error
         .with_protocol(Protocol::HttpBinary)
         .with_endpoint(url)
         .with_timeout(POST_TIMEOUT)
+        // One retry (after 100 ms) rides out a blip; a failing collector then costs at most
+        // two posts a batch.
+        .with_retry_policy(RetryPolicy::recommended().with_max_retries(1))
         .build()?;
     let resource = Resource::builder_empty()
         .with_service_name(service.to_owned())

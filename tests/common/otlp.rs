@@ -25,12 +25,21 @@ impl OtlpReceiver {
 
     /// Answers every post with `status` after `delay` (spans are logged only with 200).
     pub fn start_with(status: u16, delay: Duration) -> Self {
+        Self::spawn(&["--status", &status.to_string(), "--delay", &delay.as_secs_f64().to_string()])
+    }
+
+    /// Answers every post 200 at once without decoding it (logs nothing): a healthy collector
+    /// that costs the machine little.
+    pub fn discarding() -> Self {
+        Self::spawn(&["--discard"])
+    }
+
+    fn spawn(args: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut child = Command::new(pytools::python())
             .arg(script())
             .arg(log_path(dir.path()))
-            .args(["--status", &status.to_string()])
-            .args(["--delay", &delay.as_secs_f64().to_string()])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start otlp_receiver.py");

@@ -2,8 +2,8 @@
 //! receiver (decoding with the official protobuf messages) with Floodgate's and HTTP's
 //! attributes and the trace id the backend saw in `traceparent`; a caller's `traceparent` is
 //! honoured only from trusted proxies; a collector that is down, failing or slow costs
-//! requests nothing (paired rounds against the same proxy untraced), its spans dropped and
-//! counted, its failure logged once.
+//! requests nothing (paired rounds against the same proxy tracing to a healthy collector), its
+//! spans dropped and counted, its failure logged once.
 
 use crate::common::load::{hammer, LoadReport};
 use crate::common::otlp::OtlpReceiver;
@@ -245,7 +245,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// The medians of 5 paired rounds' ratios, `traced` against `plain` (req/s, p99, CPU per
+/// The medians of 5 paired rounds' ratios, `traced` against `plain` (a healthy collector's) (req/s, p99, CPU per
 /// request), the order within a pair alternating so drift weighs on both alike; and the
 /// slowest traced answer.
 fn paired_rounds(plain: &Proxy, traced: &Proxy) -> ([f64; 3], Duration) {
@@ -270,7 +270,9 @@ fn paired_rounds(plain: &Proxy, traced: &Proxy) -> ([f64; 3], Duration) {
 #[test]
 fn a_collector_down_failing_or_slow_costs_requests_nothing_and_drops_are_counted() {
     let upstream = Upstream::start();
-    let plain = Proxy::start(&[&upstream.addr], "");
+    // The baseline: the same proxy, tracing every request to a collector that takes them.
+    let healthy = OtlpReceiver::discarding();
+    let plain = Proxy::start(&[&upstream.addr], &telemetry(&healthy.endpoint, ""));
     let failing = OtlpReceiver::start_with(500, Duration::ZERO);
     let slow = OtlpReceiver::start_with(200, Duration::from_secs(12));
     let closed = format!("http://127.0.0.1:{}", free_port());
