@@ -12,9 +12,7 @@ use super::span::spans;
 use super::warn::Seldom;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry::InstrumentationScope;
-use opentelemetry_otlp::{
-    Protocol, RetryPolicy, SpanExporter, WithExportConfig, WithHttpConfig,
-};
+use opentelemetry_otlp::{Protocol, RetryPolicy, SpanExporter, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{RandomIdGenerator, SpanExporter as _};
 use opentelemetry_sdk::Resource;
 use prometheus::IntCounter;

@@ -25,7 +25,12 @@ impl OtlpReceiver {
 
     /// Answers every post with `status` after `delay` (spans are logged only with 200).
     pub fn start_with(status: u16, delay: Duration) -> Self {
-        Self::spawn(&["--status", &status.to_string(), "--delay", &delay.as_secs_f64().to_string()])
+        Self::spawn(&[
+            "--status",
+            &status.to_string(),
+            "--delay",
+            &delay.as_secs_f64().to_string(),
+        ])
     }
 
     /// Answers every post 200 at once without decoding it (logs nothing): a healthy collector
