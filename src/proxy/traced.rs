@@ -83,19 +83,19 @@ pub(super) fn finish(
     let Some(trace) = ctx.trace.take() else {
         return;
     };
-    let Some(snapshot) = ctx.snapshot.clone() else {
-        return;
-    };
-    let Some(tracer) = snapshot.tracer.as_ref() else {
-        return;
-    };
     // Forwarded, or a challenge solution: the allowed requests' ratio; Floodgate's own
     // answers (refusals, bad requests, shed): the refusals'.
     let refused = ctx.upstream_started.is_none() && ctx.solved.is_none();
     if !trace.sampled(refused) {
         return;
     }
-    let facts = facts(&snapshot, session, ctx, written, e);
+    let Some(snapshot) = ctx.snapshot.as_deref() else {
+        return;
+    };
+    let Some(tracer) = snapshot.tracer.as_ref() else {
+        return;
+    };
+    let facts = facts(snapshot, session, ctx, written, e);
     tracer.send(trace.finish(facts, Instant::now()));
 }
 

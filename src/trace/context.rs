@@ -50,13 +50,23 @@ fn is_lower_hex(b: u8) -> bool {
     b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
 }
 
-/// The `traceparent` naming `span_id` of `trace_id` as the parent, sampled or not.
+/// The `traceparent` naming `span_id` of `trace_id` as the parent, sampled or not. Written
+/// into a buffer on the stack: every traced request sends one, kept or not.
 pub fn traceparent(trace_id: TraceId, span_id: SpanId, sampled: bool) -> HeaderValue {
-    let text = format!(
-        "00-{trace_id:032x}-{span_id:016x}-{:02x}",
-        u8::from(sampled)
-    );
-    HeaderValue::from_str(&text).expect("hex and dashes are a header value")
+    let mut text = *b"00-00000000000000000000000000000000-0000000000000000-00";
+    hex_into(&mut text[3..35], &trace_id.to_bytes());
+    hex_into(&mut text[36..52], &span_id.to_bytes());
+    text[54] = if sampled { b'1' } else { b'0' };
+    HeaderValue::from_bytes(&text).expect("hex and dashes are a header value")
+}
+
+/// Writes `bytes` as lowercase hex into `out` (twice as long).
+fn hex_into(out: &mut [u8], bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xf)];
+    }
 }
 
 #[cfg(test)]
@@ -75,6 +85,11 @@ mod tests {
         );
         let later = format!("01{}-what-comes-next", &GOOD[2..]);
         assert!(Parent::parse(later.as_bytes()).is_some());
+        let unsampled = traceparent(parent.trace_id, parent.span_id, false);
+        assert_eq!(
+            unsampled,
+            HeaderValue::from_str(&GOOD.replace("-01", "-00")).unwrap()
+        );
     }
 
     #[test]

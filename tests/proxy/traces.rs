@@ -259,9 +259,9 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// The medians of 7 paired rounds' ratios, `traced` against `plain` (a healthy collector's) (req/s, p99, CPU per
-/// request), the order within a pair alternating so drift weighs on both alike; and the
-/// slowest traced answer.
+/// The medians of 7 paired rounds' ratios (req/s, p99, CPU per request), `traced` against
+/// `plain` (tracing to a healthy collector), the order within a pair alternating so drift
+/// weighs on both alike; and the slowest traced answer.
 fn paired_rounds(plain: &Proxy, traced: &Proxy) -> ([f64; 3], Duration) {
     let (mut ratios, mut slowest) = ([vec![], vec![], vec![]], Duration::ZERO);
     for pair in 0..7 {
