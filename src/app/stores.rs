@@ -17,6 +17,7 @@ use crate::limiter::{
 use crate::overload::{Overload, RedisSwitch, SharedSwitch};
 use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
+use crate::trace::{TraceCounters, Tracer};
 use std::sync::Arc;
 
 /// Why the proxy's parts could not be built.
@@ -58,6 +59,9 @@ pub enum BuildError {
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
     CrowdSec(String),
+    /// The trace export thread could not be started.
+    #[error("cannot start the trace export: {0}")]
+    Tracer(std::io::Error),
     /// The config asks for a part this build was made without.
     #[error("this build has no `{0}` feature, which the config's [{0}] table needs: build with the default features (cargo build --release, scripts/build-release); scripts/run's quick build leaves it out")]
     Feature(&'static str),
@@ -219,7 +223,30 @@ impl Stores {
             .with_front(config.server.front.clone())
             .with_challenges(challenges)
             .with_overload(overload)
-            .with_h2fp(config.wants_h2fp()))
+            .with_h2fp(config.wants_h2fp())
+            .with_tracer(self.tracer(config, previous)?))
+    }
+
+    /// The tracer `[telemetry]` asks for: the previous snapshot's when its settings are the
+    /// same (its queue and thread go on), a new one otherwise.
+    fn tracer(
+        &self,
+        config: &Config,
+        previous: Option<&Snapshot>,
+    ) -> Result<Option<Arc<Tracer>>, BuildError> {
+        let Some(settings) = &config.traces else {
+            return Ok(None);
+        };
+        let kept = previous.and_then(|p| p.tracer.as_ref());
+        if let Some(tracer) = kept.filter(|t| t.settings() == settings) {
+            return Ok(Some(tracer.clone()));
+        }
+        let counters = TraceCounters {
+            dropped: self.metrics.trace_spans_dropped.clone(),
+            exported: self.metrics.trace_spans_exported.clone(),
+        };
+        let tracer = Tracer::start(settings.clone(), counters).map_err(BuildError::Tracer)?;
+        Ok(Some(Arc::new(tracer)))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.

@@ -192,6 +192,14 @@ impl fmt::Display for Config {
                 cs.on_captcha.word()
             )?;
         }
+        if let Some(traces) = &self.traces {
+            let kept = traces.sampling;
+            writeln!(
+                f,
+                "traces          OTLP/HTTP to {} as {}; kept: {} of allowed requests, {} of refusals",
+                traces.url, traces.service_name, kept.allowed, kept.refused
+            )?;
+        }
         for line in self.geo.describe() {
             writeln!(f, "geo             {line}")?;
         }

@@ -29,6 +29,7 @@ mod sender;
 mod server;
 mod signed;
 mod store;
+mod telemetry;
 mod told_header;
 mod upstream;
 mod validate;

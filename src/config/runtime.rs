@@ -60,6 +60,8 @@ pub struct Config {
     /// `[overload]`: each pool's requests in flight held to a limit, shed by priority, when
     /// configured.
     pub overload: Option<crate::overload::OverloadSettings>,
+    /// `[telemetry]`: OpenTelemetry traces, when `otlp_endpoint` is set.
+    pub traces: Option<crate::trace::TraceSettings>,
 }
 
 /// `[server]`.

@@ -48,6 +48,7 @@ pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
+pub use store_call::{timing_store, StoreTimes};
 pub use trail::{Checked, Trail};
 
 use crate::clock::Clock;

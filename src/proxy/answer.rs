@@ -52,6 +52,7 @@ impl Floodgate {
         }
         let client = ctx.front.client;
         let mut decided = decide::decide(snapshot, session, &client).await;
+        super::traced::decided(ctx.trace.as_mut(), &decided);
         ctx.bot = decided.traits.bot.take();
         ctx.ja4 = decided.traits.ja4;
         ctx.h2fp = decided.traits.h2fp.clone();

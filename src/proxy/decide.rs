@@ -2,7 +2,7 @@
 
 use super::Snapshot;
 use crate::clock::wall_now_s;
-use crate::gate::{Decision, HttpFacts};
+use crate::gate::{timing_store, Decision, HttpFacts, StoreTimes};
 use crate::identity::{Client, Pass, Reach, Traits};
 use crate::policy::{request_host, RouteFacts};
 use pingora::http::RequestHeader;
@@ -24,6 +24,8 @@ pub(super) struct DecidedRequest<'s> {
     pub(super) pass: Option<Pass>,
     /// Whether it loads a page (a challenge page can answer it).
     pub(super) page: bool,
+    /// When the gate's store call began and ended, when the request is traced.
+    pub(super) store: Option<StoreTimes>,
 }
 
 /// What the gate of `snapshot` decides about the request in `session` from `client` (resolved
@@ -60,13 +62,19 @@ pub(super) async fn decide<'s>(
     let request = facts
         .request(decider, &traits)
         .with_pass(pass.as_ref(), reach);
-    let decision = decider.gate.decide(&request, &facts.route).await;
+    let deciding = decider.gate.decide(&request, &facts.route);
+    // Traced: the store call's times come back beside the decision.
+    let (decision, store) = match snapshot.tracer.is_some() {
+        true => timing_store(deciding).await,
+        false => (deciding.await, None),
+    };
     drop(request);
     DecidedRequest {
         decision,
         traits,
         pass,
         page: reach != Reach::NotAPage,
+        store,
     }
 }
 

@@ -26,6 +26,7 @@ mod response;
 mod shed;
 mod snapshot;
 mod streams;
+mod traced;
 mod upstream;
 mod watched;
 
@@ -109,6 +110,8 @@ pub struct RequestCtx {
     score: Option<Score>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
+    /// The request's trace, when requests are traced (`traced.rs`).
+    trace: Option<crate::trace::RequestTrace>,
 }
 
 impl Floodgate {
@@ -167,6 +170,7 @@ impl ProxyHttp for Floodgate {
             h2fp: None,
             score: None,
             slot: None,
+            trace: None,
         }
     }
 
@@ -188,6 +192,7 @@ impl ProxyHttp for Floodgate {
             .client_ip
             .client(decide::peer_ip(session), &session.req_header().headers);
         ctx.front = front::Front::begin(&snapshot.front, session, client);
+        ctx.trace = traced::begin(snapshot, session, client.trusted_peer);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
@@ -258,7 +263,8 @@ impl ProxyHttp for Floodgate {
             forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
         forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
-        edits.apply_to_request(upstream_request, keeps_case(snapshot))
+        edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
+        traced::to_upstream(ctx, upstream_request)
     }
 
     async fn response_filter(
@@ -317,6 +323,7 @@ impl ProxyHttp for Floodgate {
         // next request waiting, not after the client has read it all.
         if end_of_stream {
             ctx.slot = None;
+            traced::upstream_ended(ctx);
         }
         Ok(None)
     }
@@ -397,5 +404,6 @@ impl ProxyHttp for Floodgate {
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
         }
+        traced::finish(session, ctx, written, e);
     }
 }
