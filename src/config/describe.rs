@@ -107,31 +107,7 @@ impl fmt::Display for Config {
         )?;
         writeln!(f, "pid file        {}", s.pid_file.display())?;
         writeln!(f, "upgrade socket  {}", s.upgrade_sock)?;
-        writeln!(
-            f,
-            "admin listener  {} (top {} offenders over {:?}){}",
-            self.admin.listen,
-            self.admin.offenders_top,
-            self.admin.offenders_window,
-            match self.admin.protect_metrics {
-                true => "; /metrics and /offenders need a token",
-                false => "",
-            }
-        )?;
-        let a = &self.admin;
-        match &a.token_file {
-            Some(tokens) => writeln!(
-                f,
-                "control API     tokens from {}; at most {} bans, {} overrides{}",
-                tokens.display(),
-                a.bounds.max_bans,
-                a.bounds.max_overrides,
-                a.state_file
-                    .as_ref()
-                    .map_or(String::new(), |p| format!("; kept in {}", p.display()))
-            )?,
-            None => writeln!(f, "control API     off (set admin.token_file to enable it)")?,
-        }
+        write!(f, "{}", self.admin)?;
         if let Some(check) = &self.check {
             let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
             writeln!(

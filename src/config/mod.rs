@@ -30,6 +30,7 @@ mod signed;
 mod store;
 mod upstream;
 mod validate;
+mod value;
 
 pub use error::ConfigError;
 pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsFiles, TlsListener};

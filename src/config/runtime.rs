@@ -1,9 +1,9 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
+pub use super::admin::AdminSettings;
 use crate::bots::BotsSettings;
 use crate::bots::Geo;
 use crate::check::CheckSettings;
-use crate::control::Bounds;
 use crate::crowdsec::CrowdSecSettings;
 use crate::identity::{AccessRules, ClientIpResolver, IdentityChain, IdentityKey, JwtVerifier};
 use crate::limiter::StoreSettings;
@@ -118,27 +118,6 @@ pub struct TlsFiles {
     pub cert_file: String,
     /// Private key, PEM.
     pub key_file: String,
-}
-
-/// `[admin]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AdminSettings {
-    /// Admin listener address (metrics and health).
-    pub listen: SocketAddr,
-    /// The window the top-offenders view covers (between one and two of these).
-    pub offenders_window: Duration,
-    /// How many identities the top-offenders view lists.
-    pub offenders_top: usize,
-    /// The control API's tokens (`name:token` lines); without it the control API answers 403.
-    pub token_file: Option<PathBuf>,
-    /// Where the memory store keeps bans and overrides across restarts.
-    pub state_file: Option<PathBuf>,
-    /// Whether `/metrics` and `/offenders` need a control API token.
-    pub protect_metrics: bool,
-    /// How many bans and overrides may be held.
-    pub bounds: Bounds,
-    /// The most connections open at once on the admin listener.
-    pub max_connections: usize,
 }
 
 /// `[response]`.

@@ -42,7 +42,10 @@ fn read_by_all(fleet: &[Proxy]) {
                 .as_array()
                 .is_some_and(|bans| bans.iter().any(|ban| ban["id"] == id))
         });
-        assert!(listed.is_some(), "every instance reads the changes within 2 s");
+        assert!(
+            listed.is_some(),
+            "every instance reads the changes within 2 s"
+        );
     }
     let gone = control(&fleet[0], "DELETE", &format!("/v1/bans/{id}"), None).0;
     assert_eq!(gone, 204);
