@@ -68,18 +68,14 @@ impl Checker<'_> {
         })
     }
 
-    /// A `redis://` or `rediss://` URL, parsed only (the store connects when the server is
-    /// built).
+    /// A `redis://` or `rediss://` URL in a list, parsed only (the store connects when the
+    /// server is built).
     pub(crate) fn redis_url(
         &self,
         url: &Spanned<String>,
         key: &str,
     ) -> Result<String, ConfigError> {
-        use redis::IntoConnectionInfo;
-        match url.get_ref().as_str().into_connection_info() {
-            Ok(_) => Ok(url.get_ref().clone()),
-            Err(_) => Err(self.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
-        }
+        super::value::redis_url(url.get_ref(), key).map_err(|message| self.error(url, message))
     }
 
     pub(crate) fn duration(

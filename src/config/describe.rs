@@ -1,6 +1,7 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
 use super::runtime::Config;
+use super::store::StoreLines;
 use crate::identity::ChallengeKind;
 use crate::limiter::StoreSettings;
 use crate::proxy::PoolSettings;
@@ -168,35 +169,7 @@ impl fmt::Display for Config {
         if s.listen.is_some() {
             self.proxy_lines(f)?;
         }
-        match &self.store {
-            StoreSettings::Memory { max_entries } => {
-                writeln!(f, "store           memory, at most {max_entries} buckets")?
-            }
-            StoreSettings::Redis(r) => {
-                writeln!(
-                    f,
-                    "store           redis {} (keys {}:{{identity}}:policy)",
-                    r.redacted_url(),
-                    r.prefix
-                )?;
-                writeln!(
-                    f,
-                    "                budget {:?}, on error {}, breaker at {:.0} % failed of at least {} calls in {:?}, else {} in a row (probes after {:?})",
-                    r.timeout, r.on_error.as_str(), r.breaker.failure_ratio * 100.0,
-                    r.breaker.min_calls, r.breaker.window, r.breaker.consecutive_failures,
-                    r.breaker.cooldown
-                )?;
-                writeln!(
-                    f,
-                    "                deny cache {} entries, key expiry margin {:?}, concurrency leases {:?}",
-                    r.deny_cache_entries, r.ttl_margin, r.in_flight_lease
-                )?;
-                match r.fleet_size {
-                    Some(n) => writeln!(f, "                fleet of {n} instances (pinned)")?,
-                    None => writeln!(f, "                fleet size learned from Redis")?,
-                }
-            }
-        }
+        write!(f, "{}", StoreLines(&self.store))?;
         let id = &self.identity;
         writeln!(
             f,
