@@ -92,22 +92,7 @@ impl fmt::Display for Config {
         let s = &self.server;
         let u = &self.upstream;
         writeln!(f, "config {} is valid", self.path.display())?;
-        let h2c = if s.h2c { ", HTTP/1 and h2c" } else { "" };
-        match s.listen {
-            Some(listen) => writeln!(f, "proxy listener  {listen} ({} threads{h2c})", s.threads)?,
-            None => writeln!(
-                f,
-                "proxy listener  none: no [upstream] ({} threads)",
-                s.threads
-            )?,
-        }
-        writeln!(
-            f,
-            "shutdown        in-flight requests get {:?}, then {:?} to stop",
-            s.grace_period, s.shutdown_timeout
-        )?;
-        writeln!(f, "pid file        {}", s.pid_file.display())?;
-        writeln!(f, "upgrade socket  {}", s.upgrade_sock)?;
+        write!(f, "{s}")?;
         write!(f, "{}", self.admin)?;
         if let Some(check) = &self.check {
             let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
@@ -157,15 +142,7 @@ impl fmt::Display for Config {
             let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());
             writeln!(f, "route           {} → pool {pool}", route.route)?;
         }
-        let l = &s.limits;
-        let per_ip = l
-            .max_connections_per_ip
-            .map_or(String::new(), |n| format!(", {n} per client address"));
-        writeln!(
-            f,
-            "connections     at most {}{per_ip}; a request head within {:?} and {} bytes; idle {:?} between requests",
-            l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
-        )?;
+        write!(f, "{}", s.limits)?;
         if s.listen.is_some() {
             self.proxy_lines(f)?;
         }

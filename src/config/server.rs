@@ -1,18 +1,18 @@
-//! `[server]`: the listeners, workers, shutdown, and the limits on downstream connections.
+//! `[server]`: the listeners, workers, shutdown, and the limits on downstream connections,
+//! as written, and their conversion into the settings (`settings.rs`, with the defaults and
+//! `--test`'s lines). A key of `[server]` is added in these two files.
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::instance_files::default_for;
-use super::runtime::{ServerSettings, TlsFiles, TlsListener};
 use super::upstream::UpstreamFile;
 use super::value::{config_keys, Address, Bounded, Period};
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
 use serde::Deserialize;
+pub use settings::{ServerSettings, TlsFiles, TlsListener};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use toml::Spanned;
 
 config_keys! {
@@ -73,32 +73,39 @@ pub(super) fn server(
     file: &ServerFile,
     upstream: Option<&UpstreamFile>,
 ) -> Result<ServerSettings, ConfigError> {
+    let default = ServerSettings::defaults_for(check.path);
     Ok(ServerSettings {
         listen: listen(check, file, upstream)?,
-        threads: match &file.threads {
-            Some(threads) => threads.count(),
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
+        threads: file
+            .threads
+            .as_ref()
+            .map_or(default.threads, Bounded::count),
         grace_period: file
             .grace_period
             .as_ref()
-            .map_or(Duration::from_secs(5), Period::get),
+            .map_or(default.grace_period, Period::get),
         shutdown_timeout: file
             .shutdown_timeout
             .as_ref()
-            .map_or(Duration::from_secs(5), Period::get),
+            .map_or(default.shutdown_timeout, Period::get),
         shadow: file.shadow,
         access_log: access_log(check, file)?,
         watch_config: file.watch_config,
-        pid_file: pid_file(check, file.pid_file.as_ref())?,
-        upgrade_sock: upgrade_sock(check, file.upgrade_sock.as_deref()),
+        pid_file: match &file.pid_file {
+            Some(path) => pid_file(check, path)?,
+            None => default.pid_file,
+        },
+        upgrade_sock: match &file.upgrade_sock {
+            Some(path) => upgrade_sock(check, path),
+            None => default.upgrade_sock,
+        },
         tls: tls_listener(check, file)?,
         limits: limits(check, file)?,
         h2c: file.h2c,
         front: FrontSettings {
             request_id_header: match &file.request_id_header {
                 Some(name) => request_id_header(check, name)?,
-                None => FrontSettings::default().request_id_header,
+                None => default.front.request_id_header,
             },
             via: file.via,
             preserve_header_case: file.preserve_header_case,
@@ -155,12 +162,8 @@ fn access_log(
     }))
 }
 
-/// `server.pid_file`: a path, relative to the config file's directory when not absolute; by
-/// default one of this config file's own (`instance_files`).
-fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<PathBuf, ConfigError> {
-    let Some(value) = value else {
-        return Ok(default_for(check.path, "pid"));
-    };
+/// `server.pid_file`: a path, relative to the config file's directory when not absolute.
+fn pid_file(check: &Checker<'_>, value: &Spanned<String>) -> Result<PathBuf, ConfigError> {
     let text = value.get_ref();
     if text.is_empty() || text.ends_with('/') {
         let message = format!("`server.pid_file` must name a file, not `{text}`");
@@ -170,14 +173,10 @@ fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<Path
     Ok(base.join(text))
 }
 
-/// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute;
-/// by default one of this config file's own (`instance_files`).
-fn upgrade_sock(check: &Checker<'_>, value: Option<&str>) -> String {
-    let path = match value {
-        Some(text) => check.path.parent().unwrap_or(Path::new("")).join(text),
-        None => default_for(check.path, "sock"),
-    };
-    path.display().to_string()
+/// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute.
+fn upgrade_sock(check: &Checker<'_>, text: &str) -> String {
+    let base = check.path.parent().unwrap_or(Path::new(""));
+    base.join(text).display().to_string()
 }
 
 /// Headers a request id may not travel in: HTTP's own and the forwarding headers.
@@ -292,6 +291,8 @@ fn tls_listener(
         }
     }
 }
+
+mod settings;
 
 #[cfg(test)]
 mod tests;
