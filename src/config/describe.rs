@@ -183,7 +183,7 @@ impl fmt::Display for Config {
         for rule in self.access.deny() {
             writeln!(f, "deny (403)      {rule}")?;
         }
-        writeln!(f, "throttled with  {}", self.response.throttle_status)?;
+        write!(f, "{}", self.response)?;
         if self.server.shadow {
             writeln!(f, "shadow mode     every policy counts but never blocks")?;
         }

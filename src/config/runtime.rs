@@ -1,6 +1,7 @@
 //! The validated runtime config: what the proxy runs on. Serde never sees these types.
 
 pub use super::admin::AdminSettings;
+pub use super::response::ResponseSettings;
 pub use super::server::{ServerSettings, TlsFiles, TlsListener};
 use crate::bots::BotsSettings;
 use crate::bots::Geo;
@@ -59,11 +60,4 @@ pub struct Config {
     /// `[overload]`: each pool's requests in flight held to a limit, shed by priority, when
     /// configured.
     pub overload: Option<crate::overload::OverloadSettings>,
-}
-
-/// `[response]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResponseSettings {
-    /// Status of a throttled response.
-    pub throttle_status: u16,
 }

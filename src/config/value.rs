@@ -11,6 +11,7 @@ mod address;
 mod bounded;
 mod duration;
 mod fraction;
+mod header;
 mod key;
 mod redis_url;
 
@@ -18,5 +19,6 @@ pub(crate) use address::Address;
 pub(crate) use bounded::Bounded;
 pub(crate) use duration::Period;
 pub(crate) use fraction::Fraction;
+pub(crate) use header::Header;
 pub(crate) use key::{config_keys, Key};
 pub(crate) use redis_url::{redis_url, RedisUrl};
