@@ -22,3 +22,6 @@ pub(crate) use fraction::Fraction;
 pub(crate) use header::Header;
 pub(crate) use key::{config_keys, Key};
 pub(crate) use redis_url::{redis_url, RedisUrl};
+
+#[cfg(test)]
+mod tests;
