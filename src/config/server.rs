@@ -175,8 +175,8 @@ fn pid_file(check: &Checker<'_>, value: &Spanned<String>) -> Result<PathBuf, Con
 
 /// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute.
 fn upgrade_sock(check: &Checker<'_>, text: &str) -> String {
-    let base = check.path.parent().unwrap_or(Path::new(""));
-    base.join(text).display().to_string()
+    let path = check.path.parent().unwrap_or(Path::new("")).join(text);
+    path.display().to_string()
 }
 
 /// Headers a request id may not travel in: HTTP's own and the forwarding headers.
