@@ -2,7 +2,6 @@
 
 use super::error::ConfigError;
 use crate::identity::{Network, Source, SourceSpec};
-use std::net::SocketAddr;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,20 +49,6 @@ impl Checker<'_> {
             self.error(
                 value,
                 format!("`{key}` must be a header name, not `{text}`"),
-            )
-        })
-    }
-
-    pub(crate) fn address(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<SocketAddr, ConfigError> {
-        value.get_ref().parse().map_err(|_| {
-            let text = value.get_ref();
-            self.error(
-                value,
-                format!("`{key}` must be an address like 127.0.0.1:8080, not `{text}`"),
             )
         })
     }

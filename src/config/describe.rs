@@ -1,5 +1,6 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
+use super::decisions::CheckLine;
 use super::runtime::Config;
 use super::store::StoreLines;
 use crate::identity::ChallengeKind;
@@ -95,19 +96,7 @@ impl fmt::Display for Config {
         write!(f, "{s}")?;
         write!(f, "{}", self.admin)?;
         if let Some(check) = &self.check {
-            let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
-            writeln!(
-                f,
-                "decisions       {} for proxies in [{}]{}",
-                check.listen,
-                trusted.join(", "),
-                check
-                    .dedupe_header
-                    .as_ref()
-                    .map_or(String::new(), |h| format!(
-                        "; repeated checks of one `{h}` answered once"
-                    ))
-            )?;
+            write!(f, "{}", CheckLine(check))?;
         }
         if let Some(rls) = &self.rls {
             let rules: usize = rls.rules.domains.len();

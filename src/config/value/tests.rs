@@ -22,6 +22,10 @@ fn a_typed_value_of_every_room_is_located_at_itself() {
             "f.toml:10:26: `rls.max_concurrent_streams` must be between 1 and 100000, not 0",
         ),
         (
+            "[check]\nlisten = \"x\"",
+            "f.toml:10:10: `check.listen` must be an address like 127.0.0.1:8080, not `x`",
+        ),
+        (
             "[crowdsec]\nmax_answer_bytes = 10",
             "f.toml:10:20: `crowdsec.max_answer_bytes` must be between 1024 and 4294967296, \
              not 10",
