@@ -22,6 +22,14 @@ fn a_typed_value_of_every_room_is_located_at_itself() {
             "f.toml:10:26: `rls.max_concurrent_streams` must be between 1 and 100000, not 0",
         ),
         (
+            "[[policy]]\nname = \"p\"\ncapacity = 5\nrate = \"1/s\"\ncost = 0",
+            "f.toml:13:8: `policy.cost` must be between 1 and 1099511627776, not 0",
+        ),
+        (
+            "[[policy]]\nname = \"p\"\nmax_in_flight = 0",
+            "f.toml:11:17: `policy.max_in_flight` must be between 1 and 1000000, not 0",
+        ),
+        (
             "[check]\nlisten = \"x\"",
             "f.toml:10:10: `check.listen` must be an address like 127.0.0.1:8080, not `x`",
         ),
