@@ -1,6 +1,8 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
 use super::decisions::CheckLine;
+use super::overload::OverloadLine;
+use super::rls::RlsLine;
 use super::runtime::Config;
 use super::store::StoreLines;
 use crate::identity::ChallengeKind;
@@ -99,15 +101,7 @@ impl fmt::Display for Config {
             write!(f, "{}", CheckLine(check))?;
         }
         if let Some(rls) = &self.rls {
-            let rules: usize = rls.rules.domains.len();
-            writeln!(
-                f,
-                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
-                rls.listen,
-                if rls.tls.is_some() { " (TLS)" } else { "" },
-                rls.config_dir.display(),
-                rls.timeout
-            )?;
+            write!(f, "{}", RlsLine(rls))?;
         }
         if let Some(cs) = &self.crowdsec {
             writeln!(
@@ -123,7 +117,9 @@ impl fmt::Display for Config {
             writeln!(f, "geo             {line}")?;
         }
         self.describe_challenge(f)?;
-        self.describe_overload(f)?;
+        if let Some(overload) = &self.overload {
+            write!(f, "{}", OverloadLine(overload))?;
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }
@@ -187,36 +183,6 @@ impl fmt::Display for Config {
 }
 
 impl Config {
-    /// The crawler catalogue, how claims are verified.
-    /// The `[overload]` settings, when configured.
-    fn describe_overload(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(o) = &self.overload else {
-            return Ok(());
-        };
-        let limit = match o.max_in_flight {
-            crate::overload::MaxInFlight::Fleet(n) => {
-                format!("{n} in flight per pool across the fleet (each instance its share)")
-            }
-            crate::overload::MaxInFlight::Auto { floor, ceiling } => {
-                format!("an adaptive limit per pool from {floor} to {ceiling} in flight")
-            }
-        };
-        let target = match o.latency_target {
-            Some(t) => format!(", overloaded above {t:?}"),
-            None => String::new(),
-        };
-        let queued = match o.max_queued {
-            Some(n) => format!("{n} waiting"),
-            None => "4 × the limit waiting (at least 16)".to_owned(),
-        };
-        writeln!(
-            f,
-            "overload        {limit}{target}; {queued}, each at most {:?}; shed 503 after Retry-After {}s",
-            o.queue_time,
-            o.retry_after_s()
-        )
-    }
-
     /// The `[challenge]` settings, when a policy or CrowdSec challenges.
     fn describe_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let policies = self.policies.iter().any(crate::gate::challenges);
@@ -253,6 +219,7 @@ impl Config {
         )
     }
 
+    /// The crawler catalogue, how claims are verified.
     fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let crawlers = &self.bots.crawlers;
         let catalogue = &crawlers.catalogue;

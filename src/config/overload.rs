@@ -11,6 +11,7 @@ use crate::overload::{
 };
 use crate::policy::{Action, OverloadClass, Priority};
 use serde::Deserialize;
+use std::fmt;
 use toml::Spanned;
 
 config_keys! {
@@ -212,6 +213,37 @@ pub(crate) fn default_action(file: &PolicyFile) -> Action {
     match classifies && !bucket {
         true => Action::Classify,
         false => Action::Limit,
+    }
+}
+
+/// `--test`'s line for overload protection.
+pub(crate) struct OverloadLine<'a>(pub(crate) &'a OverloadSettings);
+
+impl fmt::Display for OverloadLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = self.0;
+        let limit = match o.max_in_flight {
+            MaxInFlight::Fleet(n) => {
+                format!("{n} in flight per pool across the fleet (each instance its share)")
+            }
+            MaxInFlight::Auto { floor, ceiling } => {
+                format!("an adaptive limit per pool from {floor} to {ceiling} in flight")
+            }
+        };
+        let target = match o.latency_target {
+            Some(t) => format!(", overloaded above {t:?}"),
+            None => String::new(),
+        };
+        let queued = match o.max_queued {
+            Some(n) => format!("{n} waiting"),
+            None => "4 × the limit waiting (at least 16)".to_owned(),
+        };
+        writeln!(
+            f,
+            "overload        {limit}{target}; {queued}, each at most {:?}; shed 503 after Retry-After {}s",
+            o.queue_time,
+            o.retry_after_s()
+        )
     }
 }
 

@@ -8,6 +8,7 @@ use super::runtime::TlsListener;
 use super::value::{config_keys, Address, Bounded, Period};
 use crate::rls::{RlsRules, RlsSettings, RlsTls, MAX_CONCURRENT_STREAMS, TIMEOUT};
 use serde::Deserialize;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
@@ -94,6 +95,24 @@ fn timeout(check: &Checker<'_>, file: &RlsFile) -> Result<Duration, ConfigError>
         return Err(check.error(at, message));
     }
     Ok(timeout)
+}
+
+/// `--test`'s line for the rate limit service.
+pub(crate) struct RlsLine<'a>(pub(crate) &'a RlsSettings);
+
+impl fmt::Display for RlsLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rls = self.0;
+        let rules: usize = rls.rules.domains.len();
+        writeln!(
+            f,
+            "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
+            rls.listen,
+            if rls.tls.is_some() { " (TLS)" } else { "" },
+            rls.config_dir.display(),
+            rls.timeout
+        )
+    }
 }
 
 #[cfg(test)]
