@@ -4,6 +4,7 @@
 use super::digest_key::digest_key;
 use crate::bots::Profiler;
 use crate::challenge::Challenges;
+use crate::clock::Clock;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
@@ -188,6 +189,7 @@ impl Stores {
                 in_flight: self.in_flight.clone(),
                 fallback: self.fallback.clone(),
                 control: self.control.clone(),
+                clock: Clock::System,
             },
             &self.metrics,
         );
@@ -216,7 +218,8 @@ impl Stores {
         Ok(Snapshot::new(decider, upstream, access_log)
             .with_front(config.server.front.clone())
             .with_challenges(challenges)
-            .with_overload(overload))
+            .with_overload(overload)
+            .with_h2fp(config.wants_h2fp()))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.
@@ -237,7 +240,7 @@ impl Stores {
             .filter(|p| crate::gate::challenges(p))
             .map(|p| (p.key.id(), p.name().clone()))
             .collect();
-        names.insert(0, Arc::from(crate::gate::CROWDSEC));
+        names.insert(crate::gate::CROWDSEC_ID, Arc::from(crate::gate::CROWDSEC));
         let room = Challenges::new(
             config.challenge.clone(),
             &self.digest_key,

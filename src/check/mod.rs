@@ -23,8 +23,8 @@ pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WI
 
 use crate::bots::Message;
 use crate::gate::reply::{problem_body, Refusal, Reply, PROBLEM_JSON};
-use crate::gate::{Decider, Gate, InForce};
-use crate::identity::{ClientIpResolver, Request, RequestFacts};
+use crate::gate::{Decider, Gate, HttpFacts, InForce};
+use crate::identity::{ClientIpResolver, Request};
 use crate::policy::{normalize_path, request_host, RouteFacts};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -97,38 +97,35 @@ impl CheckApp {
             let value = HeaderValue::from_str(h).ok()?;
             request_host(&http::Uri::from_static("/"), Some(&value))
         });
-        let route = RouteFacts {
-            method: &asked.method,
-            host: host.as_deref(),
-            path: &path,
-        };
-        let facts = RequestFacts {
-            path: Some(&path),
-            method: Some(asked.method.as_str()),
-            host: host.as_deref(),
-        };
-        let jwt = decider.callers.jwt.as_deref();
         let target = signed_target(&asked);
-        let message = Message {
-            method: &asked.method,
-            uri: &target,
-            authority: asked.host.as_deref(),
-            headers: &req.headers,
+        let facts = HttpFacts {
+            message: Message {
+                method: &asked.method,
+                uri: &target,
+                authority: asked.host.as_deref(),
+                headers: &req.headers,
+            },
+            query: asked.query.as_deref(),
+            client_ip,
+            route: RouteFacts {
+                method: &asked.method,
+                host: host.as_deref(),
+                path: &path,
+            },
         };
-        let traits = decider.traits(client_ip, &message).await;
-        let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
-            .with_facts(facts)
-            .with_traits(&traits);
+        let traits = decider.sender(&facts).await;
+        let request = facts.request(&decider, &traits);
         let replay = self.replay_key(&req.headers, &asked, client_ip, || {
             callers(&decider.gate, &request)
         });
         if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
             return answer;
         }
-        let mut outcome = decider.gate.decide(&request, &route).await;
+        let mut decision = decider.gate.decide(&request, &facts.route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
-        drop(outcome.take_aftercare());
-        let answer = Arc::new(answered(decider.reply(&outcome, traits.bot.as_ref())));
+        drop(decision.outcome.take_aftercare());
+        let reply = decider.reply(&decision.outcome, traits.bot.as_ref());
+        let answer = Arc::new(answered(reply));
         if let Some(key) = replay {
             self.replays.put(key, answer.clone(), Instant::now());
         }

@@ -8,7 +8,7 @@ use super::policy_table::{MatchFile, PolicyFile, PolicyMatchFile};
 use super::quota::{calendar, limits, LimitKeys};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Policy, Route, Tiers, Unless};
+use crate::policy::{Action, Enforcement, Policy, Route, Tiers, Unless};
 use std::collections::HashSet;
 use toml::Spanned;
 
@@ -22,7 +22,9 @@ pub(crate) fn policies(
     let mut out = Vec::with_capacity(files.len());
     for file in files {
         let mut policy = policy(check, file, global)?;
-        policy.shadow |= all_shadow;
+        if all_shadow {
+            policy.enforcement = Enforcement::Shadow;
+        }
         if !seen.insert(policy.name().clone()) {
             let message = format!("`policy.name`: `{}` is used by two policies", policy.name());
             return Err(check.error(&file.name, message));
@@ -81,7 +83,7 @@ fn policy(
         key: PolicyKey::new(name),
         limits,
         cost,
-        shadow: file.shadow,
+        enforcement: Enforcement::shadow_if(file.shadow),
         route: match &file.route {
             Some(m) => route(check, &m.route(), "policy.match")?,
             None => Route::default(),

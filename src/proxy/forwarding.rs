@@ -1,16 +1,15 @@
 //! What the backend is told about the request's way in: `X-Forwarded-For` (every incoming line
 //! merged, then the peer), `X-Forwarded-Proto`, `X-Forwarded-Host`, `Forwarded` (RFC 7239),
 //! optionally `Via`, the request id, the pool's `Host`, and the request's JA4
-//! (`upstream.ja4_header`).
+//! and HTTP/2 fingerprint (`upstream.ja4_header`, `upstream.h2fp_header`).
 //!
 //! `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` from a client are replaced by the
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
 //! gets this hop's element appended.
 
-use super::decide;
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
-use crate::identity::Ja4;
+use crate::identity::{H2Fp, Ja4};
 use http::header::{FORWARDED, HOST, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
@@ -49,14 +48,14 @@ pub(super) fn edits(
         edits.set(HOST, value(host.as_bytes())?);
     }
     let proto = if front.tls { "https" } else { "http" };
-    let peer = decide::peer_ip(session);
+    let peer = front.client.peer;
     if let Some(ip) = peer {
         edits.set(X_FORWARDED_FOR, forwarded_for(upstream, ip)?);
     }
-    if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_PROTO) {
+    if !front.client.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_PROTO) {
         edits.set(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
-    if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
+    if !front.client.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
         match &client_host {
             Some(h) => edits.set(X_FORWARDED_HOST, h.clone()),
             None if upstream.headers.contains_key(X_FORWARDED_HOST) => {
@@ -65,7 +64,7 @@ pub(super) fn edits(
             None => {}
         }
     }
-    let mut element = match front.trusted_peer {
+    let mut element = match front.client.trusted_peer {
         true => merged(upstream, FORWARDED.as_str()),
         false => Text::new(),
     };
@@ -94,6 +93,15 @@ pub(super) fn edits(
 /// JA4 is not known: a client's own is never passed on.
 pub(super) fn ja4(edits: &mut HeaderEdits, header: &HeaderName, ja4: Option<Ja4>) {
     match ja4.and_then(|j| HeaderValue::from_str(j.as_str()).ok()) {
+        Some(value) => edits.set(header.clone(), value),
+        None => edits.remove(header.clone()),
+    }
+}
+
+/// Sets `header` on the way to the backend to the request's HTTP/2 fingerprint `h2fp`, or
+/// removes it when none is known: a client's own is never passed on.
+pub(super) fn h2fp(edits: &mut HeaderEdits, header: &HeaderName, h2fp: Option<&H2Fp>) {
+    match h2fp.and_then(|h| HeaderValue::from_str(h.as_str()).ok()) {
         Some(value) => edits.set(header.clone(), value),
         None => edits.remove(header.clone()),
     }

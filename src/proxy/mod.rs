@@ -13,6 +13,7 @@ mod failure;
 mod forwarding;
 mod front;
 mod grpc;
+mod h2fp;
 mod head_watch;
 mod header_case;
 mod hygiene;
@@ -31,6 +32,7 @@ mod watched;
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
+pub use h2fp::{connection_h2fp, fingerprinted, FingerprintedStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::Action;
@@ -43,7 +45,7 @@ pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, Identity, Ja4};
+use crate::identity::{BotClaim, H2Fp, Identity, Ja4};
 use crate::overload::Permit;
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
@@ -52,7 +54,7 @@ use http::HeaderName;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
-use pingora::{Error, ErrorType, Result};
+use pingora::{Error, Result};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,8 +74,9 @@ pub struct Floodgate {
 
 /// Per-request state carried between pingora's phases.
 pub struct RequestCtx {
-    /// The snapshot this request runs under, start to finish, whatever reloads happen.
-    snapshot: Option<Arc<Snapshot>>,
+    /// The snapshot this request runs under, start to finish, whatever reloads happen: whom
+    /// to trust and what to decide come from the same config.
+    snapshot: Arc<Snapshot>,
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
     /// What a solution to the challenge came to (the solution endpoint's requests, which the
@@ -99,6 +102,9 @@ pub struct RequestCtx {
     pass: Option<Identity>,
     /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
     ja4: Option<Ja4>,
+    /// The request's HTTP/2 fingerprint, for the log line and the backend
+    /// (`upstream.h2fp_header`).
+    h2fp: Option<H2Fp>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
 }
@@ -130,13 +136,8 @@ impl Floodgate {
 }
 
 /// Whether HTTP/1 header names keep their sender's case under `snapshot`.
-fn keeps_case(snapshot: Option<&Arc<Snapshot>>) -> bool {
-    snapshot.is_some_and(|s| s.front.preserve_header_case)
-}
-
-/// The error of a request that has no snapshot to run under.
-fn no_snapshot() -> Box<Error> {
-    Error::explain(ErrorType::InternalError, "no config loaded for the request")
+fn keeps_case(snapshot: &Snapshot) -> bool {
+    snapshot.front.preserve_header_case
 }
 
 #[async_trait]
@@ -145,7 +146,8 @@ impl ProxyHttp for Floodgate {
 
     fn new_ctx(&self) -> Self::CTX {
         RequestCtx {
-            snapshot: None,
+            // Loaded once the request's head is in (pingora makes the context then).
+            snapshot: self.snapshot.load_full(),
             ratelimit: None,
             outcome: None,
             solved: None,
@@ -160,6 +162,7 @@ impl ProxyHttp for Floodgate {
             ruled_by: None,
             pass: None,
             ja4: None,
+            h2fp: None,
             slot: None,
         }
     }
@@ -173,32 +176,26 @@ impl ProxyHttp for Floodgate {
         }
         // Pipelined requests are answered in order (RFC 9112 §9.3.2).
         session.set_pipelining_enabled(true);
-        // One snapshot for the whole request: whom to trust and what to decide come from the
-        // same config, whatever reload happens in between.
-        let snapshot = self.snapshot.load_full();
+        let snapshot = &ctx.snapshot;
         ctx.started = snapshot.access_log.is_some().then(Instant::now);
-        let trusted = snapshot
+        // The client is resolved once, here, for every phase of the request.
+        let client = snapshot
             .decider
             .callers
             .client_ip
-            .trusts(decide::peer_ip(session));
-        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
-        ctx.snapshot = Some(snapshot);
+            .client(decide::peer_ip(session), &session.req_header().headers);
+        ctx.front = front::Front::begin(&snapshot.front, session, client);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let snapshot = match ctx.snapshot.take() {
-            Some(snapshot) => snapshot,
-            None => self.snapshot.load_full(),
-        };
+        let snapshot = ctx.snapshot.clone();
         let action = match self.acme_answer(session).await {
             Some(validation) => validation,
             None => self.answer(&snapshot, session, ctx).await,
         };
-        ctx.snapshot = Some(snapshot);
         match action {
             Action::Forward(headers) => {
                 ctx.ratelimit = headers;
@@ -217,8 +214,10 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
-        let snapshot = ctx.snapshot.as_deref().ok_or_else(no_snapshot)?;
-        let mut peer = pick::peer(snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
+        let snapshot = &ctx.snapshot;
+        let ticket = ctx.ticket.as_ref();
+        let client_ip = ctx.front.client.ip;
+        let mut peer = pick::peer(snapshot, session, ticket, client_ip, &mut ctx.upstream)?;
         streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
         Ok(peer)
     }
@@ -232,11 +231,10 @@ impl ProxyHttp for Floodgate {
     ) -> Box<Error> {
         // Nothing was sent yet, so trying the next backend of the pool is safe; each is
         // tried once.
-        if let Some(snapshot) = &ctx.snapshot {
-            snapshot.upstream.failed(&mut ctx.upstream);
-            if snapshot.upstream.may_retry(&ctx.upstream) {
-                e.set_retry(true);
-            }
+        let upstream = &ctx.snapshot.upstream;
+        upstream.failed(&mut ctx.upstream);
+        if upstream.may_retry(&ctx.upstream) {
+            e.set_retry(true);
         }
         e
     }
@@ -247,11 +245,14 @@ impl ProxyHttp for Floodgate {
         upstream_request: &mut RequestHeader,
         ctx: &mut Self::CTX,
     ) -> Result<()> {
-        let snapshot = ctx.snapshot.as_ref();
-        let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
+        let snapshot = &ctx.snapshot;
+        let host = snapshot.upstream.host(&ctx.upstream);
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
-        if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
+        if let Some(header) = snapshot.upstream.ja4_header() {
             forwarding::ja4(&mut edits, header, ctx.ja4);
+        }
+        if let Some(header) = snapshot.upstream.h2fp_header() {
+            forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
         edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }
@@ -276,8 +277,8 @@ impl ProxyHttp for Floodgate {
             self.metrics.count_upstream_response(status);
             // A 5xx (or a switch of protocols) counts now; any other answer once it has
             // arrived whole (`logging`), so one cut short counts as a failure (`fail_to_proxy`).
-            if let (Some(snapshot), true) = (&ctx.snapshot, status >= 500 || status == 101) {
-                snapshot.upstream.answered(&mut ctx.upstream, status);
+            if status >= 500 || status == 101 {
+                ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
             }
         }
         let mut edits = response::edits(upstream_response, &ctx.front);
@@ -287,7 +288,7 @@ impl ProxyHttp for Floodgate {
             edits.set(RATELIMIT_POLICY, headers.policy);
             edits.set(RATELIMIT, headers.ratelimit);
         }
-        edits.apply_to_response(upstream_response, keeps_case(ctx.snapshot.as_ref()))?;
+        edits.apply_to_response(upstream_response, keeps_case(&ctx.snapshot))?;
         // Settled before the client sees the answer, so its next request sees the bucket
         // settled; an informational answer (but a protocol switch) is not the final one.
         let status = upstream_response.status;
@@ -337,8 +338,8 @@ impl ProxyHttp for Floodgate {
         let failure = failure::classify(e);
         // Before or after the response started: a backend that cuts its responses short is
         // ejected like one that refuses them.
-        if let (Some(snapshot), Some(_)) = (&ctx.snapshot, failure.upstream) {
-            snapshot.upstream.failed(&mut ctx.upstream);
+        if failure.upstream.is_some() {
+            ctx.snapshot.upstream.failed(&mut ctx.upstream);
         }
         let errors = &self.metrics.upstream_errors;
         if streams::abort_if_started(session, e, failure, errors, ctx.front.id()).await {
@@ -378,8 +379,8 @@ impl ProxyHttp for Floodgate {
         let written = session.response_written().map(|r| r.status.as_u16());
         // A backend's answer that arrived whole counts as its success (a failure was counted
         // already, by `fail_to_proxy` or `response_filter`).
-        if let (Some(snapshot), Some(status), None) = (&ctx.snapshot, written, e) {
-            snapshot.upstream.answered(&mut ctx.upstream, status);
+        if let (Some(status), None) = (written, e) {
+            ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
         }
         // However the request ended: what is still open settles, the slots go back.
         if !ctx.aftercare.is_empty() {
@@ -388,7 +389,7 @@ impl ProxyHttp for Floodgate {
         // The backend is done with the request: its slot goes to the next one waiting.
         ctx.slot = None;
         connection::request_done(session);
-        let log = ctx.snapshot.as_ref().and_then(|s| s.access_log.clone());
+        let log = ctx.snapshot.access_log.clone();
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
         }

@@ -29,6 +29,9 @@ pub struct Snapshot {
     /// Each pool's watch, when `[overload]` is configured (set through
     /// [`Snapshot::with_overload`]).
     pub overload: Option<Pools>,
+    /// Whether new HTTP/2 connections are read for their fingerprint (something asks for it:
+    /// `Config::wants_h2fp`; set through [`Snapshot::with_h2fp`]).
+    pub h2fp: bool,
 }
 
 impl Snapshot {
@@ -41,6 +44,7 @@ impl Snapshot {
             front: FrontSettings::default(),
             challenges: None,
             overload: None,
+            h2fp: false,
         }
     }
 
@@ -62,6 +66,11 @@ impl Snapshot {
     /// The snapshot watching its pools with `overload`.
     pub fn with_overload(self, overload: Option<Pools>) -> Self {
         Self { overload, ..self }
+    }
+
+    /// The snapshot reading new HTTP/2 connections for their fingerprint when `h2fp`.
+    pub fn with_h2fp(self, h2fp: bool) -> Self {
+        Self { h2fp, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

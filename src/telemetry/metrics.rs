@@ -270,12 +270,12 @@ impl Default for Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::{Decision, SettleResult};
+    use crate::telemetry::{PolicyOutcome, SettleResult};
 
     #[test]
     fn policy_counters_render_with_their_labels() {
         let metrics = Metrics::new();
-        metrics.policy("per-user").count(Decision::Throttled);
+        metrics.policy("per-user").count(PolicyOutcome::Throttled);
         let text = metrics.render();
         assert!(
             text.contains(r#"floodgate_requests_total{decision="throttled",policy="per-user"} 1"#)
@@ -290,11 +290,11 @@ mod tests {
     fn the_tally_reads_allowed_and_throttled_by_policy() {
         let metrics = Metrics::new();
         let login = metrics.policy("login");
-        login.count(Decision::Allowed);
-        login.count(Decision::Allowed);
-        login.count(Decision::Throttled);
-        login.count(Decision::Denied);
-        metrics.policy("api").count(Decision::Throttled);
+        login.count(PolicyOutcome::Allowed);
+        login.count(PolicyOutcome::Allowed);
+        login.count(PolicyOutcome::Throttled);
+        login.count(PolicyOutcome::Denied);
+        metrics.policy("api").count(PolicyOutcome::Throttled);
         assert_eq!(
             metrics.request_tally(),
             vec![("api".to_owned(), [0, 1]), ("login".to_owned(), [2, 1])]

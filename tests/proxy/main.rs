@@ -7,6 +7,7 @@ mod common;
 
 mod front_headers;
 mod front_proxy;
+mod h2fp;
 mod hardening;
 mod identity;
 mod limits;

@@ -11,7 +11,7 @@ mod sink;
 
 use combined::{combined_line, CombinedEntry};
 
-use super::{decide, RefusedHead, RequestCtx};
+use super::{RefusedHead, RequestCtx};
 use crate::clock::wall_now;
 use pingora::proxy::Session;
 use sink::Sink;
@@ -128,13 +128,17 @@ fn floodgate_line(
         Some(ja4) => format!(" ja4={ja4}"),
         None => String::new(),
     };
+    let h2fp = match &ctx.h2fp {
+        Some(h2fp) => format!(" h2fp={h2fp}"),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
@@ -158,14 +162,7 @@ fn decision(ctx: &RequestCtx) -> &'static str {
 /// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
 fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String {
     let req = session.req_header();
-    let client = ctx.snapshot.as_ref().and_then(|snapshot| {
-        let peer = decide::peer_ip(session);
-        snapshot
-            .decider
-            .callers
-            .client_ip
-            .resolve(peer, &req.headers)
-    });
+    let client = ctx.front.client.ip;
     let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
     combined_line(&CombinedEntry {
