@@ -59,10 +59,10 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
             None => None,
         },
         settle,
-        max_in_flight: match &file.max_in_flight {
-            Some(n) => Some(n.get_ref().count() as u32),
-            None => None,
-        },
+        max_in_flight: file
+            .max_in_flight
+            .as_ref()
+            .map(|n| n.get_ref().count() as u32),
         shaping,
         block_for: match &file.block_for {
             Some(d) => Some(positive(check, d, "policy.block_for", MAX_BLOCK)?),
