@@ -2,10 +2,13 @@
 //! sender.rs and challenge.rs each check a part of, and the `match` table a `[[route]]` shares.
 
 use super::identity::SourceList;
-use super::quota::MAX_TOKENS;
 use super::value::{config_keys, Bounded};
 use serde::Deserialize;
 use toml::Spanned;
+
+/// The largest capacity, quota or cost accepted: far beyond any real limit, small enough to
+/// stay exact in the f64 arithmetic of the buckets.
+pub(super) const MAX_TOKENS: i64 = 1 << 40;
 
 config_keys! {
     Cost = "policy.cost",
