@@ -58,16 +58,26 @@ enum BotsCommand {
         /// A config file: the shipped catalogue with its `[[bots.crawler]]` entries.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Where FoxIO's JA4 mapping (ja4plus-mapping.csv) is read for the browsers' JA4s
+        /// the bot score compares against (written to DIR/browsers.toml); `none`: not read.
+        /// Default: the shipped list's `ja4_url`.
+        #[arg(long)]
+        ja4_mapping: Option<String>,
     },
 }
 
-/// `floodgate bots update DIR [--catalogue FILE | --config FILE]`.
-fn bots_update(dir: &Path, catalogue: Option<&Path>, config: Option<&Path>) -> ExitCode {
+/// `floodgate bots update DIR [--catalogue FILE | --config FILE] [--ja4-mapping URL]`.
+fn bots_update(
+    dir: &Path,
+    catalogue: Option<&Path>,
+    config: Option<&Path>,
+    mapping: Option<&str>,
+) -> ExitCode {
     let Some(path) = config else {
-        return floodgate::bots::update::command(dir, catalogue);
+        return floodgate::bots::update::command(dir, catalogue, mapping);
     };
     match floodgate::config::load(path) {
-        Ok(config) => floodgate::bots::update::run(dir, &config.bots.crawlers.catalogue),
+        Ok(config) => floodgate::bots::update::run(dir, &config.bots.crawlers.catalogue, mapping),
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(2)
@@ -105,9 +115,13 @@ fn main() -> ExitCode {
                 dir,
                 catalogue,
                 config,
+                ja4_mapping,
             })),
             _,
-        ) => return bots_update(&dir, catalogue.as_deref(), config.as_deref()),
+        ) => {
+            let (catalogue, config) = (catalogue.as_deref(), config.as_deref());
+            return bots_update(&dir, catalogue, config, ja4_mapping.as_deref());
+        }
         (None, Some(path)) => path,
         // clap requires `--config` when no subcommand is given.
         (None, None) => return ExitCode::from(2),

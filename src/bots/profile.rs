@@ -4,9 +4,11 @@
 //! `bots.dns_timeout`). A Web Bot Auth signature outranks the User-Agent: a request offering
 //! one is the signed agent it names, verified or not. Counts `floodgate_bot_requests_total`.
 
-use super::{BotsSettings, Crawler, Crawlers, DnsSettings, Geo, Message, ReverseDns, SignedAgents};
+use super::{
+    BotsSettings, Crawler, Crawlers, DnsSettings, Geo, Message, ReverseDns, Scorer, SignedAgents,
+};
 use crate::clock::wall_now_ms;
-use crate::identity::{BotClaim, Proof, Traits, Verification};
+use crate::identity::{BotClaim, Proof, Score, Traits, Verification};
 use crate::limiter::NonceLedger;
 use crate::telemetry::{BotMetrics, SignedMetrics};
 use http::header::USER_AGENT;
@@ -26,6 +28,8 @@ pub struct Profiler {
     geo: Arc<Geo>,
     /// `None` when `[bots.signed]` configures nothing: signatures are not looked at.
     signed: Option<SignedAgents>,
+    /// Works out bot scores (`[bots.score]`), when asked.
+    scorer: Scorer,
     metrics: BotMetrics,
 }
 
@@ -63,6 +67,7 @@ impl Profiler {
             dns_settings: settings.dns.clone(),
             geo,
             signed,
+            scorer: Scorer::new(&settings.score),
             metrics,
         }
     }
@@ -86,6 +91,14 @@ impl Profiler {
             self.metrics.count(claim.category(), claim.verified());
         }
         traits
+    }
+
+    /// The bot score of a request with `headers` from the sender `traits` describes (its
+    /// JA4 and HTTP/2 fingerprint filled in); counts `floodgate_bot_signals_total`.
+    pub fn score(&self, traits: &Traits, headers: &HeaderMap) -> Score {
+        let score = self.scorer.score(traits, headers);
+        self.metrics.count_signals(score.signals);
+        score
     }
 
     /// The signed agent `request` claims to be, if it offers a signature and signatures are

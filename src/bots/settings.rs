@@ -35,4 +35,6 @@ pub struct BotsSettings {
     pub dns: DnsSettings,
     /// How signed agents are verified (`[bots.signed]`).
     pub signed: SignedSettings,
+    /// How requests are scored (`[bots.score]`).
+    pub score: super::ScoreSettings,
 }

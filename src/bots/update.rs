@@ -2,9 +2,12 @@
 //! catalogue entry's `ranges_url`) into `DIR/<name>.json`, the files `bots.ranges_dir` reads.
 //! A file is checked before it replaces the old one, and replaced whole (temporary file, then
 //! rename); a failed download or a bad file keeps the old file and fails the run after the
-//! rest were tried.
+//! rest were tried. Then the browsers' fingerprints the bot score compares against
+//! (`score::refresh`: FoxIO's JA4 mapping read into `DIR/browsers.toml`).
 
 use super::catalogue::{Catalogue, Crawler};
+use super::score::refresh::{merged, BROWSERS_FILE};
+use super::score::Published;
 use super::Ranges;
 use crate::telemetry::Causes;
 use futures::future::join_all;
@@ -218,7 +221,7 @@ fn prefixes_in(body: &[u8]) -> Result<usize, String> {
 /// The `floodgate bots update DIR [--catalogue FILE]` command: downloads, prints a line per
 /// file and a summary. Exit status 0 if every file was written, 1 if any failed (its old file
 /// kept), 2 if nothing could be tried (a bad catalogue file, no directory).
-pub fn command(dir: &Path, catalogue: Option<&Path>) -> ExitCode {
+pub fn command(dir: &Path, catalogue: Option<&Path>, mapping: Option<&str>) -> ExitCode {
     let catalogue = match catalogue.map(Catalogue::load) {
         None => Catalogue::builtin(),
         Some(Ok(catalogue)) => catalogue,
@@ -227,13 +230,15 @@ pub fn command(dir: &Path, catalogue: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    run(dir, &catalogue)
+    run(dir, &catalogue, mapping)
 }
 
 /// Downloads the ranges of `catalogue`'s crawlers into `dir` and reports as
 /// [`command`] does (with `--config`, the shipped catalogue with the config's
 /// `[[bots.crawler]]` entries: `Catalogue::builtin().with_entries(…)`).
-pub fn run(dir: &Path, catalogue: &Catalogue) -> ExitCode {
+/// `mapping`: where FoxIO's JA4 mapping is read (`None`: the shipped `ja4_url`; `"none"`: not
+/// read).
+pub fn run(dir: &Path, catalogue: &Catalogue, mapping: Option<&str>) -> ExitCode {
     let outcomes = match update(catalogue.crawlers(), dir, &Limits::default()) {
         Ok(outcomes) => outcomes,
         Err(e) => {
@@ -241,12 +246,65 @@ pub fn run(dir: &Path, catalogue: &Catalogue) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let failed = report(&outcomes, dir);
+    let browsers_failed = match mapping {
+        Some("none") => false,
+        Some(url) => !browsers(dir, url, &Limits::default()),
+        None => !browsers(dir, &Published::ja4_url(), &Limits::default()),
+    };
+    let failed = report(&outcomes, dir) + usize::from(browsers_failed);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Reads FoxIO's JA4 mapping at `url` and writes the browsers' fingerprints the score compares
+/// against into `dir/browsers.toml` (`score::refresh`); prints what became of it; whether it
+/// was written.
+fn browsers(dir: &Path, url: &str, limits: &Limits) -> bool {
+    let file = dir.join(BROWSERS_FILE);
+    let written = fetch_one(url, limits).and_then(|body| {
+        let mapping = String::from_utf8_lossy(&body);
+        let now = i64::try_from(crate::clock::wall_now_s()).unwrap_or(0);
+        let today = jiff::Timestamp::from_second(now).map_or_else(
+            |_| "today".to_owned(),
+            |t| t.strftime("%Y-%m-%d").to_string(),
+        );
+        let (text, added) =
+            merged(&mapping, &today).map_err(|e| UpdateError::NotRanges(e.to_string()))?;
+        write_whole(dir, &file, text.as_bytes())
+            .map_err(|error| UpdateError::Write {
+                path: file.clone(),
+                error,
+            })
+            .map(|()| added)
+    });
+    match written {
+        Ok(added) => {
+            println!("{BROWSERS_FILE}: the shipped lists and {added} JA4s from <{url}>");
+            true
+        }
+        Err(e) => {
+            eprintln!("{BROWSERS_FILE}: kept the old file: {e} <{url}>");
+            false
+        }
+    }
+}
+
+/// The body at `url`, fetched on a runtime of its own.
+fn fetch_one(url: &str, limits: &Limits) -> Result<Vec<u8>, UpdateError> {
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("floodgate/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(limits.connect_timeout)
+        .timeout(limits.timeout)
+        .build()
+        .map_err(|e| UpdateError::Client(Causes(&e).to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UpdateError::Client(e.to_string()))?;
+    Ok(runtime.block_on(fetch(&client, url, limits.max_bytes))?)
 }
 
 /// Prints one line per file (written on stdout, kept on stderr) and a summary; the number

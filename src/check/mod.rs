@@ -113,7 +113,8 @@ impl CheckApp {
                 path: &path,
             },
         };
-        let traits = decider.sender(&facts).await;
+        let mut traits = decider.sender(&facts).await;
+        decider.score(&mut traits, &req.headers, false);
         let request = facts.request(&decider, &traits);
         let replay = self.replay_key(&req.headers, &asked, client_ip, || {
             callers(&decider.gate, &request)

@@ -30,6 +30,7 @@ pub(crate) struct BotsFile {
     #[serde(default)]
     pub(crate) crawler: Vec<CrawlerFile>,
     pub(crate) signed: Option<SignedFile>,
+    pub(crate) score: Option<super::score::ScoreFile>,
 }
 
 /// `[[bots.crawler]]`: a crawler added to the catalogue, or replacing one of the same name.
@@ -68,6 +69,7 @@ pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings,
             },
         },
         signed: super::signed::signed(check, file.signed.as_ref())?,
+        score: super::score::score(check, file.score.as_ref(), file.ranges_dir.as_ref())?,
     })
 }
 

@@ -79,6 +79,8 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) verified: Option<Spanned<bool>>,
     pub(crate) ja4: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) h2fp: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) min_score: Option<Spanned<i64>>,
+    pub(crate) max_score: Option<Spanned<i64>>,
 }
 
 impl PolicyMatchFile {

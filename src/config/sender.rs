@@ -1,11 +1,11 @@
-//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4` and
-//! `match.h2fp`:
-//! conditions on what is known of the sender.
+//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4`,
+//! `match.h2fp`, `match.min_score` and `match.max_score`: conditions on what is known of the
+//! sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, H2Fp, Ja4};
+use crate::identity::{Category, Country, H2Fp, Ja4, MAX_SCORE};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -30,7 +30,27 @@ pub(crate) fn sender(
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
         ja4: words::<Ja4>(check, file.ja4.as_ref(), &key("ja4"))?,
         h2fp: words::<H2Fp>(check, file.h2fp.as_ref(), &key("h2fp"))?,
+        min_score: score(check, file.min_score.as_ref(), &key("min_score"))?,
+        max_score: score(check, file.max_score.as_ref(), &key("max_score"))?,
     })
+}
+
+/// A score bound: 0 to 100.
+fn score(
+    check: &Checker<'_>,
+    value: Option<&Spanned<i64>>,
+    key: &str,
+) -> Result<Option<u8>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match u8::try_from(*value.get_ref()) {
+        Ok(n) if n <= MAX_SCORE => Ok(Some(n)),
+        _ => Err(check.error(
+            value,
+            format!("`{key}` must be from 0 to 100, not {}", value.get_ref()),
+        )),
+    }
 }
 
 /// `list`, refused where it stands when empty (a condition nothing can meet).
@@ -69,7 +89,11 @@ where
 }
 
 /// An autonomous system number: `64500` or `"AS64500"`, from 1 to 4294967295.
-fn asn(check: &Checker<'_>, value: &Spanned<toml::Value>, key: &str) -> Result<u32, ConfigError> {
+pub(super) fn asn(
+    check: &Checker<'_>,
+    value: &Spanned<toml::Value>,
+    key: &str,
+) -> Result<u32, ConfigError> {
     let number = match value.get_ref() {
         toml::Value::Integer(n) => u32::try_from(*n).ok(),
         toml::Value::String(text) => text
@@ -116,6 +140,8 @@ mod tests {
         let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
         let sender = read(&format!("h2fp = [\"{chrome}\"]")).unwrap();
         assert_eq!(sender.h2fp, vec![chrome.parse().unwrap()]);
+        let scored = read("min_score = 50, max_score = 80").unwrap();
+        assert_eq!((scored.min_score, scored.max_score), (Some(50), Some(80)));
     }
 
     #[test]
@@ -141,6 +167,14 @@ mod tests {
                 "`policy.match.h2fp`: `1:1|00` is not an HTTP/2 fingerprint",
             ),
             ("h2fp = []", "`policy.match.h2fp` needs at least one value"),
+            (
+                "min_score = 101",
+                "`policy.match.min_score` must be from 0 to 100, not 101",
+            ),
+            (
+                "max_score = -1",
+                "`policy.match.max_score` must be from 0 to 100, not -1",
+            ),
         ] {
             let error = read(keys).unwrap_err();
             assert!(error.contains(says), "{keys}: {error}");

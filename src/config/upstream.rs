@@ -37,6 +37,8 @@ pub(crate) struct UpstreamFile {
     pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
     pub(crate) ja4_header: Option<Spanned<String>>,
     pub(crate) h2fp_header: Option<Spanned<String>>,
+    pub(crate) score_header: Option<Spanned<String>>,
+    pub(crate) signals_header: Option<Spanned<String>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -116,6 +118,11 @@ pub(crate) fn upstream(
             .as_ref()
             .map(|name| check.backend_header(name, "upstream.h2fp_header"))
             .transpose()?,
+        score_headers: super::told_header::score_headers(
+            check,
+            file.score_header.as_ref(),
+            file.signals_header.as_ref(),
+        )?,
     })
 }
 
@@ -135,6 +142,7 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
         idle_timeout: IDLE_TIMEOUT,
         ja4_header: None,
         h2fp_header: None,
+        score_headers: Default::default(),
     })
 }
 

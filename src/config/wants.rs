@@ -1,5 +1,6 @@
 //! What the config asks of every connection, worked out once per load: whether HTTP/2
-//! connections are read for their fingerprint (when nothing asks, none is, at no cost).
+//! connections are read for their fingerprint (when nothing asks, none is, at no cost), and
+//! whether requests are scored (the score's `ua-h2-mismatch` reads the fingerprint).
 
 use super::Config;
 use crate::identity::IdentityChain;
@@ -14,6 +15,20 @@ impl Config {
         self.upstream.h2fp_header.is_some()
             || reads_h2fp(&self.identity)
             || self.policies.iter().any(policy_wants_h2fp)
+            || self.wants_score()
+    }
+
+    /// Whether anything asks for the bot score: `match.min_score` or `max_score` (or in
+    /// `unless`), or `upstream.score_header` or `signals_header`.
+    pub fn wants_score(&self) -> bool {
+        self.upstream.score_headers.asked()
+            || self.policies.iter().any(|policy| {
+                policy.conditions.sender.reads_score()
+                    || policy
+                        .unless
+                        .as_ref()
+                        .is_some_and(|unless| unless.conditions.sender.reads_score())
+            })
     }
 }
 

@@ -7,6 +7,7 @@ use super::reply::{reply, PolicyHeaders, Reply};
 use super::{Gate, Outcome};
 use crate::bots::{Message, Profiler};
 use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Traits};
+use http::HeaderMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -59,6 +60,18 @@ impl Decider {
         match &self.profiler {
             Some(profiler) => profiler.profile(client, request).await,
             None => Traits::default(),
+        }
+    }
+
+    /// Works out `traits.score` (the request's `headers`, its JA4 and HTTP/2 fingerprint
+    /// already in `traits`) when a policy reads it or the front door `asked` (a header to the
+    /// backend); nothing otherwise.
+    pub fn score(&self, traits: &mut Traits, headers: &HeaderMap, asked: bool) {
+        if !(asked || self.gate.needs_score()) {
+            return;
+        }
+        if let Some(profiler) = &self.profiler {
+            traits.score = Some(profiler.score(traits, headers));
         }
     }
 

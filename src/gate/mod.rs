@@ -91,6 +91,8 @@ pub struct Gate {
     in_flight: Arc<dyn InFlight>,
     counters: GateCounters,
     needs_host: bool,
+    /// Whether any policy reads the bot score (`min_score`, `max_score`).
+    needs_score: bool,
     /// Whether any policy names a priority or `on_overload` (else every class is the default).
     classifies: bool,
     /// What a CrowdSec `captcha` decision asks.
@@ -159,6 +161,7 @@ impl Gate {
                 invalid_tokens: metrics.invalid_tokens.clone(),
             },
             needs_host,
+            needs_score: policies.iter().any(reads_score),
             classifies: policies.iter().any(|p| !p.overload.is_empty()),
             captcha: challenges::Captcha::default(),
             clock,
@@ -169,6 +172,11 @@ impl Gate {
     /// otherwise).
     pub fn needs_host(&self) -> bool {
         self.needs_host
+    }
+
+    /// Whether any policy reads the bot score (so it is worked out for every request).
+    pub fn needs_score(&self) -> bool {
+        self.needs_score
     }
 
     /// The policies, in config order.
@@ -357,6 +365,15 @@ pub enum PlanError {
 }
 
 /// Whether `policy` matches on the host or identifies callers (or tiers) by it.
+/// Whether `policy`'s `match` or `unless` reads the bot score.
+fn reads_score(policy: &Policy) -> bool {
+    policy.conditions.sender.reads_score()
+        || policy
+            .unless
+            .as_ref()
+            .is_some_and(|u| u.conditions.sender.reads_score())
+}
+
 fn reads_host(policy: &Policy) -> bool {
     let tier_by_host = policy
         .tiers

@@ -17,6 +17,7 @@ mod named;
 mod net_index;
 mod network;
 mod pass;
+mod score;
 mod sender_source;
 mod source;
 mod source_error;
@@ -36,6 +37,7 @@ pub use network::Network;
 pub use pass::{
     Bind, Challenge, ChallengeKind, Pass, PassId, Reach, DEFAULT_DIFFICULTY, MAX_DIFFICULTY,
 };
+pub use score::{Score, Signal, Signals, UnknownSignal, MAX_SCORE};
 pub use sender_source::SenderSource;
 pub use source::{cookie_value, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
@@ -67,6 +69,7 @@ static NO_TRAITS: Traits = Traits {
     bot: None,
     ja4: None,
     h2fp: None,
+    score: None,
 };
 
 /// The parts of a request that identity sources read.

@@ -23,6 +23,9 @@ pub struct Traits {
     /// The HTTP/2 fingerprint of the connection the request came on (Akamai's format), read
     /// by Floodgate's own listeners from the frames the client sent first.
     pub h2fp: Option<super::H2Fp>,
+    /// The bot score, worked out only when something asks for it (`match.min_score`,
+    /// `match.max_score`, `upstream.score_header`, `upstream.signals_header`).
+    pub score: Option<super::Score>,
 }
 
 /// A crawler a request claims to be, and how the claim fared.

@@ -1,6 +1,7 @@
 //! Conditions on what is known of a request's sender: its network (`match.asn`), country
 //! (`match.country`), the crawler category it shows (`match.bot`), whether its claim was
-//! verified (`match.verified`), its TLS stack (`match.ja4`) and its HTTP/2 stack (`match.h2fp`).
+//! verified (`match.verified`), its TLS stack (`match.ja4`), its HTTP/2 stack (`match.h2fp`)
+//! and its bot score (`match.min_score`, `match.max_score`; a request not scored counts as 0).
 
 use crate::identity::{Category, Country, H2Fp, Ja4, Traits};
 use std::fmt;
@@ -21,6 +22,10 @@ pub struct SenderConditions {
     pub ja4: Vec<Ja4>,
     /// `match.h2fp`: the client's HTTP/2 connection has one of these fingerprints.
     pub h2fp: Vec<H2Fp>,
+    /// `match.min_score`: the request's bot score is at least this.
+    pub min_score: Option<u8>,
+    /// `match.max_score`: the request's bot score is at most this.
+    pub max_score: Option<u8>,
 }
 
 impl SenderConditions {
@@ -38,6 +43,19 @@ impl SenderConditions {
                 .is_none_or(|wanted| traits.bot.as_ref().is_some_and(|c| c.verified()) == wanted)
             && listed(&self.ja4, traits.ja4.as_ref())
             && listed(&self.h2fp, traits.h2fp.as_ref())
+            && self.score_holds(traits)
+    }
+
+    /// Whether the request's score is within `min_score` and `max_score`.
+    fn score_holds(&self, traits: &Traits) -> bool {
+        let score = traits.score.map_or(0, |s| s.value);
+        self.min_score.is_none_or(|min| score >= min)
+            && self.max_score.is_none_or(|max| score <= max)
+    }
+
+    /// Whether these conditions read the bot score.
+    pub fn reads_score(&self) -> bool {
+        self.min_score.is_some() || self.max_score.is_some()
     }
 
     /// Whether no condition is given.
@@ -48,6 +66,7 @@ impl SenderConditions {
             && self.verified.is_none()
             && self.ja4.is_empty()
             && self.h2fp.is_empty()
+            && !self.reads_score()
     }
 }
 
@@ -93,6 +112,12 @@ impl fmt::Display for SenderConditions {
                 " h2fp {}",
                 words(self.h2fp.iter().map(H2Fp::to_string).collect())
             )?;
+        }
+        if let Some(min) = self.min_score {
+            write!(f, " score >= {min}")?;
+        }
+        if let Some(max) = self.max_score {
+            write!(f, " score <= {max}")?;
         }
         match self.verified {
             Some(true) => f.write_str(" verified"),
@@ -191,5 +216,28 @@ mod tests {
         assert!(!verified_search.hold(&failed));
         assert!(unverified.hold(&Traits::default()) && unverified.hold(&slow));
         assert!(unverified.hold(&failed) && !unverified.hold(&proven));
+    }
+
+    #[test]
+    fn score_bounds_hold_inclusively_and_an_unscored_request_counts_as_zero() {
+        let scored = |value| Traits {
+            score: Some(crate::identity::Score {
+                value,
+                signals: Default::default(),
+            }),
+            ..Traits::default()
+        };
+        let high = SenderConditions {
+            min_score: Some(50),
+            ..SenderConditions::default()
+        };
+        let low = SenderConditions {
+            max_score: Some(20),
+            ..SenderConditions::default()
+        };
+        assert!(high.hold(&scored(50)) && high.hold(&scored(100)) && !high.hold(&scored(49)));
+        assert!(low.hold(&scored(20)) && !low.hold(&scored(21)));
+        assert!(!high.hold(&Traits::default()) && low.hold(&Traits::default()));
+        assert!(high.reads_score() && !high.is_empty());
     }
 }

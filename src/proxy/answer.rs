@@ -14,12 +14,14 @@ impl Floodgate {
         ctx.outcome = Some(outcome.kind());
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
+        let score = ctx.score.map(|s| s.value);
+        let offenders = &self.offenders;
         match outcome {
-            Outcome::Throttled(d) => self
-                .offenders
-                .record(d.identity, d.source, d.standing.policy),
-            Outcome::Busy(b) => self.offenders.record(b.identity, b.source, b.policy),
-            Outcome::Unpayable(u) => self.offenders.record(u.identity, u.source, u.policy),
+            Outcome::Throttled(d) => {
+                offenders.record_scored(d.identity, d.source, d.standing.policy, score)
+            }
+            Outcome::Busy(b) => offenders.record_scored(b.identity, b.source, b.policy, score),
+            Outcome::Unpayable(u) => offenders.record_scored(u.identity, u.source, u.policy, score),
             Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
             Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
                 ctx.ruled_by = Some(Arc::clone(policy));
@@ -53,6 +55,7 @@ impl Floodgate {
         ctx.bot = decided.traits.bot.take();
         ctx.ja4 = decided.traits.ja4;
         ctx.h2fp = decided.traits.h2fp.clone();
+        ctx.score = decided.traits.score;
         // The pass's digest is for the access log only.
         let logged = snapshot.access_log.as_ref().and(decided.pass);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));

@@ -47,6 +47,9 @@ pub(super) async fn decide<'s>(
     if session.is_http2() {
         traits.h2fp = super::h2fp::connection_h2fp(session.digest());
     }
+    // Last of the traits: the score reads the fingerprints above.
+    let asked = snapshot.upstream.score_headers().asked();
+    snapshot.decider.score(&mut traits, &req.headers, asked);
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
             room.pass_of(&req.headers, client.ip, wall_now_s()),

@@ -1,7 +1,8 @@
 //! What the backend is told about the request's way in: `X-Forwarded-For` (every incoming line
 //! merged, then the peer), `X-Forwarded-Proto`, `X-Forwarded-Host`, `Forwarded` (RFC 7239),
 //! optionally `Via`, the request id, the pool's `Host`, and the request's JA4
-//! and HTTP/2 fingerprint (`upstream.ja4_header`, `upstream.h2fp_header`).
+//! and HTTP/2 fingerprint (`upstream.ja4_header`, `upstream.h2fp_header`), and its bot score
+//! (`upstream.score_header`, `upstream.signals_header`).
 //!
 //! `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` from a client are replaced by the
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
@@ -9,7 +10,8 @@
 
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
-use crate::identity::{H2Fp, Ja4};
+use super::ScoreHeaders;
+use crate::identity::{H2Fp, Ja4, Score};
 use http::header::{FORWARDED, HOST, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
@@ -104,6 +106,24 @@ pub(super) fn h2fp(edits: &mut HeaderEdits, header: &HeaderName, h2fp: Option<&H
     match h2fp.and_then(|h| HeaderValue::from_str(h.as_str()).ok()) {
         Some(value) => edits.set(header.clone(), value),
         None => edits.remove(header.clone()),
+    }
+}
+
+/// Sets the score headers on the way to the backend to the request's `score` (a number) and
+/// its signals (names, comma-separated, `-` for none), or removes them when it was not
+/// worked out: a client's own are never passed on.
+pub(super) fn score(edits: &mut HeaderEdits, headers: &ScoreHeaders, score: Option<Score>) {
+    if let Some(header) = &headers.score {
+        match score.map(|s| HeaderValue::from(u16::from(s.value))) {
+            Some(value) => edits.set(header.clone(), value),
+            None => edits.remove(header.clone()),
+        }
+    }
+    if let Some(header) = &headers.signals {
+        match score.and_then(|s| HeaderValue::from_str(&s.signals.to_string()).ok()) {
+            Some(value) => edits.set(header.clone(), value),
+            None => edits.remove(header.clone()),
+        }
     }
 }
 

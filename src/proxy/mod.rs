@@ -39,13 +39,13 @@ pub use render::Action;
 pub use snapshot::Snapshot;
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
-    Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
+    ScoreHeaders, Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
 };
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, H2Fp, Identity, Ja4};
+use crate::identity::{BotClaim, H2Fp, Identity, Ja4, Score};
 use crate::overload::Permit;
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
@@ -105,6 +105,8 @@ pub struct RequestCtx {
     /// The request's HTTP/2 fingerprint, for the log line and the backend
     /// (`upstream.h2fp_header`).
     h2fp: Option<H2Fp>,
+    /// The request's bot score, when it was worked out, for the log line and the backend.
+    score: Option<Score>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
 }
@@ -163,6 +165,7 @@ impl ProxyHttp for Floodgate {
             pass: None,
             ja4: None,
             h2fp: None,
+            score: None,
             slot: None,
         }
     }
@@ -254,6 +257,7 @@ impl ProxyHttp for Floodgate {
         if let Some(header) = snapshot.upstream.h2fp_header() {
             forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
+        forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
         edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }
 

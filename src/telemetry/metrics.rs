@@ -208,6 +208,7 @@ impl Metrics {
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),
+            metrics.bots.signals_collector(),
             metrics.challenges.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),

@@ -29,6 +29,8 @@ struct Counter {
     source: Option<Arc<str>>,
     /// When it was last counted, on the sketch's clock.
     last_us: u64,
+    /// The bot score of its last counted request, when one was worked out.
+    score: Option<u8>,
 }
 
 #[derive(Default)]
@@ -42,11 +44,13 @@ impl Window {
             identity,
             policy,
             source,
+            score,
         } = seen;
         if let Some(c) = self.counters.get_mut(&identity) {
             c.count += 1;
             c.policy = policy.clone();
             c.last_us = now_us;
+            c.score = score.or(c.score);
             return;
         }
         let mut inherited = 0;
@@ -67,6 +71,7 @@ impl Window {
             policy: policy.clone(),
             source: source.map(SourceSpec::shared_tag),
             last_us: now_us,
+            score,
         };
         self.counters.insert(identity, counter);
     }
@@ -78,6 +83,7 @@ struct Seen<'a> {
     identity: Identity,
     policy: &'a Arc<str>,
     source: Option<&'a SourceSpec>,
+    score: Option<u8>,
 }
 
 struct Windows {
@@ -104,6 +110,8 @@ pub struct Offender {
     /// The source that named the caller, which the control API names it under with
     /// `caller` (`None`: the anonymous caller, whom no source names).
     pub source: Option<String>,
+    /// The bot score of its last throttled request (`None`: not worked out).
+    pub score: Option<u8>,
 }
 
 /// The most independently locked shards the sketch is split into.
@@ -154,7 +162,24 @@ impl Offenders {
 
     /// Counts one throttled request of `identity`, named by `source`, under `policy`, now.
     pub fn record(&self, identity: Identity, source: Option<&SourceSpec>, policy: &Arc<str>) {
-        self.record_at(identity, source, policy, self.clock.now_us());
+        self.record_scored(identity, source, policy, None);
+    }
+
+    /// Counts one throttled request, whose bot score was `score` when it was worked out.
+    pub fn record_scored(
+        &self,
+        identity: Identity,
+        source: Option<&SourceSpec>,
+        policy: &Arc<str>,
+        score: Option<u8>,
+    ) {
+        let seen = Seen {
+            identity,
+            policy,
+            source,
+            score,
+        };
+        self.record_seen(seen, self.clock.now_us());
     }
 
     /// Counts one throttled request at `now_us` on the sketch's clock.
@@ -165,13 +190,18 @@ impl Offenders {
         policy: &Arc<str>,
         now_us: u64,
     ) {
-        let mut w = self.shard(&identity).lock();
-        self.rotate(&mut w, now_us);
         let seen = Seen {
             identity,
             policy,
             source,
+            score: None,
         };
+        self.record_seen(seen, now_us);
+    }
+
+    fn record_seen(&self, seen: Seen<'_>, now_us: u64) {
+        let mut w = self.shard(&seen.identity).lock();
+        self.rotate(&mut w, now_us);
         w.current.record(seen, self.per_shard, now_us);
     }
 
@@ -206,6 +236,7 @@ impl Offenders {
                         m.error += c.error;
                         m.policy = c.policy.clone();
                         m.last_us = m.last_us.max(c.last_us);
+                        m.score = c.score.or(m.score);
                     })
                     .or_insert_with(|| c.clone());
             }
@@ -220,6 +251,7 @@ impl Offenders {
                 caller: id.hex(),
                 last_seen_s: now_us.saturating_sub(c.last_us) / 1_000_000,
                 source: c.source.as_deref().map(str::to_owned),
+                score: c.score,
             })
             .collect();
         list.sort_by(|a, b| {
@@ -265,6 +297,20 @@ mod tests {
         assert_eq!(top[0].source.as_deref(), Some("header:user-agent"));
         assert_eq!(top[1].source, None);
         assert_eq!(sketch.top_at(1, 4 * SECOND)[0].last_seen_s, 3);
+    }
+
+    #[test]
+    fn an_offender_shows_the_score_of_its_last_scored_request() {
+        let sketch = Offenders::new(Duration::from_secs(60), 8);
+        let policy: Arc<str> = "p".into();
+        sketch.record(id(1), None, &policy);
+        assert_eq!(sketch.top(1)[0].score, None, "never scored");
+        sketch.record_scored(id(1), None, &policy, Some(70));
+        sketch.record(id(1), None, &policy);
+        let top = sketch.top(1);
+        assert_eq!((top[0].throttled, top[0].score), (3, Some(70)));
+        let json = serde_json::to_value(&top[0]).unwrap();
+        assert_eq!(json["score"], 70);
     }
 
     #[test]

@@ -11,5 +11,6 @@ mod curl;
 mod dns;
 mod geo;
 mod geo_scenarios;
+mod score;
 mod signed;
 mod update;

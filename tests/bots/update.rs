@@ -107,6 +107,7 @@ fn update(dir: &Path, catalogue: &Path) -> Output {
         .arg(dir)
         .arg("--catalogue")
         .arg(catalogue)
+        .args(["--ja4-mapping", "none"])
         .output()
         .expect("the binary runs")
 }
@@ -231,4 +232,63 @@ fn a_bad_catalogue_file_is_refused_where_it_is_wrong() {
     );
     assert!(stderr.starts_with(&at), "{stderr}");
     assert!(!work.path().join("ranges").exists(), "nothing was tried");
+}
+
+#[test]
+fn browsers_ja4s_from_a_mapping_are_written_and_read_by_bots_ranges_dir() {
+    let mapping = "Application,Library,Device,OS,ja4,ja4s,ja4h,ja4x,ja4t,ja4tscan,Notes\n\
+                   Chromium Browser,,,,t13d1516h2_8daaf6152771_02713d6af862,,,,,,\n\
+                   Firefox 150,,,,t13d1717h2_5b57614c22b0_bbbbbbbbbbbb,,,,,,\n\
+                   ,Python,,,t13d181000_85036bcba153_d41ae481755e,,,,,,\n";
+    let files = Files::serve(&[("/good.json", GOOD), ("/mapping.csv", mapping)]);
+    let work = tempfile::tempdir().expect("temp dir");
+    let catalogue = work.path().join("catalogue.toml");
+    let text_of =
+        "updated = \"2026-11-27\"\n".to_owned() + &entry("GoodBot", Some(&files.url("/good.json")));
+    std::fs::write(&catalogue, text_of).unwrap();
+    let dir = work.path().join("ranges");
+    let run = Command::new(env!("CARGO_BIN_EXE_floodgate"))
+        .args(["bots", "update"])
+        .arg(&dir)
+        .arg("--catalogue")
+        .arg(&catalogue)
+        .args(["--ja4-mapping", &files.url("/mapping.csv")])
+        .output()
+        .expect("the binary runs");
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("browsers.toml: the shipped lists and 1 JA4s"),
+        "{}",
+        text(&run.stdout)
+    );
+    let written = std::fs::read_to_string(dir.join("browsers.toml")).unwrap();
+    assert!(
+        written.contains("t13d1717h2_5b57614c22b0_bbbbbbbbbbbb"),
+        "{written}"
+    );
+    // The config reads it from bots.ranges_dir; a broken one is refused at the key.
+    let config = work.path().join("floodgate.toml");
+    let config_text = format!(
+        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+         [bots]\nranges_dir = \"{}\"\n",
+        dir.display()
+    );
+    std::fs::write(&config, config_text).unwrap();
+    let check = || {
+        Command::new(env!("CARGO_BIN_EXE_floodgate"))
+            .arg("--config")
+            .arg(&config)
+            .arg("--test")
+            .output()
+            .expect("the binary runs")
+    };
+    assert!(check().status.success(), "{}", text(&check().stderr));
+    std::fs::write(dir.join("browsers.toml"), "updated = 1").unwrap();
+    let refused = check();
+    assert!(!refused.status.success());
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains(&format!("{}:8:14: `bots.ranges_dir`", config.display())),
+        "{said}"
+    );
 }

@@ -1,6 +1,7 @@
 //! Tests with a real headless Chromium (`common::browser`): the harness itself, the challenge
 //! solved in a browser, the operators' console, JA4 fingerprints of real clients, and the
-//! challenge of overload protection solved while the backend is overloaded.
+//! challenge of overload protection solved while the backend is overloaded, and the bot score
+//! of real clients.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -11,3 +12,4 @@ mod h2fp;
 mod harness;
 mod ja4;
 mod overload;
+mod score;

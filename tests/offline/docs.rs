@@ -117,7 +117,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 30] = [
+const TABLES: [(&str, &str); 31] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -142,6 +142,7 @@ const TABLES: [(&str, &str); 30] = [
     ("geo", "[geo]\nKEY"),
     ("bots", "[bots]\nKEY"),
     ("bots.crawler", "[[bots.crawler]]\nKEY"),
+    ("bots.score", "[bots.score]\nKEY"),
     ("bots.signed", "[bots.signed]\nKEY"),
     ("bots.signed.key", "[[bots.signed.key]]\nKEY"),
     ("challenge", "[challenge]\nKEY"),

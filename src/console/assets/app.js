@@ -368,6 +368,7 @@
       setCell(row, 'source', offender.source || '–');
       setCell(row, 'policy', offender.policy);
       setCell(row, 'refusals', String(offender.throttled));
+      setCell(row, 'score', offender.score == null ? '–' : String(offender.score));
       setCell(row, 'last-seen', duration(offender.last_seen_s) + ' ago');
     }
     for (const [key, row] of state.offenders) {
@@ -397,6 +398,7 @@
       el('td', { 'data-cell': 'source', class: 'mono' }),
       el('td', { 'data-cell': 'policy' }),
       el('td', { 'data-cell': 'refusals' }),
+      el('td', { 'data-cell': 'score' }),
       el('td', { 'data-cell': 'last-seen' }),
       actions);
     const button = (test, label, action) => {

@@ -132,13 +132,17 @@ fn floodgate_line(
         Some(h2fp) => format!(" h2fp={h2fp}"),
         None => String::new(),
     };
+    let score = match &ctx.score {
+        Some(score) => format!(" score={} signals={}", score.value, score.signals),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}{score}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),

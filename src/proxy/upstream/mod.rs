@@ -14,8 +14,8 @@ mod slot;
 
 pub use pool::Pool;
 pub use settings::{
-    ActiveCheck, Backend, Balance, HealthSettings, PoolRoute, PoolSettings, UpstreamSettings,
-    DEFAULT_POOL,
+    ActiveCheck, Backend, Balance, HealthSettings, PoolRoute, PoolSettings, ScoreHeaders,
+    UpstreamSettings, DEFAULT_POOL,
 };
 
 use crate::policy::RouteFacts;
@@ -68,6 +68,7 @@ pub struct Upstream {
     idle_timeout: std::time::Duration,
     ja4_header: Option<http::HeaderName>,
     h2fp_header: Option<http::HeaderName>,
+    score_headers: ScoreHeaders,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -128,6 +129,7 @@ impl Upstream {
             idle_timeout: settings.idle_timeout,
             ja4_header: settings.ja4_header.clone(),
             h2fp_header: settings.h2fp_header.clone(),
+            score_headers: settings.score_headers.clone(),
         })
     }
 
@@ -145,6 +147,11 @@ impl Upstream {
     /// (`upstream.h2fp_header`).
     pub fn h2fp_header(&self) -> Option<&http::HeaderName> {
         self.h2fp_header.as_ref()
+    }
+
+    /// The headers that tell the backends a request's bot score and signals.
+    pub fn score_headers(&self) -> &ScoreHeaders {
+        &self.score_headers
     }
 
     /// Whether any route looks at the host.

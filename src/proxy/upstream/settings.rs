@@ -127,4 +127,24 @@ pub struct UpstreamSettings {
     /// `upstream.h2fp_header`: the header that tells the backend the request's HTTP/2
     /// fingerprint (a client's own of that name is removed); none sent if unset.
     pub h2fp_header: Option<http::HeaderName>,
+    /// `upstream.score_header` and `upstream.signals_header`.
+    pub score_headers: ScoreHeaders,
+}
+
+/// The headers that tell the backend a request's bot score (`upstream.score_header`, a number)
+/// and its signals (`upstream.signals_header`, names comma-separated, `-` for none); a
+/// client's own of those names are removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScoreHeaders {
+    /// `upstream.score_header`.
+    pub score: Option<http::HeaderName>,
+    /// `upstream.signals_header`.
+    pub signals: Option<http::HeaderName>,
+}
+
+impl ScoreHeaders {
+    /// Whether either is set (so every request is scored).
+    pub fn asked(&self) -> bool {
+        self.score.is_some() || self.signals.is_some()
+    }
 }

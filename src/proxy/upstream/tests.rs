@@ -35,6 +35,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
         idle_timeout: Duration::from_secs(3600),
         ja4_header: None,
         h2fp_header: None,
+        score_headers: Default::default(),
     }
 }
 
