@@ -15,6 +15,7 @@
 //! given back at once and the reservation is kept as charged.
 
 mod facts;
+mod per_decider;
 mod replays;
 
 pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
@@ -25,12 +26,12 @@ use crate::gate::reply::{problem_body, Refusal, Reply, PROBLEM_JSON};
 use crate::gate::{Decider, Gate, HttpFacts, InForce};
 use crate::identity::{ClientIpResolver, Request};
 use crate::policy::{normalize_path, request_host, RouteFacts};
-use arc_swap::ArcSwapOption;
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Response};
 use ipnet::IpNet;
+use per_decider::{Made, PerDecider};
 use pingora::apps::http_app::ServeHttp;
 use pingora::protocols::http::ServerSession;
 use std::net::{IpAddr, SocketAddr};
@@ -55,8 +56,8 @@ pub struct CheckApp {
     settings: CheckSettings,
     replays: Replays,
     /// The decider's client address resolver with the asking proxies trusted too, made once
-    /// per decider (keyed by its address).
-    resolver: ArcSwapOption<(usize, ClientIpResolver)>,
+    /// per decider.
+    resolver: PerDecider<Decider, ClientIpResolver>,
 }
 
 impl CheckApp {
@@ -66,7 +67,7 @@ impl CheckApp {
             in_force,
             settings,
             replays: Replays::default(),
-            resolver: ArcSwapOption::empty(),
+            resolver: PerDecider::default(),
         }
     }
 
@@ -91,7 +92,7 @@ impl CheckApp {
             return problem(400, "The request's path has no normal form.");
         };
         let decider = self.in_force.decider();
-        let client_ip = self.resolver(&decider).1.resolve(peer, &req.headers);
+        let client_ip = self.resolver(&decider).resolve(peer, &req.headers);
         let host = asked.host.as_deref().and_then(|h| {
             let value = HeaderValue::from_str(h).ok()?;
             request_host(&http::Uri::from_static("/"), Some(&value))
@@ -133,17 +134,13 @@ impl CheckApp {
     }
 
     /// The client address resolver of `decider`, trusting the asking proxies too.
-    fn resolver(&self, decider: &Arc<Decider>) -> Arc<(usize, ClientIpResolver)> {
-        let id = Arc::as_ptr(decider) as usize;
-        if let Some(cached) = self.resolver.load_full().filter(|c| c.0 == id) {
-            return cached;
-        }
-        let own = &decider.callers.client_ip;
-        let mut trusted = own.trusted().to_vec();
-        trusted.extend(self.settings.trusted.iter().copied());
-        let made = Arc::new((id, ClientIpResolver::new(trusted, own.header().clone())));
-        self.resolver.store(Some(made.clone()));
-        made
+    fn resolver(&self, decider: &Arc<Decider>) -> Arc<Made<Decider, ClientIpResolver>> {
+        self.resolver.get(decider, |decider| {
+            let own = &decider.callers.client_ip;
+            let mut trusted = own.trusted().to_vec();
+            trusted.extend(self.settings.trusted.iter().copied());
+            ClientIpResolver::new(trusted, own.header().clone())
+        })
     }
 
     /// The replay key of this check, when `check.dedupe_header` is set and present: its id,

@@ -33,6 +33,7 @@ mod telemetry;
 mod told_header;
 mod upstream;
 mod validate;
+mod value;
 mod wants;
 
 pub use error::ConfigError;

@@ -5,7 +5,7 @@ use super::conditions;
 use super::error::ConfigError;
 use super::identity::SourceList;
 use super::policy_table::{MatchFile, PolicyFile, PolicyMatchFile};
-use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
+use super::quota::{calendar, limits, LimitKeys};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
 use crate::policy::{Action, Enforcement, Policy, Route, Tiers, Unless};
@@ -62,7 +62,7 @@ fn policy(
         }
     };
     let cost = match &file.cost {
-        Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
+        Some(cost) => cost.get_ref().count() as u64,
         None => 1,
     };
     let tiers = tiers(check, file, quota)?;
