@@ -89,10 +89,10 @@ need_mdbook() {
 need_pytools() {
     local venv=${FLOODGATE_PYTOOLS_DIR:-$HOME/.cache/floodgate/pytools}
     PYTOOLS_PYTHON=$venv/bin/python
-    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium, http_message_signatures, ja4plus, h2, curl_cffi' 2>/dev/null; then
+    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium, http_message_signatures, ja4plus, h2, curl_cffi, opentelemetry.proto' 2>/dev/null; then
         return 0
     fi
-    echo "installing mmdb-writer, dnslib, selenium, http-message-signatures, ja4plus, h2 and curl_cffi into $venv" >&2
+    echo "installing mmdb-writer, dnslib, selenium, http-message-signatures, ja4plus, h2, curl_cffi and opentelemetry-proto into $venv" >&2
     python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
     python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
     python3 -m venv "$venv" >&2
@@ -101,7 +101,8 @@ need_pytools() {
     # second signer of tests/bots/signed.rs. h2: the frame and HPACK layers (hyperframe, hpack)
     # of tests/proxy/h2fp's chosen-frames client and reference fingerprint. curl_cffi: a client
     # impersonating Chrome's TLS (tests/browser/score.rs measures what the bot score still sees).
-    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 h2 curl_cffi >&2
+    # opentelemetry-proto: the OTLP messages tests/fixtures/otlp_receiver.py decodes spans with.
+    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 h2 curl_cffi opentelemetry-proto >&2
 }
 
 # Headless Chromium and its driver for the browser tests (tests/common/browser.rs runs

@@ -1,5 +1,43 @@
-//! The proxy's clocks: the limiter crate's monotonic microsecond clock and its wall clock.
+//! The proxy's clocks: the limiter crate's monotonic microsecond clock and its wall clock, and
+//! [`Clock`], the wall clock the gate and the in-process control plane are handed (the
+//! system's, or one a test sets and moves, so expiry is tested without waiting).
 
 pub use floodgate_limiter::clock::{
     wall_now, wall_now_ms, wall_now_ns, wall_now_s, wall_now_us, MonotonicClock,
 };
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A wall clock in Unix milliseconds.
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    /// The system's.
+    #[default]
+    System,
+    /// One standing where it was set, moved only by [`Clock::advance`] (shared by its
+    /// clones).
+    Set(Arc<AtomicU64>),
+}
+
+impl Clock {
+    /// A clock standing at `ms` (Unix milliseconds) until moved.
+    pub fn set_at(ms: u64) -> Self {
+        Self::Set(Arc::new(AtomicU64::new(ms)))
+    }
+
+    /// Moves a set clock (and its clones) `ms` forward; the system's cannot be moved.
+    pub fn advance(&self, ms: u64) {
+        if let Self::Set(now) = self {
+            now.fetch_add(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// The time, in Unix milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Self::System => wall_now_ms(),
+            Self::Set(now) => now.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! The request's path is `identity` (who is calling?) → `policy` (which buckets, what cost?)
 //! → `limiter` (take the tokens, all or nothing) → `gate` (the typed outcome) → `proxy`
-//! (render it, or forward) → `telemetry`. `app` wires those into a pingora server from a
+//! (render it, or forward) → `telemetry` (and `trace`, its spans). `app` wires those into a pingora server from a
 //! validated [`config::Config`]. Dependencies point one way: app → config → proxy → gate →
 //! identity, policy, limiter, telemetry.
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
@@ -29,3 +29,4 @@ pub mod proxy;
 pub mod rls;
 pub mod telemetry;
 pub mod tls;
+pub mod trace;

@@ -4,6 +4,7 @@
 use super::digest_key::digest_key;
 use crate::bots::Profiler;
 use crate::challenge::Challenges;
+use crate::clock::Clock;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
@@ -16,6 +17,7 @@ use crate::limiter::{
 use crate::overload::{Overload, RedisSwitch, SharedSwitch};
 use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
+use crate::trace::{TraceCounters, Tracer};
 use std::sync::Arc;
 
 /// Why the proxy's parts could not be built.
@@ -57,6 +59,9 @@ pub enum BuildError {
     /// The CrowdSec bouncer could not be set up.
     #[error("cannot set up the CrowdSec bouncer: {0}")]
     CrowdSec(String),
+    /// The trace export thread could not be started.
+    #[error("cannot start the trace export: {0}")]
+    Tracer(std::io::Error),
     /// The config asks for a part this build was made without.
     #[error("this build has no `{0}` feature, which the config's [{0}] table needs: build with the default features (cargo build --release, scripts/build-release); scripts/run's quick build leaves it out")]
     Feature(&'static str),
@@ -188,6 +193,7 @@ impl Stores {
                 in_flight: self.in_flight.clone(),
                 fallback: self.fallback.clone(),
                 control: self.control.clone(),
+                clock: Clock::System,
             },
             &self.metrics,
         );
@@ -217,7 +223,30 @@ impl Stores {
             .with_front(config.server.front.clone())
             .with_challenges(challenges)
             .with_overload(overload)
-            .with_h2fp(config.wants_h2fp()))
+            .with_h2fp(config.wants_h2fp())
+            .with_tracer(self.tracer(config, previous)?))
+    }
+
+    /// The tracer `[telemetry]` asks for: the previous snapshot's when its settings are the
+    /// same (its queue and thread go on), a new one otherwise.
+    fn tracer(
+        &self,
+        config: &Config,
+        previous: Option<&Snapshot>,
+    ) -> Result<Option<Arc<Tracer>>, BuildError> {
+        let Some(settings) = &config.traces else {
+            return Ok(None);
+        };
+        let kept = previous.and_then(|p| p.tracer.as_ref());
+        if let Some(tracer) = kept.filter(|t| t.settings() == settings) {
+            return Ok(Some(tracer.clone()));
+        }
+        let counters = TraceCounters {
+            dropped: self.metrics.trace_spans_dropped.clone(),
+            exported: self.metrics.trace_spans_exported.clone(),
+        };
+        let tracer = Tracer::start(settings.clone(), counters).map_err(BuildError::Tracer)?;
+        Ok(Some(Arc::new(tracer)))
     }
 
     /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.
@@ -238,7 +267,7 @@ impl Stores {
             .filter(|p| crate::gate::challenges(p))
             .map(|p| (p.key.id(), p.name().clone()))
             .collect();
-        names.insert(0, Arc::from(crate::gate::CROWDSEC));
+        names.insert(crate::gate::CROWDSEC_ID, Arc::from(crate::gate::CROWDSEC));
         let room = Challenges::new(
             config.challenge.clone(),
             &self.digest_key,

@@ -15,6 +15,7 @@
 //! given back at once and the reservation is kept as charged.
 
 mod facts;
+mod per_decider;
 mod replays;
 
 pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
@@ -22,15 +23,15 @@ pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WI
 
 use crate::bots::Message;
 use crate::gate::reply::{problem_body, Refusal, Reply, PROBLEM_JSON};
-use crate::gate::{Decider, Gate, InForce};
-use crate::identity::{ClientIpResolver, Request, RequestFacts};
+use crate::gate::{Decider, Gate, HttpFacts, InForce};
+use crate::identity::{ClientIpResolver, Request};
 use crate::policy::{normalize_path, request_host, RouteFacts};
-use arc_swap::ArcSwapOption;
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Response};
 use ipnet::IpNet;
+use per_decider::{Made, PerDecider};
 use pingora::apps::http_app::ServeHttp;
 use pingora::protocols::http::ServerSession;
 use std::net::{IpAddr, SocketAddr};
@@ -55,8 +56,8 @@ pub struct CheckApp {
     settings: CheckSettings,
     replays: Replays,
     /// The decider's client address resolver with the asking proxies trusted too, made once
-    /// per decider (keyed by its address).
-    resolver: ArcSwapOption<(usize, ClientIpResolver)>,
+    /// per decider.
+    resolver: PerDecider<Decider, ClientIpResolver>,
 }
 
 impl CheckApp {
@@ -66,7 +67,7 @@ impl CheckApp {
             in_force,
             settings,
             replays: Replays::default(),
-            resolver: ArcSwapOption::empty(),
+            resolver: PerDecider::default(),
         }
     }
 
@@ -91,44 +92,41 @@ impl CheckApp {
             return problem(400, "The request's path has no normal form.");
         };
         let decider = self.in_force.decider();
-        let client_ip = self.resolver(&decider).1.resolve(peer, &req.headers);
+        let client_ip = self.resolver(&decider).resolve(peer, &req.headers);
         let host = asked.host.as_deref().and_then(|h| {
             let value = HeaderValue::from_str(h).ok()?;
             request_host(&http::Uri::from_static("/"), Some(&value))
         });
-        let route = RouteFacts {
-            method: &asked.method,
-            host: host.as_deref(),
-            path: &path,
-        };
-        let facts = RequestFacts {
-            path: Some(&path),
-            method: Some(asked.method.as_str()),
-            host: host.as_deref(),
-        };
-        let jwt = decider.callers.jwt.as_deref();
         let target = signed_target(&asked);
-        let message = Message {
-            method: &asked.method,
-            uri: &target,
-            authority: asked.host.as_deref(),
-            headers: &req.headers,
+        let facts = HttpFacts {
+            message: Message {
+                method: &asked.method,
+                uri: &target,
+                authority: asked.host.as_deref(),
+                headers: &req.headers,
+            },
+            query: asked.query.as_deref(),
+            client_ip,
+            route: RouteFacts {
+                method: &asked.method,
+                host: host.as_deref(),
+                path: &path,
+            },
         };
-        let mut traits = decider.traits(client_ip, &message).await;
+        let mut traits = decider.sender(&facts).await;
         decider.score(&mut traits, &req.headers, false);
-        let request = Request::new(&req.headers, asked.query.as_deref(), client_ip, jwt)
-            .with_facts(facts)
-            .with_traits(&traits);
+        let request = facts.request(&decider, &traits);
         let replay = self.replay_key(&req.headers, &asked, client_ip, || {
             callers(&decider.gate, &request)
         });
         if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
             return answer;
         }
-        let mut outcome = decider.gate.decide(&request, &route).await;
+        let mut decision = decider.gate.decide(&request, &facts.route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
-        drop(outcome.take_aftercare());
-        let answer = Arc::new(answered(decider.reply(&outcome, traits.bot.as_ref())));
+        drop(decision.outcome.take_aftercare());
+        let reply = decider.reply(&decision.outcome, traits.bot.as_ref());
+        let answer = Arc::new(answered(reply));
         if let Some(key) = replay {
             self.replays.put(key, answer.clone(), Instant::now());
         }
@@ -136,17 +134,13 @@ impl CheckApp {
     }
 
     /// The client address resolver of `decider`, trusting the asking proxies too.
-    fn resolver(&self, decider: &Arc<Decider>) -> Arc<(usize, ClientIpResolver)> {
-        let id = Arc::as_ptr(decider) as usize;
-        if let Some(cached) = self.resolver.load_full().filter(|c| c.0 == id) {
-            return cached;
-        }
-        let own = &decider.callers.client_ip;
-        let mut trusted = own.trusted().to_vec();
-        trusted.extend(self.settings.trusted.iter().copied());
-        let made = Arc::new((id, ClientIpResolver::new(trusted, own.header().clone())));
-        self.resolver.store(Some(made.clone()));
-        made
+    fn resolver(&self, decider: &Arc<Decider>) -> Arc<Made<Decider, ClientIpResolver>> {
+        self.resolver.get(decider, |decider| {
+            let own = &decider.callers.client_ip;
+            let mut trusted = own.trusted().to_vec();
+            trusted.extend(self.settings.trusted.iter().copied());
+            ClientIpResolver::new(trusted, own.header().clone())
+        })
     }
 
     /// The replay key of this check, when `check.dedupe_header` is set and present: its id,

@@ -3,12 +3,17 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::runtime::ServerSettings;
+use super::value::{config_keys, Period};
 use crate::acme::{AcmeSettings, ChallengeType, Eab, LETS_ENCRYPT};
 use crate::limiter::StoreSettings;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::Deserialize;
 use toml::Spanned;
+
+config_keys! {
+    RenewBefore = "tls.acme.renew_before",
+}
 
 /// `[tls]`: what the TLS listener's certificates come from besides files.
 #[derive(Debug, Default, Deserialize)]
@@ -26,7 +31,7 @@ pub(crate) struct AcmeFile {
     pub(crate) domains: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) challenge: Option<Spanned<String>>,
     pub(crate) ca_file: Option<Spanned<String>>,
-    pub(crate) renew_before: Option<Spanned<String>>,
+    pub(crate) renew_before: Option<Period<RenewBefore>>,
     pub(crate) eab_kid: Option<Spanned<String>>,
     pub(crate) eab_hmac_key_file: Option<Spanned<String>>,
     pub(crate) state_dir: Option<Spanned<String>>,
@@ -68,14 +73,7 @@ pub(crate) fn settings(
             Some(path) => Some(check.readable(path, "tls.acme.ca_file")?.into()),
             None => None,
         },
-        renew_before: match &acme.renew_before {
-            Some(_) => Some(check.duration(
-                acme.renew_before.as_ref(),
-                "tls.acme.renew_before",
-                Default::default(),
-            )?),
-            None => None,
-        },
+        renew_before: acme.renew_before.as_ref().map(Period::get),
         eab: eab(check, table)?,
         state_dir: state_dir(check, table, store)?,
     }))

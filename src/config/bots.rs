@@ -4,6 +4,7 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::signed::SignedFile;
+use super::value::{config_keys, Period};
 use crate::bots::{
     BotsSettings, Catalogue, Crawler, CrawlerError, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT,
 };
@@ -15,11 +16,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
+config_keys! {
+    DnsTimeout = "bots.dns_timeout",
+}
+
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BotsFile {
-    pub(crate) dns_timeout: Option<Spanned<String>>,
+    pub(crate) dns_timeout: Option<Spanned<Period<DnsTimeout>>>,
     pub(crate) resolver: Option<Spanned<String>>,
     pub(crate) ranges_dir: Option<Spanned<String>>,
     #[serde(default)]
@@ -164,14 +169,15 @@ fn load(
 
 /// `bots.dns_timeout`: from 1 ms to 5 s, 200 ms when not given.
 fn dns_timeout(check: &Checker<'_>, file: &BotsFile) -> Result<Duration, ConfigError> {
-    let timeout = check.duration(file.dns_timeout.as_ref(), "bots.dns_timeout", DNS_TIMEOUT)?;
-    match (file.dns_timeout.as_ref(), timeout) {
-        (Some(at), t) if t < Duration::from_millis(1) || t > MAX_DNS_TIMEOUT => {
-            let message = "`bots.dns_timeout` must be from 1ms to 5s".to_owned();
-            Err(check.error(at, message))
-        }
-        _ => Ok(timeout),
+    let Some(at) = &file.dns_timeout else {
+        return Ok(DNS_TIMEOUT);
+    };
+    let timeout = at.get_ref().get();
+    if timeout < Duration::from_millis(1) || timeout > MAX_DNS_TIMEOUT {
+        let message = "`bots.dns_timeout` must be from 1ms to 5s".to_owned();
+        return Err(check.error(at, message));
     }
+    Ok(timeout)
 }
 
 /// `bots.resolver`: an address and port (`127.0.0.1:5353`, `[::1]:53`), or an address alone

@@ -4,20 +4,27 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
+use super::value::{config_keys, Key, Period};
 use crate::challenge::{ChallengeSettings, PageRules};
 use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY, MAX_DIFFICULTY};
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
 
+config_keys! {
+    PassTtl = "challenge.pass_ttl",
+    NonceTtl = "challenge.nonce_ttl",
+    RefreshWait = "challenge.refresh_wait",
+}
+
 /// `[challenge]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ChallengeFile {
     pub(crate) status: Option<Spanned<i64>>,
-    pub(crate) pass_ttl: Option<Spanned<String>>,
-    pub(crate) nonce_ttl: Option<Spanned<String>>,
-    pub(crate) refresh_wait: Option<Spanned<String>>,
+    pub(crate) pass_ttl: Option<Spanned<Period<PassTtl>>>,
+    pub(crate) nonce_ttl: Option<Spanned<Period<NonceTtl>>>,
+    pub(crate) refresh_wait: Option<Spanned<Period<RefreshWait>>>,
     pub(crate) path: Option<Spanned<String>>,
     pub(crate) cookie: Option<Spanned<String>>,
     pub(crate) never_paths: Option<Spanned<Vec<String>>>,
@@ -176,24 +183,11 @@ pub(crate) fn settings(
             Some(status) => page_status(check, status)?,
             None => defaults.status,
         },
-        pass_ttl: bounded(
-            check,
-            file.pass_ttl.as_ref(),
-            "challenge.pass_ttl",
-            defaults.pass_ttl,
-            365 * day,
-        )?,
-        nonce_ttl: bounded(
-            check,
-            file.nonce_ttl.as_ref(),
-            "challenge.nonce_ttl",
-            defaults.nonce_ttl,
-            day,
-        )?,
+        pass_ttl: bounded(check, file.pass_ttl.as_ref(), defaults.pass_ttl, 365 * day)?,
+        nonce_ttl: bounded(check, file.nonce_ttl.as_ref(), defaults.nonce_ttl, day)?,
         refresh_wait: bounded(
             check,
             file.refresh_wait.as_ref(),
-            "challenge.refresh_wait",
             defaults.refresh_wait,
             Duration::from_secs(60),
         )?,
@@ -240,25 +234,22 @@ fn page_status(check: &Checker<'_>, status: &Spanned<i64>) -> Result<u16, Config
     }
 }
 
-/// A duration of `key` from 1 second up to `most`.
-fn bounded(
+/// A duration of key `K` from 1 second up to `most`; `default` when not written.
+fn bounded<K: Key>(
     check: &Checker<'_>,
-    value: Option<&Spanned<String>>,
-    key: &str,
+    value: Option<&Spanned<Period<K>>>,
     default: Duration,
     most: Duration,
 ) -> Result<Duration, ConfigError> {
-    let duration = check.duration(value, key, default)?;
-    match (value, duration < Duration::from_secs(1) || duration > most) {
-        (Some(at), true) => {
-            let message = format!(
-                "`{key}` must be from 1s to {}",
-                humantime::format_duration(most)
-            );
-            Err(check.error(at, message))
-        }
-        _ => Ok(duration),
+    let Some(at) = value else {
+        return Ok(default);
+    };
+    let duration = at.get_ref().get();
+    if duration < Duration::from_secs(1) || duration > most {
+        let most = humantime::format_duration(most);
+        return Err(check.error(at, format!("`{}` must be from 1s to {most}", K::NAME)));
     }
+    Ok(duration)
 }
 
 fn never_paths(

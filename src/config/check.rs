@@ -2,7 +2,6 @@
 
 use super::error::ConfigError;
 use crate::identity::{Network, Source, SourceSpec};
-use std::net::SocketAddr;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -89,32 +88,14 @@ impl Checker<'_> {
         })
     }
 
-    pub(crate) fn address(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<SocketAddr, ConfigError> {
-        value.get_ref().parse().map_err(|_| {
-            let text = value.get_ref();
-            self.error(
-                value,
-                format!("`{key}` must be an address like 127.0.0.1:8080, not `{text}`"),
-            )
-        })
-    }
-
-    /// A `redis://` or `rediss://` URL, parsed only (the store connects when the server is
-    /// built).
+    /// A `redis://` or `rediss://` URL in a list, parsed only (the store connects when the
+    /// server is built).
     pub(crate) fn redis_url(
         &self,
         url: &Spanned<String>,
         key: &str,
     ) -> Result<String, ConfigError> {
-        use redis::IntoConnectionInfo;
-        match url.get_ref().as_str().into_connection_info() {
-            Ok(_) => Ok(url.get_ref().clone()),
-            Err(_) => Err(self.error(url, format!("`{key}` must be a redis:// or rediss:// URL"))),
-        }
+        super::value::redis_url(url.get_ref(), key).map_err(|message| self.error(url, message))
     }
 
     pub(crate) fn duration(

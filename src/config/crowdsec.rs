@@ -3,11 +3,17 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::{config_keys, Bounded, Period};
 use crate::control::Remedy;
 use crate::crowdsec::CrowdSecSettings;
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+
+config_keys! {
+    PollInterval = "crowdsec.poll_interval",
+    MaxAnswerBytes = "crowdsec.max_answer_bytes",
+}
 
 /// `[crowdsec]`: the CrowdSec bouncer.
 #[derive(Debug, Deserialize)]
@@ -15,7 +21,7 @@ use toml::Spanned;
 pub(crate) struct CrowdSecFile {
     pub(crate) url: Spanned<String>,
     pub(crate) api_key_file: Spanned<String>,
-    pub(crate) poll_interval: Option<Spanned<String>>,
+    pub(crate) poll_interval: Option<Spanned<Period<PollInterval>>>,
     pub(crate) scopes: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     pub(crate) origins: Vec<String>,
@@ -24,7 +30,7 @@ pub(crate) struct CrowdSecFile {
     #[serde(default)]
     pub(crate) scenarios_not_containing: Vec<String>,
     pub(crate) on_captcha: Option<Spanned<String>>,
-    pub(crate) max_answer_bytes: Option<Spanned<i64>>,
+    pub(crate) max_answer_bytes: Option<Bounded<MaxAnswerBytes, 1024, { 1 << 32 }>>,
 }
 
 /// The checked `[crowdsec]` table.
@@ -40,15 +46,13 @@ pub(crate) fn crowdsec(
             return Err(check.error(&file.url, message));
         }
     }
-    let poll_interval = check.duration(
-        file.poll_interval.as_ref(),
-        "crowdsec.poll_interval",
-        CrowdSecSettings::POLL_INTERVAL,
-    )?;
-    if poll_interval < Duration::from_secs(1) {
-        let at = file.poll_interval.as_ref().unwrap_or(&file.url);
-        return Err(check.error(at, "`crowdsec.poll_interval` must be at least 1s".into()));
-    }
+    let poll_interval = match &file.poll_interval {
+        Some(at) if at.get_ref().get() < Duration::from_secs(1) => {
+            return Err(check.error(at, "`crowdsec.poll_interval` must be at least 1s".into()));
+        }
+        Some(at) => at.get_ref().get(),
+        None => CrowdSecSettings::POLL_INTERVAL,
+    };
     let scopes = match &file.scopes {
         Some(scopes) => {
             let list: Vec<String> = scopes.get_ref().iter().map(|s| s.to_lowercase()).collect();
@@ -94,7 +98,7 @@ pub(crate) fn crowdsec(
         scenarios_not_containing: file.scenarios_not_containing.clone(),
         on_captcha,
         max_answer_bytes: match &file.max_answer_bytes {
-            Some(n) => check.integer(n, "crowdsec.max_answer_bytes", 1024..=(1 << 32))? as u64,
+            Some(n) => n.count() as u64,
             None => CrowdSecSettings::MAX_ANSWER_BYTES,
         },
     })

@@ -1,19 +1,25 @@
 //! `[check]` → the decision endpoint's listener, the proxies that may ask it, and the request
-//! id header that answers repeated checks once.
+//! id header that answers repeated checks once; and `--test`'s line for it.
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::{config_keys, Address};
 use crate::check::CheckSettings;
 use crate::identity::parse_network;
 use http::HeaderName;
 use serde::Deserialize;
+use std::fmt;
 use toml::Spanned;
+
+config_keys! {
+    Listen = "check.listen",
+}
 
 /// `[check]`: the decision endpoint.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CheckFile {
-    pub(crate) listen: Spanned<String>,
+    pub(crate) listen: Address<Listen>,
     pub(crate) trusted: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) dedupe_header: Option<Spanned<String>>,
 }
@@ -23,7 +29,7 @@ const LOOPBACK: [&str; 2] = ["127.0.0.1/32", "::1/128"];
 
 /// The checked `[check]` table.
 pub(crate) fn check(check: &Checker<'_>, file: &CheckFile) -> Result<CheckSettings, ConfigError> {
-    let listen = check.address(&file.listen, "check.listen")?;
+    let listen = file.listen.get();
     let trusted = match &file.trusted {
         Some(list) => list
             .get_ref()
@@ -58,6 +64,28 @@ pub(crate) fn check(check: &Checker<'_>, file: &CheckFile) -> Result<CheckSettin
         trusted,
         dedupe_header,
     })
+}
+
+/// `--test`'s line for the decision endpoint.
+pub(crate) struct CheckLine<'a>(pub(crate) &'a CheckSettings);
+
+impl fmt::Display for CheckLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let check = self.0;
+        let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
+        writeln!(
+            f,
+            "decisions       {} for proxies in [{}]{}",
+            check.listen,
+            trusted.join(", "),
+            check
+                .dedupe_header
+                .as_ref()
+                .map_or(String::new(), |h| format!(
+                    "; repeated checks of one `{h}` answered once"
+                ))
+        )
+    }
 }
 
 #[cfg(test)]

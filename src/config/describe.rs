@@ -1,6 +1,10 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
+use super::decisions::CheckLine;
+use super::overload::OverloadLine;
+use super::rls::RlsLine;
 use super::runtime::Config;
+use super::store::StoreLines;
 use crate::identity::ChallengeKind;
 use crate::limiter::StoreSettings;
 use crate::proxy::PoolSettings;
@@ -115,72 +119,13 @@ impl fmt::Display for Config {
         let s = &self.server;
         let u = &self.upstream;
         writeln!(f, "config {} is valid", self.path.display())?;
-        let h2c = if s.h2c { ", HTTP/1 and h2c" } else { "" };
-        match s.listen {
-            Some(listen) => writeln!(f, "proxy listener  {listen} ({} threads{h2c})", s.threads)?,
-            None => writeln!(
-                f,
-                "proxy listener  none: no [upstream] ({} threads)",
-                s.threads
-            )?,
-        }
-        writeln!(
-            f,
-            "shutdown        in-flight requests get {:?}, then {:?} to stop",
-            s.grace_period, s.shutdown_timeout
-        )?;
-        writeln!(f, "pid file        {}", s.pid_file.display())?;
-        writeln!(f, "upgrade socket  {}", s.upgrade_sock)?;
-        writeln!(
-            f,
-            "admin listener  {} (top {} offenders over {:?}){}",
-            self.admin.listen,
-            self.admin.offenders_top,
-            self.admin.offenders_window,
-            match self.admin.protect_metrics {
-                true => "; /metrics and /offenders need a token",
-                false => "",
-            }
-        )?;
-        let a = &self.admin;
-        match &a.token_file {
-            Some(tokens) => writeln!(
-                f,
-                "control API     tokens from {}; at most {} bans, {} overrides{}",
-                tokens.display(),
-                a.bounds.max_bans,
-                a.bounds.max_overrides,
-                a.state_file
-                    .as_ref()
-                    .map_or(String::new(), |p| format!("; kept in {}", p.display()))
-            )?,
-            None => writeln!(f, "control API     off (set admin.token_file to enable it)")?,
-        }
+        write!(f, "{s}")?;
+        write!(f, "{}", self.admin)?;
         if let Some(check) = &self.check {
-            let trusted: Vec<String> = check.trusted.iter().map(|n| n.to_string()).collect();
-            writeln!(
-                f,
-                "decisions       {} for proxies in [{}]{}",
-                check.listen,
-                trusted.join(", "),
-                check
-                    .dedupe_header
-                    .as_ref()
-                    .map_or(String::new(), |h| format!(
-                        "; repeated checks of one `{h}` answered once"
-                    ))
-            )?;
+            write!(f, "{}", CheckLine(check))?;
         }
         if let Some(rls) = &self.rls {
-            let rules: usize = rls.rules.domains.len();
-            writeln!(
-                f,
-                "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
-                rls.listen,
-                if rls.tls.is_some() { " (TLS)" } else { "" },
-                rls.config_dir.display(),
-                rls.timeout
-            )?;
+            write!(f, "{}", RlsLine(rls))?;
         }
         if let Some(cs) = &self.crowdsec {
             writeln!(
@@ -192,11 +137,21 @@ impl fmt::Display for Config {
                 cs.on_captcha.word()
             )?;
         }
+        if let Some(traces) = &self.traces {
+            let kept = traces.sampling;
+            writeln!(
+                f,
+                "traces          OTLP/HTTP to {} as {}; kept: {} of allowed requests, {} of refusals",
+                traces.url, traces.service_name, kept.allowed, kept.refused
+            )?;
+        }
         for line in self.geo.describe() {
             writeln!(f, "geo             {line}")?;
         }
         self.describe_challenge(f)?;
-        self.describe_overload(f)?;
+        if let Some(overload) = &self.overload {
+            write!(f, "{}", OverloadLine(overload))?;
+        }
         for pool in &u.pools {
             writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
         }
@@ -204,47 +159,11 @@ impl fmt::Display for Config {
             let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());
             writeln!(f, "route           {} → pool {pool}", route.route)?;
         }
-        let l = &s.limits;
-        let per_ip = l
-            .max_connections_per_ip
-            .map_or(String::new(), |n| format!(", {n} per client address"));
-        writeln!(
-            f,
-            "connections     at most {}{per_ip}; a request head within {:?} and {} bytes; idle {:?} between requests",
-            l.max_connections, l.header_timeout, l.max_header_bytes, l.keepalive_timeout
-        )?;
+        write!(f, "{}", s.limits)?;
         if s.listen.is_some() {
             self.proxy_lines(f)?;
         }
-        match &self.store {
-            StoreSettings::Memory { max_entries } => {
-                writeln!(f, "store           memory, at most {max_entries} buckets")?
-            }
-            StoreSettings::Redis(r) => {
-                writeln!(
-                    f,
-                    "store           redis {} (keys {}:{{identity}}:policy)",
-                    r.redacted_url(),
-                    r.prefix
-                )?;
-                writeln!(
-                    f,
-                    "                budget {:?}, on error {}, breaker at {:.0} % failed of at least {} calls in {:?}, else {} in a row (probes after {:?})",
-                    r.timeout, r.on_error.as_str(), r.breaker.failure_ratio * 100.0,
-                    r.breaker.min_calls, r.breaker.window, r.breaker.consecutive_failures,
-                    r.breaker.cooldown
-                )?;
-                writeln!(
-                    f,
-                    "                deny cache {} entries, key expiry margin {:?}, concurrency leases {:?}",
-                    r.deny_cache_entries, r.ttl_margin, r.in_flight_lease
-                )?;
-                match r.fleet_size {
-                    Some(n) => writeln!(f, "                fleet of {n} instances (pinned)")?,
-                    None => writeln!(f, "                fleet size learned from Redis")?,
-                }
-            }
-        }
+        write!(f, "{}", StoreLines(&self.store))?;
         let id = &self.identity;
         writeln!(
             f,
@@ -281,7 +200,7 @@ impl fmt::Display for Config {
         for rule in self.access.deny() {
             writeln!(f, "deny (403)      {rule}")?;
         }
-        writeln!(f, "throttled with  {}", self.response.throttle_status)?;
+        write!(f, "{}", self.response)?;
         if self.server.shadow {
             writeln!(f, "shadow mode     every policy counts but never blocks")?;
         }
@@ -296,36 +215,6 @@ impl fmt::Display for Config {
 }
 
 impl Config {
-    /// The crawler catalogue, how claims are verified.
-    /// The `[overload]` settings, when configured.
-    fn describe_overload(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(o) = &self.overload else {
-            return Ok(());
-        };
-        let limit = match o.max_in_flight {
-            crate::overload::MaxInFlight::Fleet(n) => {
-                format!("{n} in flight per pool across the fleet (each instance its share)")
-            }
-            crate::overload::MaxInFlight::Auto { floor, ceiling } => {
-                format!("an adaptive limit per pool from {floor} to {ceiling} in flight")
-            }
-        };
-        let target = match o.latency_target {
-            Some(t) => format!(", overloaded above {t:?}"),
-            None => String::new(),
-        };
-        let queued = match o.max_queued {
-            Some(n) => format!("{n} waiting"),
-            None => "4 × the limit waiting (at least 16)".to_owned(),
-        };
-        writeln!(
-            f,
-            "overload        {limit}{target}; {queued}, each at most {:?}; shed 503 after Retry-After {}s",
-            o.queue_time,
-            o.retry_after_s()
-        )
-    }
-
     /// The `[challenge]` settings, when a policy or CrowdSec challenges.
     fn describe_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let policies = self.policies.iter().any(crate::gate::challenges);
@@ -362,6 +251,7 @@ impl Config {
         )
     }
 
+    /// The crawler catalogue, how claims are verified.
     fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let crawlers = &self.bots.crawlers;
         let catalogue = &crawlers.catalogue;

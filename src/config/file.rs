@@ -17,6 +17,7 @@ use super::response::ResponseFile;
 use super::rls::RlsFile;
 use super::server::ServerFile;
 use super::store::StoreFile;
+use super::telemetry::TelemetryFile;
 use super::upstream::{RouteFile, UpstreamFile};
 use serde::Deserialize;
 
@@ -50,4 +51,5 @@ pub(crate) struct FileConfig {
     pub(crate) challenge: Option<ChallengeFile>,
     pub(crate) tls: Option<TlsFile>,
     pub(crate) overload: Option<OverloadFile>,
+    pub(crate) telemetry: Option<TelemetryFile>,
 }

@@ -3,6 +3,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::{config_keys, Bounded, Header, Period};
 use crate::identity::{
     parse_network, AccessRules, ClientIpResolver, ForwardingHeader, IdentityChain, IdentityKey,
     IpFolding, JwtSettings, JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
@@ -12,6 +13,16 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
+
+config_keys! {
+    Ipv4Prefix = "identity.ip.ipv4_prefix",
+    Ipv6Prefix = "identity.ip.ipv6_prefix",
+    Ja4Header = "identity.ja4_header",
+    Leeway = "identity.jwt.leeway",
+}
+
+/// How far a token's times may be off when `identity.jwt.leeway` is not given.
+const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 
 /// A list of source strings, each located.
 pub(crate) type SourceList = Spanned<Vec<Spanned<String>>>;
@@ -36,15 +47,15 @@ pub(crate) struct IdentityFile {
     pub(crate) ip: IpFile,
     pub(crate) jwt: Option<JwtFile>,
     pub(crate) hash_key: Option<Spanned<String>>,
-    pub(crate) ja4_header: Option<Spanned<String>>,
+    pub(crate) ja4_header: Option<Header<Ja4Header>>,
 }
 
 /// `[identity.ip]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IpFile {
-    pub(crate) ipv4_prefix: Option<Spanned<i64>>,
-    pub(crate) ipv6_prefix: Option<Spanned<i64>>,
+    pub(crate) ipv4_prefix: Option<Bounded<Ipv4Prefix, 1, 32>>,
+    pub(crate) ipv6_prefix: Option<Bounded<Ipv6Prefix, 1, 128>>,
     #[serde(default)]
     pub(crate) trusted_proxies: Vec<Spanned<String>>,
     pub(crate) header: Option<Spanned<String>>,
@@ -60,7 +71,7 @@ pub(crate) struct JwtFile {
     pub(crate) jwks_file: Option<Spanned<String>>,
     pub(crate) issuer: Option<String>,
     pub(crate) audience: Option<String>,
-    pub(crate) leeway: Option<Spanned<String>>,
+    pub(crate) leeway: Option<Period<Leeway>>,
 }
 
 /// `[access]`: the allow and deny lists.
@@ -95,13 +106,18 @@ pub(crate) fn identity(
             .map(|s| check.source_spec(s, "identity.sources"))
             .collect::<Result<_, _>>()?,
     };
-    let prefix = |value: &Option<Spanned<i64>>, key: &str, max: i64, default: u8| match value {
-        Some(v) => check.integer(v, key, 1..=max).map(|n| n as u8),
-        None => Ok(default),
-    };
+    let default = IpFolding::default();
     let ip = IpFolding {
-        ipv4_prefix: prefix(&file.ip.ipv4_prefix, "identity.ip.ipv4_prefix", 32, 32)?,
-        ipv6_prefix: prefix(&file.ip.ipv6_prefix, "identity.ip.ipv6_prefix", 128, 64)?,
+        ipv4_prefix: file
+            .ip
+            .ipv4_prefix
+            .as_ref()
+            .map_or(default.ipv4_prefix, |n| n.count() as u8),
+        ipv6_prefix: file
+            .ip
+            .ipv6_prefix
+            .as_ref()
+            .map_or(default.ipv6_prefix, |n| n.count() as u8),
     };
     let trusted = file
         .ip
@@ -139,12 +155,8 @@ pub(crate) fn identity(
             ip,
             on_invalid_token,
         },
-        client_ip: ClientIpResolver::new(trusted, header).with_ja4_header(
-            file.ja4_header
-                .as_ref()
-                .map(|name| check.header_name(name, "identity.ja4_header"))
-                .transpose()?,
-        ),
+        client_ip: ClientIpResolver::new(trusted, header)
+            .with_ja4_header(file.ja4_header.as_ref().map(Header::get)),
         hash_key: file
             .hash_key
             .as_ref()
@@ -190,11 +202,7 @@ pub(crate) fn jwt(check: &Checker<'_>, file: &JwtFile) -> Result<Arc<JwtVerifier
         keys,
         issuer: file.issuer.clone(),
         audience: file.audience.clone(),
-        leeway: check.duration(
-            file.leeway.as_ref(),
-            "identity.jwt.leeway",
-            Duration::from_secs(30),
-        )?,
+        leeway: file.leeway.as_ref().map_or(DEFAULT_LEEWAY, Period::get),
     };
     JwtVerifier::new(&settings)
         .map(Arc::new)
@@ -244,3 +252,6 @@ pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRul
         rules(&file.deny, "access.deny")?,
     ))
 }
+
+#[cfg(test)]
+mod tests;

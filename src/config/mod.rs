@@ -29,9 +29,11 @@ mod sender;
 mod server;
 mod signed;
 mod store;
+mod telemetry;
 mod told_header;
 mod upstream;
 mod validate;
+mod value;
 mod wants;
 
 pub use error::ConfigError;

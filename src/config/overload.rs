@@ -4,25 +4,34 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
+use super::value::{config_keys, Bounded, Period};
 use crate::overload::{
     MaxInFlight, OverloadSettings, DEFAULT_CEILING, DEFAULT_MIN_IN_FLIGHT, DEFAULT_QUEUE_TIME,
     MAX_QUEUE_TIME,
 };
 use crate::policy::{Action, OverloadClass, Priority};
 use serde::Deserialize;
-use std::time::Duration;
+use std::fmt;
 use toml::Spanned;
+
+config_keys! {
+    MinInFlight = "overload.min_in_flight",
+    AutoCeiling = "overload.auto_ceiling",
+    LatencyTarget = "overload.latency_target",
+    QueueTime = "overload.queue_time",
+    MaxQueued = "overload.max_queued",
+}
 
 /// `[overload]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct OverloadFile {
     pub(crate) max_in_flight: Option<Spanned<toml::Value>>,
-    pub(crate) min_in_flight: Option<Spanned<i64>>,
-    pub(crate) auto_ceiling: Option<Spanned<i64>>,
-    pub(crate) latency_target: Option<Spanned<String>>,
-    pub(crate) queue_time: Option<Spanned<String>>,
-    pub(crate) max_queued: Option<Spanned<i64>>,
+    pub(crate) min_in_flight: Option<Spanned<Bounded<MinInFlight, 1, MOST>>>,
+    pub(crate) auto_ceiling: Option<Spanned<Bounded<AutoCeiling, 1, MOST>>>,
+    pub(crate) latency_target: Option<Spanned<Period<LatencyTarget>>>,
+    pub(crate) queue_time: Option<Spanned<Period<QueueTime>>>,
+    pub(crate) max_queued: Option<Bounded<MaxQueued, 0, MOST>>,
 }
 
 /// The most requests a pool may be given at once, or wait for it.
@@ -35,21 +44,17 @@ pub(crate) fn overload(
 ) -> Result<OverloadSettings, ConfigError> {
     let max_in_flight = max_in_flight(check, file)?;
     let latency_target = match &file.latency_target {
-        Some(text) => {
-            let target = check.duration(Some(text), "overload.latency_target", Duration::ZERO)?;
-            if target.is_zero() {
-                let message = "`overload.latency_target` must be above 0".to_owned();
-                return Err(check.error(text, message));
-            }
-            Some(target)
+        Some(text) if text.get_ref().get().is_zero() => {
+            let message = "`overload.latency_target` must be above 0".to_owned();
+            return Err(check.error(text, message));
         }
+        Some(text) => Some(text.get_ref().get()),
         None => None,
     };
-    let queue_time = check.duration(
-        file.queue_time.as_ref(),
-        "overload.queue_time",
-        DEFAULT_QUEUE_TIME,
-    )?;
+    let queue_time = file
+        .queue_time
+        .as_ref()
+        .map_or(DEFAULT_QUEUE_TIME, |t| t.get_ref().get());
     if let (Some(text), true) = (&file.queue_time, queue_time > MAX_QUEUE_TIME) {
         let message = format!(
             "`overload.queue_time` must be at most {}s: a request held longer is better told to come back",
@@ -57,10 +62,7 @@ pub(crate) fn overload(
         );
         return Err(check.error(text, message));
     }
-    let max_queued = match &file.max_queued {
-        Some(n) => Some(check.integer(n, "overload.max_queued", 0..=MOST)? as u32),
-        None => None,
-    };
+    let max_queued = file.max_queued.as_ref().map(|n| n.count() as u32);
     Ok(OverloadSettings {
         max_in_flight,
         latency_target,
@@ -92,8 +94,14 @@ fn max_in_flight(check: &Checker<'_>, file: &OverloadFile) -> Result<MaxInFlight
         }
     };
     let auto_keys = [
-        ("min_in_flight", file.min_in_flight.as_ref()),
-        ("auto_ceiling", file.auto_ceiling.as_ref()),
+        (
+            "min_in_flight",
+            file.min_in_flight.as_ref().map(Spanned::span),
+        ),
+        (
+            "auto_ceiling",
+            file.auto_ceiling.as_ref().map(Spanned::span),
+        ),
     ];
     if let Some((_, fixed_at)) = fixed {
         if let Some((key, Some(at))) = auto_keys.into_iter().find(|(_, v)| v.is_some()) {
@@ -101,19 +109,19 @@ fn max_in_flight(check: &Checker<'_>, file: &OverloadFile) -> Result<MaxInFlight
                 "`overload.{key}` is for `max_in_flight = \"auto\"`: a fixed `max_in_flight` \
                  ({fixed_at}) is the limit"
             );
-            return Err(check.error(at, message));
+            return Err(ConfigError::at(check.path, check.text, Some(at), message));
         }
     }
     if let Some((_, n)) = fixed {
         return Ok(MaxInFlight::Fleet(n));
     }
     let floor = match &file.min_in_flight {
-        Some(n) => check.integer(n, "overload.min_in_flight", 1..=MOST)? as u32,
+        Some(n) => n.get_ref().count() as u32,
         None => DEFAULT_MIN_IN_FLIGHT,
     };
     let ceiling = match &file.auto_ceiling {
         Some(n) => {
-            let ceiling = check.integer(n, "overload.auto_ceiling", 1..=MOST)? as u32;
+            let ceiling = n.get_ref().count() as u32;
             if ceiling < floor {
                 let message = format!(
                     "`overload.auto_ceiling` ({ceiling}) is below `overload.min_in_flight` ({floor})"
@@ -205,6 +213,37 @@ pub(crate) fn default_action(file: &PolicyFile) -> Action {
     match classifies && !bucket {
         true => Action::Classify,
         false => Action::Limit,
+    }
+}
+
+/// `--test`'s line for overload protection.
+pub(crate) struct OverloadLine<'a>(pub(crate) &'a OverloadSettings);
+
+impl fmt::Display for OverloadLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = self.0;
+        let limit = match o.max_in_flight {
+            MaxInFlight::Fleet(n) => {
+                format!("{n} in flight per pool across the fleet (each instance its share)")
+            }
+            MaxInFlight::Auto { floor, ceiling } => {
+                format!("an adaptive limit per pool from {floor} to {ceiling} in flight")
+            }
+        };
+        let target = match o.latency_target {
+            Some(t) => format!(", overloaded above {t:?}"),
+            None => String::new(),
+        };
+        let queued = match o.max_queued {
+            Some(n) => format!("{n} waiting"),
+            None => "4 × the limit waiting (at least 16)".to_owned(),
+        };
+        writeln!(
+            f,
+            "overload        {limit}{target}; {queued}, each at most {:?}; shed 503 after Retry-After {}s",
+            o.queue_time,
+            o.retry_after_s()
+        )
     }
 }
 

@@ -5,10 +5,10 @@ use super::conditions;
 use super::error::ConfigError;
 use super::identity::SourceList;
 use super::policy_table::{MatchFile, PolicyFile, PolicyMatchFile};
-use super::quota::{calendar, limits, LimitKeys, MAX_TOKENS};
+use super::quota::{calendar, limits, LimitKeys};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Policy, Route, Tiers, Unless};
+use crate::policy::{Action, Enforcement, Policy, Route, Tiers, Unless};
 use std::collections::HashSet;
 use toml::Spanned;
 
@@ -22,7 +22,9 @@ pub(crate) fn policies(
     let mut out = Vec::with_capacity(files.len());
     for file in files {
         let mut policy = policy(check, file, global)?;
-        policy.shadow |= all_shadow;
+        if all_shadow {
+            policy.enforcement = Enforcement::Shadow;
+        }
         if !seen.insert(policy.name().clone()) {
             let message = format!("`policy.name`: `{}` is used by two policies", policy.name());
             return Err(check.error(&file.name, message));
@@ -60,7 +62,7 @@ fn policy(
         }
     };
     let cost = match &file.cost {
-        Some(cost) => check.integer(cost, "policy.cost", 1..=MAX_TOKENS)? as u64,
+        Some(cost) => cost.get_ref().count() as u64,
         None => 1,
     };
     let tiers = tiers(check, file, quota)?;
@@ -81,7 +83,7 @@ fn policy(
         key: PolicyKey::new(name),
         limits,
         cost,
-        shadow: file.shadow,
+        enforcement: Enforcement::shadow_if(file.shadow),
         route: match &file.route {
             Some(m) => route(check, &m.route(), "policy.match")?,
             None => Route::default(),

@@ -2,8 +2,19 @@
 //! sender.rs and challenge.rs each check a part of, and the `match` table a `[[route]]` shares.
 
 use super::identity::SourceList;
+use super::value::{config_keys, Bounded};
 use serde::Deserialize;
 use toml::Spanned;
+
+/// The largest capacity, quota or cost accepted: far beyond any real limit, small enough to
+/// stay exact in the f64 arithmetic of the buckets.
+pub(super) const MAX_TOKENS: i64 = 1 << 40;
+
+config_keys! {
+    Cost = "policy.cost",
+    MaxInFlight = "policy.max_in_flight",
+    MaxHeld = "policy.max_held",
+}
 
 /// `[[policy]]` as written.
 #[derive(Debug, Deserialize)]
@@ -16,7 +27,7 @@ pub(crate) struct PolicyFile {
     pub(crate) period: Option<Spanned<String>>,
     pub(crate) timezone: Option<Spanned<String>>,
     pub(crate) week_start: Option<Spanned<String>>,
-    pub(crate) cost: Option<Spanned<i64>>,
+    pub(crate) cost: Option<Spanned<Bounded<Cost, 1, MAX_TOKENS>>>,
     #[serde(default)]
     pub(crate) shadow: bool,
     pub(crate) sources: Option<SourceList>,
@@ -28,9 +39,9 @@ pub(crate) struct PolicyFile {
     pub(crate) cost_header: Option<Spanned<String>>,
     pub(crate) count_status: Option<Spanned<Vec<Spanned<i64>>>>,
     pub(crate) settle_header: Option<Spanned<String>>,
-    pub(crate) max_in_flight: Option<Spanned<i64>>,
+    pub(crate) max_in_flight: Option<Spanned<Bounded<MaxInFlight, 1, 1_000_000>>>,
     pub(crate) max_delay: Option<Spanned<String>>,
-    pub(crate) max_held: Option<Spanned<i64>>,
+    pub(crate) max_held: Option<Spanned<Bounded<MaxHeld, 1, 100_000>>>,
     pub(crate) block_for: Option<Spanned<String>>,
     pub(crate) action: Option<Spanned<String>>,
     pub(crate) challenge: Option<Spanned<String>>,

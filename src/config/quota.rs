@@ -4,14 +4,10 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::policy_table::{PolicyFile, TierFile};
+use super::policy_table::{PolicyFile, TierFile, MAX_TOKENS};
 use crate::policy::{Calendar, Limits, Period, QuotaCalendar, Rate};
 use std::sync::Arc;
 use toml::Spanned;
-
-/// The largest capacity, quota or cost accepted: far beyond any real limit, small enough to
-/// stay exact in the f64 arithmetic of the buckets.
-pub(super) const MAX_TOKENS: i64 = 1 << 40;
 
 /// The keys that give one set of limits (a policy's own or a tier's).
 pub(super) struct LimitKeys<'f> {

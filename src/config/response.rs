@@ -1,27 +1,51 @@
-//! `[response]` → what a throttled request is answered with.
+//! `[response]`: what a throttled request is answered with, as written and as run, with its
+//! default and `--test`'s line.
 
-use super::check::Checker;
-use super::error::ConfigError;
-use super::runtime::ResponseSettings;
+use super::value::{config_keys, Bounded};
 use serde::Deserialize;
-use toml::Spanned;
+use std::fmt;
+
+config_keys! {
+    Status = "response.status",
+}
 
 /// `[response]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ResponseFile {
-    pub(crate) status: Option<Spanned<i64>>,
+    status: Option<Bounded<Status, 400, 599>>,
 }
 
-/// `response.status`: 400 to 599, 429 by default.
-pub(crate) fn response(
-    check: &Checker<'_>,
-    file: &ResponseFile,
-) -> Result<ResponseSettings, ConfigError> {
-    Ok(ResponseSettings {
-        throttle_status: match &file.status {
-            Some(status) => check.integer(status, "response.status", 400..=599)? as u16,
-            None => 429,
-        },
-    })
+/// `[response]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSettings {
+    /// Status of a throttled response.
+    pub throttle_status: u16,
+}
+
+impl Default for ResponseSettings {
+    fn default() -> Self {
+        Self {
+            throttle_status: 429,
+        }
+    }
+}
+
+impl From<&ResponseFile> for ResponseSettings {
+    fn from(file: &ResponseFile) -> Self {
+        let default = Self::default();
+        Self {
+            throttle_status: file
+                .status
+                .as_ref()
+                .map_or(default.throttle_status, |s| s.count() as u16),
+        }
+    }
+}
+
+impl fmt::Display for ResponseSettings {
+    /// `--test`'s line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "throttled with  {}", self.throttle_status)
+    }
 }

@@ -5,21 +5,29 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::runtime::TlsListener;
+use super::value::{config_keys, Address, Bounded, Period};
 use crate::rls::{RlsRules, RlsSettings, RlsTls, MAX_CONCURRENT_STREAMS, TIMEOUT};
 use serde::Deserialize;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
+
+config_keys! {
+    Listen = "rls.listen",
+    Timeout = "rls.timeout",
+    MaxConcurrentStreams = "rls.max_concurrent_streams",
+}
 
 /// `[rls]`: Envoy's rate limit service.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RlsFile {
-    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) listen: Option<Address<Listen>>,
     pub(crate) config_dir: Spanned<String>,
     pub(crate) tls: Option<Spanned<bool>>,
-    pub(crate) timeout: Option<Spanned<String>>,
-    pub(crate) max_concurrent_streams: Option<Spanned<i64>>,
+    pub(crate) timeout: Option<Spanned<Period<Timeout>>>,
+    pub(crate) max_concurrent_streams: Option<Bounded<MaxConcurrentStreams, 1, 100_000>>,
 }
 
 /// Where the service listens when `rls.listen` is not given.
@@ -32,7 +40,7 @@ pub(crate) fn rls(
     server_tls: Option<&TlsListener>,
 ) -> Result<RlsSettings, ConfigError> {
     let listen = match &file.listen {
-        Some(listen) => check.address(listen, "rls.listen")?,
+        Some(listen) => listen.get(),
         None => LISTEN.parse().expect("a valid default address"),
     };
     let dir = check.resolve(file.config_dir.get_ref());
@@ -62,7 +70,7 @@ pub(crate) fn rls(
         _ => None,
     };
     let max_concurrent_streams = match &file.max_concurrent_streams {
-        Some(n) => check.integer(n, "rls.max_concurrent_streams", 1..=100_000)? as u32,
+        Some(n) => n.count() as u32,
         None => MAX_CONCURRENT_STREAMS,
     };
     Ok(RlsSettings {
@@ -77,14 +85,33 @@ pub(crate) fn rls(
 
 /// `rls.timeout`: from 1 ms to 10 s.
 fn timeout(check: &Checker<'_>, file: &RlsFile) -> Result<Duration, ConfigError> {
-    let timeout = check.duration(file.timeout.as_ref(), "rls.timeout", TIMEOUT)?;
+    let Some(at) = &file.timeout else {
+        return Ok(TIMEOUT);
+    };
+    let timeout = at.get_ref().get();
     let range = Duration::from_millis(1)..=Duration::from_secs(10);
-    match (range.contains(&timeout), &file.timeout) {
-        (true, _) | (false, None) => Ok(timeout),
-        (false, Some(at)) => Err(check.error(
-            at,
-            format!("`rls.timeout` must be from 1ms to 10s, not {timeout:?}"),
-        )),
+    if !range.contains(&timeout) {
+        let message = format!("`rls.timeout` must be from 1ms to 10s, not {timeout:?}");
+        return Err(check.error(at, message));
+    }
+    Ok(timeout)
+}
+
+/// `--test`'s line for the rate limit service.
+pub(crate) struct RlsLine<'a>(pub(crate) &'a RlsSettings);
+
+impl fmt::Display for RlsLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rls = self.0;
+        let rules: usize = rls.rules.domains.len();
+        writeln!(
+            f,
+            "rate limit svc  {}{} for Envoy, {rules} domain(s) from {}, store budget {:?}",
+            rls.listen,
+            if rls.tls.is_some() { " (TLS)" } else { "" },
+            rls.config_dir.display(),
+            rls.timeout
+        )
     }
 }
 

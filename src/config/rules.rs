@@ -10,7 +10,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 /// Held requests per policy and instance when `max_held` is not given.
-const DEFAULT_MAX_HELD: i64 = 100;
+const DEFAULT_MAX_HELD: usize = 100;
 /// The longest `max_delay`: a held request keeps its connection and a task.
 const MAX_DELAY: Duration = Duration::from_secs(60);
 /// The longest `block_for`: thirty days.
@@ -39,9 +39,9 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
                            give `max_delay` too";
             return Err(check.error(n, message.to_owned()));
         }
-        (Some(n), Some(_)) => check.integer(n, "policy.max_held", 1..=100_000)?,
+        (Some(n), Some(_)) => n.get_ref().count(),
         (None, _) => DEFAULT_MAX_HELD,
-    } as usize;
+    };
     let shaping = match &file.max_delay {
         Some(d) => Some(Shaping {
             max_delay: positive(check, d, "policy.max_delay", MAX_DELAY)?,
@@ -59,10 +59,10 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
             None => None,
         },
         settle,
-        max_in_flight: match &file.max_in_flight {
-            Some(n) => Some(check.integer(n, "policy.max_in_flight", 1..=1_000_000)? as u32),
-            None => None,
-        },
+        max_in_flight: file
+            .max_in_flight
+            .as_ref()
+            .map(|n| n.get_ref().count() as u32),
         shaping,
         block_for: match &file.block_for {
             Some(d) => Some(positive(check, d, "policy.block_for", MAX_BLOCK)?),

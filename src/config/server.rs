@@ -1,27 +1,43 @@
-//! `[server]`: the listeners, workers, shutdown, and the limits on downstream connections.
+//! `[server]`: the listeners, workers, shutdown, and the limits on downstream connections,
+//! as written, and their conversion into the settings (`settings.rs`, with the defaults and
+//! `--test`'s lines). A key of `[server]` is added in these two files.
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::instance_files::default_for;
-use super::runtime::{ServerSettings, TlsFiles, TlsListener};
 use super::upstream::UpstreamFile;
+use super::value::{config_keys, Address, Bounded, Period};
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
 use http::HeaderName;
 use serde::Deserialize;
+pub use settings::{ServerSettings, TlsFiles, TlsListener};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use toml::Spanned;
+
+config_keys! {
+    Listen = "server.listen",
+    Threads = "server.threads",
+    GracePeriod = "server.grace_period",
+    ShutdownTimeout = "server.shutdown_timeout",
+    TlsListen = "server.tls_listen",
+    HeaderTimeout = "server.header_timeout",
+    KeepaliveTimeout = "server.keepalive_timeout",
+    MaxHeaderBytes = "server.max_header_bytes",
+    MaxConnections = "server.max_connections",
+}
+
+/// The largest head a request may have (Pingora itself refuses heads past 1 MiB).
+const MAX_HEADER_BYTES: i64 = 1_048_575;
 
 /// `[server]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServerFile {
-    pub(crate) listen: Option<Spanned<String>>,
-    pub(crate) threads: Option<Spanned<i64>>,
-    pub(crate) grace_period: Option<Spanned<String>>,
-    pub(crate) shutdown_timeout: Option<Spanned<String>>,
+    pub(crate) listen: Option<Spanned<Address<Listen>>>,
+    pub(crate) threads: Option<Bounded<Threads, 1, 1024>>,
+    pub(crate) grace_period: Option<Period<GracePeriod>>,
+    pub(crate) shutdown_timeout: Option<Period<ShutdownTimeout>>,
     #[serde(default)]
     pub(crate) shadow: bool,
     #[serde(default)]
@@ -32,14 +48,14 @@ pub(crate) struct ServerFile {
     pub(crate) watch_config: bool,
     pub(crate) pid_file: Option<Spanned<String>>,
     pub(crate) upgrade_sock: Option<String>,
-    pub(crate) tls_listen: Option<Spanned<String>>,
+    pub(crate) tls_listen: Option<Address<TlsListen>>,
     pub(crate) tls_cert_file: Option<Spanned<String>>,
     pub(crate) tls_key_file: Option<Spanned<String>>,
     pub(crate) tls_ja4: Option<bool>,
-    pub(crate) header_timeout: Option<Spanned<String>>,
-    pub(crate) keepalive_timeout: Option<Spanned<String>>,
-    pub(crate) max_header_bytes: Option<Spanned<i64>>,
-    pub(crate) max_connections: Option<Spanned<i64>>,
+    pub(crate) header_timeout: Option<Spanned<Period<HeaderTimeout>>>,
+    pub(crate) keepalive_timeout: Option<Period<KeepaliveTimeout>>,
+    pub(crate) max_header_bytes: Option<Bounded<MaxHeaderBytes, 1024, MAX_HEADER_BYTES>>,
+    pub(crate) max_connections: Option<Bounded<MaxConnections, 1, 10_000_000>>,
     pub(crate) max_connections_per_ip: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) h2c: bool,
@@ -57,34 +73,39 @@ pub(super) fn server(
     file: &ServerFile,
     upstream: Option<&UpstreamFile>,
 ) -> Result<ServerSettings, ConfigError> {
+    let default = ServerSettings::defaults_for(check.path);
     Ok(ServerSettings {
         listen: listen(check, file, upstream)?,
-        threads: match &file.threads {
-            Some(threads) => check.integer(threads, "server.threads", 1..=1024)? as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        grace_period: check.duration(
-            file.grace_period.as_ref(),
-            "server.grace_period",
-            Duration::from_secs(5),
-        )?,
-        shutdown_timeout: check.duration(
-            file.shutdown_timeout.as_ref(),
-            "server.shutdown_timeout",
-            Duration::from_secs(5),
-        )?,
+        threads: file
+            .threads
+            .as_ref()
+            .map_or(default.threads, Bounded::count),
+        grace_period: file
+            .grace_period
+            .as_ref()
+            .map_or(default.grace_period, Period::get),
+        shutdown_timeout: file
+            .shutdown_timeout
+            .as_ref()
+            .map_or(default.shutdown_timeout, Period::get),
         shadow: file.shadow,
         access_log: access_log(check, file)?,
         watch_config: file.watch_config,
-        pid_file: pid_file(check, file.pid_file.as_ref())?,
-        upgrade_sock: upgrade_sock(check, file.upgrade_sock.as_deref()),
+        pid_file: match &file.pid_file {
+            Some(path) => pid_file(check, path)?,
+            None => default.pid_file,
+        },
+        upgrade_sock: match &file.upgrade_sock {
+            Some(path) => upgrade_sock(check, path),
+            None => default.upgrade_sock,
+        },
         tls: tls_listener(check, file)?,
         limits: limits(check, file)?,
         h2c: file.h2c,
         front: FrontSettings {
             request_id_header: match &file.request_id_header {
                 Some(name) => request_id_header(check, name)?,
-                None => FrontSettings::default().request_id_header,
+                None => default.front.request_id_header,
             },
             via: file.via,
             preserve_header_case: file.preserve_header_case,
@@ -99,14 +120,13 @@ fn listen(
     upstream: Option<&UpstreamFile>,
 ) -> Result<Option<SocketAddr>, ConfigError> {
     match (&file.listen, upstream) {
-        (Some(listen), Some(_)) => check.address(listen, "server.listen").map(Some),
+        (Some(listen), Some(_)) => Ok(Some(listen.get_ref().get())),
         (None, Some(upstream)) => {
             let message =
                 "`[upstream]` needs `server.listen`, the address the proxy listens on".to_owned();
             Err(check.error(&upstream.backends, message))
         }
         (Some(listen), None) => {
-            check.address(listen, "server.listen")?;
             let message = "`server.listen`: there is no `[upstream]` to proxy to, so nothing \
                            listens here (only `[check]` and `[rls]` do)"
                 .to_owned();
@@ -142,12 +162,8 @@ fn access_log(
     }))
 }
 
-/// `server.pid_file`: a path, relative to the config file's directory when not absolute; by
-/// default one of this config file's own (`instance_files`).
-fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<PathBuf, ConfigError> {
-    let Some(value) = value else {
-        return Ok(default_for(check.path, "pid"));
-    };
+/// `server.pid_file`: a path, relative to the config file's directory when not absolute.
+fn pid_file(check: &Checker<'_>, value: &Spanned<String>) -> Result<PathBuf, ConfigError> {
     let text = value.get_ref();
     if text.is_empty() || text.ends_with('/') {
         let message = format!("`server.pid_file` must name a file, not `{text}`");
@@ -157,13 +173,9 @@ fn pid_file(check: &Checker<'_>, value: Option<&Spanned<String>>) -> Result<Path
     Ok(base.join(text))
 }
 
-/// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute;
-/// by default one of this config file's own (`instance_files`).
-fn upgrade_sock(check: &Checker<'_>, value: Option<&str>) -> String {
-    let path = match value {
-        Some(text) => check.path.parent().unwrap_or(Path::new("")).join(text),
-        None => default_for(check.path, "sock"),
-    };
+/// `server.upgrade_sock`: a path, relative to the config file's directory when not absolute.
+fn upgrade_sock(check: &Checker<'_>, text: &str) -> String {
+    let path = check.path.parent().unwrap_or(Path::new("")).join(text);
     path.display().to_string()
 }
 
@@ -188,36 +200,39 @@ fn request_id_header(
 /// `header_timeout`, `keepalive_timeout`, `max_header_bytes` and the connection caps.
 fn limits(check: &Checker<'_>, file: &ServerFile) -> Result<ConnectionLimits, ConfigError> {
     let default = ConnectionLimits::default();
-    let header_timeout = check.duration(
-        file.header_timeout.as_ref(),
-        "server.header_timeout",
-        default.header_timeout,
-    )?;
-    if let (Some(at), true) = (&file.header_timeout, header_timeout.is_zero()) {
-        return Err(check.error(at, "`server.header_timeout` must be above zero".into()));
-    }
-    let max_connections = match &file.max_connections {
-        Some(n) => check.integer(n, "server.max_connections", 1..=10_000_000)?,
-        None => default.max_connections as i64,
+    let header_timeout = match &file.header_timeout {
+        Some(at) if at.get_ref().get().is_zero() => {
+            return Err(check.error(at, "`server.header_timeout` must be above zero".into()));
+        }
+        Some(at) => at.get_ref().get(),
+        None => default.header_timeout,
     };
+    let max_connections = file
+        .max_connections
+        .as_ref()
+        .map_or(default.max_connections, Bounded::count);
     Ok(ConnectionLimits {
         header_timeout,
-        keepalive_timeout: check.duration(
-            file.keepalive_timeout.as_ref(),
-            "server.keepalive_timeout",
-            default.keepalive_timeout,
-        )?,
-        max_header_bytes: match &file.max_header_bytes {
-            // Pingora itself refuses heads past 1 MiB.
-            Some(n) => check.integer(n, "server.max_header_bytes", 1024..=1_048_575)? as usize,
-            None => default.max_header_bytes,
-        },
-        max_connections: max_connections as usize,
+        keepalive_timeout: file
+            .keepalive_timeout
+            .as_ref()
+            .map_or(default.keepalive_timeout, Period::get),
+        max_header_bytes: file
+            .max_header_bytes
+            .as_ref()
+            .map_or(default.max_header_bytes, Bounded::count),
+        max_connections,
         max_connections_set: file.max_connections.is_some(),
         max_connections_per_ip: file
             .max_connections_per_ip
             .as_ref()
-            .map(|n| check.integer(n, "server.max_connections_per_ip", 1..=max_connections))
+            .map(|n| {
+                check.integer(
+                    n,
+                    "server.max_connections_per_ip",
+                    1..=max_connections as i64,
+                )
+            })
             .transpose()?
             .map(|n| n as usize),
     })
@@ -245,7 +260,7 @@ fn tls_listener(
     match (&file.tls_listen, files) {
         (None, None) => Ok(None),
         (Some(listen), files) => Ok(Some(TlsListener {
-            listen: check.address(listen, "server.tls_listen")?,
+            listen: listen.get(),
             files,
             h2: file.h2.unwrap_or(true),
             ja4: file.tls_ja4.unwrap_or(true),
@@ -260,6 +275,8 @@ fn tls_listener(
         }
     }
 }
+
+mod settings;
 
 #[cfg(test)]
 mod tests;

@@ -269,7 +269,7 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
            tier = \"header:x-plan\"\n[policy.tiers.pro]\ncapacity = 5\nrate = \"5/m\"\n";
     let config = parse(&text, Path::new("f.toml")).unwrap();
     let policy = &config.policies[0];
-    assert!(policy.shadow);
+    assert!(policy.enforcement.is_shadow());
     assert_eq!(policy.route.host.as_deref(), Some("api.example.com"));
     assert_eq!(policy.route.methods, vec![http::Method::POST]);
     assert_eq!(

@@ -4,6 +4,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::{config_keys, Period};
 use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
 use health::{health, HealthFile};
 use routes::pool_routes;
@@ -12,15 +13,22 @@ use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
 
+config_keys! {
+    ConnectTimeout = "upstream.connect_timeout",
+    ReadTimeout = "upstream.read_timeout",
+    WriteTimeout = "upstream.write_timeout",
+    IdleTimeout = "upstream.idle_timeout",
+}
+
 /// `[upstream]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpstreamFile {
     pub(crate) backends: Spanned<Vec<Spanned<String>>>,
-    pub(crate) connect_timeout: Option<Spanned<String>>,
-    pub(crate) read_timeout: Option<Spanned<String>>,
-    pub(crate) write_timeout: Option<Spanned<String>>,
-    pub(crate) idle_timeout: Option<Spanned<String>>,
+    pub(crate) connect_timeout: Option<Period<ConnectTimeout>>,
+    pub(crate) read_timeout: Option<Period<ReadTimeout>>,
+    pub(crate) write_timeout: Option<Period<WriteTimeout>>,
+    pub(crate) idle_timeout: Option<Spanned<Period<IdleTimeout>>>,
     pub(crate) ca_file: Option<Spanned<String>>,
     pub(crate) balance: Option<BalanceFile>,
     pub(crate) host: Option<Spanned<String>>,
@@ -93,21 +101,12 @@ pub(crate) fn upstream(
         routes: pool_routes(check, routes, &pools)?,
         pools,
         ca_file,
-        connect_timeout: check.duration(
-            file.connect_timeout.as_ref(),
-            "upstream.connect_timeout",
-            CONNECT_TIMEOUT,
-        )?,
-        read_timeout: check.duration(
-            file.read_timeout.as_ref(),
-            "upstream.read_timeout",
-            IO_TIMEOUT,
-        )?,
-        write_timeout: check.duration(
-            file.write_timeout.as_ref(),
-            "upstream.write_timeout",
-            IO_TIMEOUT,
-        )?,
+        connect_timeout: file
+            .connect_timeout
+            .as_ref()
+            .map_or(CONNECT_TIMEOUT, Period::get),
+        read_timeout: file.read_timeout.as_ref().map_or(IO_TIMEOUT, Period::get),
+        write_timeout: file.write_timeout.as_ref().map_or(IO_TIMEOUT, Period::get),
         idle_timeout: idle_timeout(check, file)?,
         ja4_header: file
             .ja4_header
@@ -149,11 +148,13 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
 
 /// `upstream.idle_timeout`: above zero.
 fn idle_timeout(check: &Checker<'_>, file: &UpstreamFile) -> Result<Duration, ConfigError> {
-    let key = "upstream.idle_timeout";
-    let idle = check.duration(file.idle_timeout.as_ref(), key, IDLE_TIMEOUT)?;
     match &file.idle_timeout {
-        Some(at) if idle.is_zero() => Err(check.error(at, format!("`{key}` must be above zero"))),
-        _ => Ok(idle),
+        Some(at) if at.get_ref().get().is_zero() => {
+            let message = "`upstream.idle_timeout` must be above zero".to_owned();
+            Err(check.error(at, message))
+        }
+        Some(at) => Ok(at.get_ref().get()),
+        None => Ok(IDLE_TIMEOUT),
     }
 }
 

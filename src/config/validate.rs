@@ -9,7 +9,7 @@ use super::runtime::Config;
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{acme, admin, bots, challenge, crowdsec, decisions, geo, response, rls};
+use super::{acme, bots, challenge, crowdsec, decisions, geo, rls};
 use std::path::Path;
 
 /// Refuses a config that gives Floodgate nothing to do: no `[upstream]` to proxy to, no
@@ -40,7 +40,6 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         None => None,
     };
     check.jwt_configured = jwt.is_some();
-    let admin_listen = admin::listen(&check, &file.admin)?;
     purpose(&check, &file)?;
     let server = server(&check, &file.server, file.upstream.as_ref())?;
     let rls = match &file.rls {
@@ -58,7 +57,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
     Ok(Config {
         acme,
         path: path.to_owned(),
-        admin: admin::admin(&check, &file.admin, admin_listen)?,
+        admin: file.admin.settings(&check)?,
         upstream,
         store,
         policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
@@ -80,11 +79,12 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         bots: bots::bots(&check, &file.bots)?,
         challenge: challenge::settings(&check, file.challenge.as_ref())?,
         geo: geo::geo(&check, file.geo.as_ref())?,
-        response: response::response(&check, &file.response)?,
+        response: (&file.response).into(),
         overload: match &file.overload {
             Some(table) => Some(super::overload::overload(&check, table)?),
             None => None,
         },
+        traces: super::telemetry::traces(&check, file.telemetry.as_ref())?,
     })
 }
 

@@ -23,6 +23,7 @@ pub use memory::{MemoryLedger, StateFileError};
 pub use redis::{RedisLedger, CONTROL_SCRIPT};
 pub use view::{Applied, BanHit, ControlView};
 
+use crate::clock::Clock;
 use crate::limiter::{Limiter, PolicyKey};
 use arc_swap::{ArcSwap, Guard};
 use parking_lot::Mutex;
@@ -82,7 +83,12 @@ impl Control {
 
     /// Control kept in this process alone, with nothing banned or overridden yet.
     pub fn in_process(limiter: Arc<dyn Limiter>) -> Self {
-        let ledger = MemoryLedger::default();
+        Self::in_process_by(limiter, Clock::System)
+    }
+
+    /// The same, its entries made and expiring by `clock`.
+    pub fn in_process_by(limiter: Arc<dyn Limiter>, clock: Clock) -> Self {
+        let ledger = MemoryLedger::default().with_clock(clock);
         Self::new(Box::new(ledger), limiter, Bounds::default())
     }
 

@@ -99,7 +99,7 @@ impl BoundPolicy {
             HeaderCost::Absent => Ok(self.policy.cost),
             HeaderCost::Valid(cost) => Ok(cost),
             // A shadow policy never refuses: a bad header costs what the policy says.
-            HeaderCost::Invalid if self.policy.shadow => Ok(self.policy.cost),
+            HeaderCost::Invalid if self.policy.enforcement.is_shadow() => Ok(self.policy.cost),
             HeaderCost::Invalid => Err(BadCost {
                 policy: self.policy.name().clone(),
                 header: header.clone(),
@@ -225,7 +225,7 @@ impl<'g> Planned<'g> {
 
     /// Whether the policy refuses, or only counts.
     pub(crate) fn enforcement(&self) -> Enforcement {
-        Enforcement::shadow_if(self.bound.policy.shadow)
+        self.bound.policy.enforcement
     }
 
     pub(crate) fn counters(&self) -> &'g PolicyCounters {

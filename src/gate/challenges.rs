@@ -5,17 +5,22 @@
 //! those get the ordinary answer.
 
 use super::bound::BoundPolicy;
-use super::ruling::is_verified_crawler;
+use super::ruling::{is_verified_crawler, note, Awaiting};
+use super::trail::Trail;
 use super::{Challenged, Gate, Outcome};
 use crate::control::Block;
 use crate::identity::{Bind, Challenge, ChallengeKind, Reach, Request, DEFAULT_DIFFICULTY};
 use crate::limiter::Undecided;
 use crate::policy::Policy;
-use crate::telemetry::Decision;
+use crate::telemetry::PolicyOutcome;
 use std::sync::Arc;
 
 /// The name CrowdSec's `captcha` challenges go by (its `policy` label).
 pub const CROWDSEC: &str = "crowdsec";
+
+/// The policy id CrowdSec's `captcha` challenges go by in their passes and the challenge
+/// room's names: reserved for it (a policy's id is a digest of its name).
+pub const CROWDSEC_ID: u64 = 0;
 
 /// What a CrowdSec `captcha` decision gets: a `pow` challenge at the default difficulty,
 /// its pass bound to the network.
@@ -50,15 +55,16 @@ impl Gate {
         &'g self,
         req: &Request<'_>,
         outcome: Outcome<'g>,
-        awaiting: Option<&'g BoundPolicy>,
+        awaiting: Option<Awaiting<'g>>,
+        trail: &mut Trail<'g>,
     ) -> Outcome<'g> {
         match (outcome, awaiting) {
-            (Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare), Some(bound)) => {
-                awaited(bound, aftercare)
+            (Outcome::Allowed(_, aftercare) | Outcome::Unlimited(aftercare), Some(awaiting)) => {
+                awaited(awaiting, aftercare, trail)
             }
             // The store could not decide and lets requests through: the page needs no store.
-            (Outcome::Undecided(Undecided::Pass), Some(bound)) => {
-                awaited(bound, Default::default())
+            (Outcome::Undecided(Undecided::Pass), Some(awaiting)) => {
+                awaited(awaiting, Default::default(), trail)
             }
             (Outcome::Throttled(decided), _) => {
                 let bound = &self.policies[decided.standing.level.policy];
@@ -92,7 +98,7 @@ impl Gate {
             true => Some(Outcome::Challenged(
                 Challenged {
                     policy: &captcha.name,
-                    policy_id: 0,
+                    policy_id: CROWDSEC_ID,
                     challenge: &captcha.challenge,
                 },
                 Default::default(),
@@ -110,16 +116,15 @@ fn challengeable(req: &Request<'_>, challenge: &Challenge) -> bool {
         && !req.pass().is_some_and(|p| p.satisfies(challenge))
 }
 
-/// The challenge `bound` (a `challenge` policy) awaited, shown now; `aftercare` is what the
-/// limits that paid still owe.
-fn awaited<'g>(bound: &'g BoundPolicy, aftercare: super::Aftercare) -> Outcome<'g> {
-    bound.counters.count(Decision::Challenged);
-    let challenge = bound
-        .policy
-        .action
-        .challenge()
-        .expect("only challenge policies await");
-    Outcome::Challenged(challenged(bound, challenge), aftercare)
+/// The challenge of the `challenge` policy `awaiting`, shown now (counted on `trail`);
+/// `aftercare` is what the limits that paid still owe.
+fn awaited<'g>(
+    awaiting: Awaiting<'g>,
+    aftercare: super::Aftercare,
+    trail: &mut Trail<'g>,
+) -> Outcome<'g> {
+    note(trail, awaiting.bound, PolicyOutcome::Challenged);
+    Outcome::Challenged(challenged(awaiting.bound, awaiting.challenge), aftercare)
 }
 
 fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenged<'g> {

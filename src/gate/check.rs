@@ -1,7 +1,7 @@
 //! The limiting step: concurrency slots first, then every planned bucket (enforcing and
-//! shadow) in one store call (`store_call.rs`, the fallback when the store cannot decide), the
-//! judgement and counting (`judge.rs`), the wait of a prepaid request, and the outcome with
-//! what later phases owe it.
+//! shadow) through the pipeline (`pipeline.rs`: one store call, the fallback when the store
+//! cannot decide, the judgement and counting), the wait of a prepaid request, and the outcome
+//! with what later phases owe it.
 //!
 //! Slots come first so that a request refused for want of one takes no token, and a held
 //! request keeps its slot while it waits (`hold.rs` says why it cannot be taken after). A
@@ -11,20 +11,26 @@ use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
 use super::pipeline::Drawn;
+use super::trail::Trail;
 use super::verdict::{busy, unpayable, verdict, Verdict};
 use super::{Few, Gate, Outcome, Planned};
 use crate::limiter::{Assessment, Take, Undecided};
 use crate::telemetry::HeldResult;
 
 impl Gate {
-    /// Takes from the planned buckets and says what happens to the request.
-    pub(super) async fn check<'g>(&self, planned: &[Planned<'g>]) -> Outcome<'g> {
+    /// Takes from the planned buckets and says what happens to the request, noting each
+    /// policy's decision on `trail`.
+    pub(super) async fn check<'g>(
+        &self,
+        planned: &[Planned<'g>],
+        trail: &mut Trail<'g>,
+    ) -> Outcome<'g> {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
         }
         let mut draws = self
             .pipeline
-            .draws(planned.iter().map(Planned::draw).collect());
+            .draws(planned.iter().map(Planned::draw).collect(), trail);
         // A request that can never pass takes no slot and no token, and is not told to wait.
         if let Some(i) = draws.refuse_unpayable() {
             return unpayable(planned, i);

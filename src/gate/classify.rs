@@ -1,25 +1,11 @@
 //! A request's class for overload protection: the priority and `on_overload` of the
-//! policies it matches, found with the decision ([`Gate::decide_classified`]).
+//! policies it matches, found with the decision ([`Gate::decide`]).
 
 use super::bound::BoundPolicy;
-use super::{Gate, Outcome};
-use crate::identity::Request;
-use crate::policy::{Class, RouteFacts};
+use super::Gate;
+use crate::policy::Class;
 
 impl Gate {
-    /// What happens to `req`, and its class when the backend is overloaded: the priority and
-    /// `on_overload` of the policies it matches (the default class for a request refused or
-    /// let through before any policy is looked at: a ban, the blocklist, the deny-list).
-    pub async fn decide_classified<'g>(
-        &'g self,
-        req: &Request<'_>,
-        route: &RouteFacts<'_>,
-    ) -> (Outcome<'g>, Class) {
-        let mut class = Class::default();
-        let outcome = self.decide_into(req, route, &mut class).await;
-        (outcome, class)
-    }
-
     /// The class of a request matching `matched` (the default when no policy names a priority
     /// or `on_overload`, found without looking).
     pub(super) fn class_of(&self, matched: &[&BoundPolicy]) -> Class {

@@ -1,5 +1,5 @@
 //! From the store's answers to a judgement, the same for every front door: each bucket's rule
-//! counts its decision (and its penalty events) on the trail, and the standing that describes
+//! counts its outcome (and its penalty events) on the trail, and the standing that describes
 //! the request is picked. A refusal before any store call (a cost no bucket can hold, a caller
 //! holding every slot) is counted here too, as is a store that could not decide. Only the
 //! pipeline (`pipeline.rs`) calls these.
@@ -8,11 +8,11 @@ use super::trail::Trail;
 use super::{most_restrictive, Few, HeaderQuota, LevelId, Standing};
 use crate::limiter::{Assessment, Penalty};
 use crate::policy::{Enforcement, QuotaCalendar};
-use crate::telemetry::{Decision, PenaltyEvent, PolicyCounters};
+use crate::telemetry::{PenaltyEvent, PolicyCounters, PolicyOutcome};
 use std::sync::Arc;
 
 /// One bucket a request draws on, as its front door states it: whether it enforces, what
-/// counts its decisions, and how its standing is described.
+/// counts its outcomes, and how its standing is described.
 #[derive(Clone, Copy)]
 pub struct Draw<'g> {
     /// Whether it refuses, or only counts.
@@ -50,9 +50,9 @@ impl<'g> Draw<'g> {
         }
     }
 
-    /// Counts `decision` on `trail`, with what the bucket had `remaining`.
-    fn note(&self, trail: &mut Trail<'g>, decision: Decision, remaining: Option<f64>) {
-        trail.note(self.counters, self.policy, decision, remaining);
+    /// Counts `outcome` on `trail`, with what the bucket had `remaining`.
+    fn note(&self, trail: &mut Trail<'g>, outcome: PolicyOutcome, remaining: Option<f64>) {
+        trail.note(self.counters, self.policy, outcome, remaining);
     }
 }
 
@@ -66,7 +66,7 @@ pub(super) struct Judgement<'g> {
 }
 
 /// Judges `assessments`, the store's answers for `draws` (in order): counts each draw's
-/// decision and penalty events on `trail`. `refused_before`: something else refused the
+/// outcome and penalty events on `trail`. `refused_before`: something else refused the
 /// request already (the rate limit service's `requests_per_unit: 0`), so no enforcing bucket
 /// lets it pass.
 pub(super) fn judge<'g>(
@@ -82,14 +82,14 @@ pub(super) fn judge<'g>(
             .all(|(d, a)| d.enforcement.is_shadow() || a.is_allowed());
     let mut enforcing: Few<(usize, Standing<'g>)> = Few::new();
     for (i, (d, a)) in draws.iter().zip(assessments).enumerate() {
-        let decision = match (d.enforcement, passed, a.is_allowed()) {
-            (Enforcement::Shadow, _, true) => Decision::Allowed,
-            (Enforcement::Shadow, _, false) => Decision::ShadowThrottled,
-            (Enforcement::Enforce, true, _) => Decision::Allowed,
-            (Enforcement::Enforce, false, false) => Decision::Throttled,
-            (Enforcement::Enforce, false, true) => Decision::ThrottledByOther,
+        let outcome = match (d.enforcement, passed, a.is_allowed()) {
+            (Enforcement::Shadow, _, true) => PolicyOutcome::Allowed,
+            (Enforcement::Shadow, _, false) => PolicyOutcome::ShadowThrottled,
+            (Enforcement::Enforce, true, _) => PolicyOutcome::Allowed,
+            (Enforcement::Enforce, false, false) => PolicyOutcome::Throttled,
+            (Enforcement::Enforce, false, true) => PolicyOutcome::ThrottledByOther,
         };
-        d.note(trail, decision, Some(a.remaining()));
+        d.note(trail, outcome, Some(a.remaining()));
         match a.penalty() {
             Penalty::Started => d.counters.penalty(PenaltyEvent::Started),
             Penalty::Standing => d.counters.penalty(PenaltyEvent::Refused),
@@ -112,11 +112,11 @@ pub(super) fn count_refusal<'g>(draws: &[Draw<'g>], index: usize, trail: &mut Tr
         .enumerate()
         .filter(|(_, d)| d.enforcement.enforces());
     for (i, d) in enforcing {
-        let decision = match i == index {
-            true => Decision::Throttled,
-            false => Decision::ThrottledByOther,
+        let outcome = match i == index {
+            true => PolicyOutcome::Throttled,
+            false => PolicyOutcome::ThrottledByOther,
         };
-        d.note(trail, decision, None);
+        d.note(trail, outcome, None);
     }
 }
 
@@ -125,6 +125,6 @@ pub(super) fn count_refusal<'g>(draws: &[Draw<'g>], index: usize, trail: &mut Tr
 pub(super) fn count_undecided<'g>(draws: &[Draw<'g>], trail: &mut Trail<'g>) -> bool {
     draws
         .iter()
-        .for_each(|d| d.note(trail, Decision::Error, None));
+        .for_each(|d| d.note(trail, PolicyOutcome::Error, None));
     draws.iter().any(|d| d.enforcement.enforces())
 }

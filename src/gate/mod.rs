@@ -1,10 +1,12 @@
-//! The gate: what happens to a request, decided without HTTP. [`Gate::decide`] checks the
-//! access lists, finds the policies on the request's route with each one's caller, limits and
-//! cost (`bound`, `cost`), takes concurrency slots (`concurrency`), takes from all their
-//! buckets in one store call (`check`, `store_call`), judges the answers (`judge`,
-//! `verdict`), holds a request that prepaid (`hold`) and
-//! returns a typed [`Outcome`], carrying the [`Aftercare`] the response phases owe
-//! (settlements, slots). Its [`reply`] is the same at every front door ([`Decider`]).
+//! The gate: what happens to a request, decided without HTTP. [`Gate::decide`], the one entry
+//! of the HTTP front doors, checks the access lists, finds the policies on the request's route
+//! with each one's caller, limits and cost (`bound`, `cost`), takes concurrency slots
+//! (`concurrency`), sends their buckets through the [`Pipeline`] every front door shares (one
+//! store call, `on_error`, the judgement: `pipeline`, `store_call`, `judge`, `verdict`), holds
+//! a request that prepaid (`hold`) and returns a [`Decision`]: a typed [`Outcome`], carrying
+//! the [`Aftercare`] the response phases owe (settlements, slots), the request's class, and
+//! the [`Trail`] of the policies checked. Its [`reply`] is the same at every front door
+//! ([`Decider`]).
 //!
 //! Enforcing policies share one all-or-nothing take; shadow policies ride in the same call but
 //! are decided on their own, so a shadow bucket running dry never spares the enforcing buckets
@@ -18,7 +20,11 @@ mod classify;
 mod concurrency;
 mod cost;
 mod decider;
+mod decision;
+#[cfg(test)]
+mod expiry_tests;
 mod hold;
+mod http_facts;
 mod judge;
 mod outcome;
 mod pipeline;
@@ -33,16 +39,19 @@ mod verdict;
 
 pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use challenges::{challenges, CROWDSEC};
+pub use challenges::{challenges, CROWDSEC, CROWDSEC_ID};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
+pub use decision::Decision;
+pub use http_facts::HttpFacts;
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
+pub use store_call::{timing_store, StoreTimes};
 pub use trail::{Checked, Trail};
 
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::control::{BanHit, Block, Control, ControlView};
 use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
@@ -89,6 +98,8 @@ pub struct Gate {
     classifies: bool,
     /// What a CrowdSec `captcha` decision asks.
     captcha: challenges::Captcha,
+    /// What bans, overrides and blocklist entries are in force by.
+    clock: Clock,
 }
 
 /// What the gate's decisions are made by: the bucket store, the concurrency slots, and what
@@ -102,6 +113,9 @@ pub struct Deciders {
     pub fallback: Fallback,
     /// The operators' bans and overrides.
     pub control: Arc<Control>,
+    /// What bans, overrides and blocklist entries are in force by (the system's, or a
+    /// test's).
+    pub clock: Clock,
 }
 
 impl Gate {
@@ -120,6 +134,7 @@ impl Gate {
             in_flight,
             fallback,
             control,
+            clock,
         } = deciders;
         let needs_host = identity.uses_host() || policies.iter().any(reads_host);
         let user_agents = UserAgentIndex::new(policies.iter().map(|p| &p.conditions));
@@ -150,6 +165,7 @@ impl Gate {
             needs_score: policies.iter().any(reads_score),
             classifies: policies.iter().any(|p| !p.overload.is_empty()),
             captcha: challenges::Captcha::default(),
+            clock,
         }
     }
 
@@ -195,22 +211,32 @@ impl Gate {
         })
     }
 
-    /// What happens to `req`, whose route facts are `route`.
-    pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Outcome<'g> {
-        self.decide_classified(req, route).await.0
+    /// What happens to `req`, whose route facts are `route`, its class and why: the one entry
+    /// of every HTTP front door.
+    pub async fn decide<'g>(&'g self, req: &Request<'_>, route: &RouteFacts<'_>) -> Decision<'g> {
+        let mut class = Class::default();
+        let mut trail = Trail::default();
+        let outcome = self.outcome(req, route, &mut class, &mut trail).await;
+        Decision {
+            outcome,
+            class,
+            trail,
+        }
     }
 
-    /// `decide`, noting the request's class in `class` once its policies are known.
-    pub(super) async fn decide_into<'g>(
+    /// What happens to `req`, noting its class in `class` once its policies are known and
+    /// each policy met on `trail`.
+    async fn outcome<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
         class: &mut Class,
+        trail: &mut Trail<'g>,
     ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
         let control = self.control.view();
-        let now = (!control.is_empty()).then(wall_now_ms);
+        let now = (!control.is_empty()).then(|| self.clock.now_ms());
         if let Some(ban) = now.and_then(|now| self.ban_for(&control, req, now)) {
             self.counters.banned.inc();
             return Outcome::Banned(ban);
@@ -228,14 +254,14 @@ impl Gate {
         }
         let matched = self.matching(req, route);
         *class = self.class_of(&matched);
-        let awaiting = match ruling::rule(&matched, req) {
+        let awaiting = match ruling::rule(&matched, req, trail) {
             ruling::Ruling::Decided(outcome) => return outcome,
             ruling::Ruling::Limits(awaiting) => awaiting,
         };
         match self.plan(req, &matched, &control, now) {
             Ok(planned) => {
-                let outcome = self.check(&planned).await;
-                self.challenge_after(req, outcome, awaiting)
+                let outcome = self.check(&planned, trail).await;
+                self.challenge_after(req, outcome, awaiting, trail)
             }
             Err(PlanError::Identity(e)) => {
                 self.counters.invalid_tokens.inc();
@@ -262,7 +288,7 @@ impl Gate {
         if list.is_empty() {
             return None;
         }
-        let block = list.find(req.client_ip?, wall_now_ms())?.clone();
+        let block = list.find(req.client_ip?, self.clock.now_ms())?.clone();
         let remedy = block.remedy.word();
         self.counters.blocked.with_label_values(&[remedy]).inc();
         Some(block)

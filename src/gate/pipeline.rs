@@ -49,21 +49,26 @@ impl Pipeline {
         &self.store
     }
 
-    /// One request drawing on `draws` (in order), on its way through the pipeline.
-    pub fn draws<'p, 'g>(&'p self, draws: Few<Draw<'g>>) -> Draws<'p, 'g> {
+    /// One request drawing on `draws` (in order), on its way through the pipeline, noting
+    /// each bucket's decision on `trail`.
+    pub fn draws<'p, 't, 'g>(
+        &'p self,
+        draws: Few<Draw<'g>>,
+        trail: &'t mut Trail<'g>,
+    ) -> Draws<'p, 't, 'g> {
         Draws {
             store: &self.store,
             draws,
-            trail: Trail::default(),
+            trail,
         }
     }
 }
 
-/// One request's buckets in the pipeline, and its trail so far.
-pub struct Draws<'p, 'g> {
+/// One request's buckets in the pipeline, and its trail.
+pub struct Draws<'p, 't, 'g> {
     store: &'p StoreCall,
     draws: Few<Draw<'g>>,
-    trail: Trail<'g>,
+    trail: &'t mut Trail<'g>,
 }
 
 /// What the pipeline made of a request's buckets.
@@ -93,7 +98,7 @@ pub struct Judged<'g> {
     pub assessments: Assessments,
 }
 
-impl<'g> Draws<'_, 'g> {
+impl<'g> Draws<'_, '_, 'g> {
     /// The buckets, in order.
     pub fn draws(&self) -> &[Draw<'g>] {
         &self.draws
@@ -110,13 +115,13 @@ impl<'g> Draws<'_, 'g> {
     /// A refusal by the bucket at `index` before any store call (its policy's slots are all
     /// taken): it counts throttled, the other enforcing buckets throttled by another.
     pub fn refused_by(&mut self, index: usize) {
-        count_refusal(&self.draws, index, &mut self.trail);
+        count_refusal(&self.draws, index, self.trail);
     }
 
     /// The store could not decide before the take (the concurrency slots' store): counted;
     /// `what` applies unless only shadow buckets were drawn on.
     pub fn undecided(&mut self, what: Undecided) -> Drawn<'g> {
-        match count_undecided(&self.draws, &mut self.trail) {
+        match count_undecided(&self.draws, self.trail) {
             true => Drawn::Undecided(what),
             false => Drawn::Spared,
         }
@@ -133,16 +138,11 @@ impl<'g> Draws<'_, 'g> {
             Ok(assessments) => assessments,
             Err(what) => return self.undecided(what),
         };
-        let judgement = judge(&self.draws, &assessments, refused_before, &mut self.trail);
+        let judgement = judge(&self.draws, &assessments, refused_before, self.trail);
         Drawn::Judged(Judged {
             passed: judgement.passed,
             deciding: judgement.deciding,
             assessments,
         })
-    }
-
-    /// The trail of the request's buckets.
-    pub fn into_trail(self) -> Trail<'g> {
-        self.trail
     }
 }

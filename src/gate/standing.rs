@@ -189,6 +189,7 @@ mod tests {
             limiter,
             in_flight: Arc::new(crate::limiter::MemorySlots::new()),
             fallback: crate::limiter::Fallback::Deny,
+            clock: crate::clock::Clock::System,
         };
         crate::gate::Gate::new(
             config.access.clone(),
@@ -215,7 +216,7 @@ mod tests {
                 let mut headers = http::HeaderMap::new();
                 headers.insert("x-api-key", http::HeaderValue::from_static(key));
                 let req = crate::identity::Request::new(&headers, None, None, None);
-                gate.decide(&req, route).await.ticket().unwrap()
+                gate.decide(&req, route).await.outcome.ticket().unwrap()
             }
         };
         let first = ticket("alice").await;

@@ -15,9 +15,36 @@ use crate::limiter::{
 };
 use crate::telemetry::Metrics;
 use prometheus::{Histogram, IntCounter};
+use std::cell::Cell;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+tokio::task_local! {
+    /// When the store call of the decision under way began and ended: set only inside
+    /// [`timing_store`], for the caller that draws the call (the proxy's traces).
+    static STORE_TIMES: Cell<Option<StoreTimes>>;
+}
+
+/// When a decision's store call began and ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreTimes {
+    /// When it was asked.
+    pub began: Instant,
+    /// When its answer (or `on_error`'s) was in.
+    pub ended: Instant,
+}
+
+/// Runs `decide`, and says when its store call began and ended (`None`: no call was made).
+/// The gate's signatures stay as they are: the times go through a task-local.
+pub async fn timing_store<F: Future>(decide: F) -> (F::Output, Option<StoreTimes>) {
+    let timed = async {
+        let decided = decide.await;
+        (decided, STORE_TIMES.with(Cell::get))
+    };
+    STORE_TIMES.scope(Cell::new(None), timed).await
+}
 
 /// The store, what decides when it cannot, and the series the call feeds.
 pub(super) struct StoreCall {
@@ -85,8 +112,15 @@ impl StoreCall {
     pub(super) async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
         let started = Instant::now();
         let answer = self.acquire(takes).await;
+        let ended = Instant::now();
         self.limiter_seconds
-            .observe(started.elapsed().as_secs_f64());
+            .observe((ended - started).as_secs_f64());
+        let times = StoreTimes {
+            began: started,
+            ended,
+        };
+        // Outside `timing_store` there is nowhere to note them, and nothing to do.
+        let _ = STORE_TIMES.try_with(|cell| cell.set(Some(times)));
         // One answer per take, or the answer is not believed.
         let answer = answer.and_then(|a| match a.len() == takes.len() {
             true => Ok(a),

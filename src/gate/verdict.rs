@@ -39,7 +39,7 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], judgement: &Judged<'g>) -> Ve
 /// counts it as throttled, the other enforcing ones as throttled by another.
 pub(super) fn busy<'g>(
     planned: &[Planned<'g>],
-    draws: &mut Draws<'_, 'g>,
+    draws: &mut Draws<'_, '_, 'g>,
     index: usize,
 ) -> Outcome<'g> {
     draws.refused_by(index);
@@ -85,6 +85,7 @@ mod tests {
             limiter,
             in_flight: Arc::new(MemorySlots::new()),
             fallback: Fallback::Deny,
+            clock: crate::clock::Clock::System,
         };
         let gate = Gate::new(
             config.access.clone(),
@@ -128,7 +129,7 @@ mod tests {
             .add(shrink_to(2, caller.hex()), None, "k1")
             .await
             .unwrap();
-        let Outcome::Unpayable(refusal) = gate.decide(&req, &route).await else {
+        let Outcome::Unpayable(refusal) = gate.decide(&req, &route).await.outcome else {
             panic!("a cost of 5 against a capacity of 2 can never pass");
         };
         assert_eq!((refusal.cost, refusal.quota.capacity), (5, 2));
@@ -139,7 +140,7 @@ mod tests {
         };
         assert!(control.remove(Kind::Override, kept.id, "k2").await.unwrap());
         for _ in 0..2 {
-            let outcome = gate.decide(&req, &route).await;
+            let outcome = gate.decide(&req, &route).await.outcome;
             assert!(matches!(outcome, Outcome::Allowed(..)), "{outcome:?}");
         }
     }

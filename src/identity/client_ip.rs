@@ -61,6 +61,18 @@ impl fmt::Display for ForwardingHeader {
     }
 }
 
+/// A request's client, resolved once by its front door: the TCP peer, whether it is a
+/// trusted proxy, and the client address behind it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Client {
+    /// The TCP peer's address (`None`: not a TCP client).
+    pub peer: Option<IpAddr>,
+    /// Whether the peer is a trusted proxy (its forwarding headers are believed).
+    pub trusted_peer: bool,
+    /// The client address: the peer, or the nearest untrusted forwarded hop.
+    pub ip: Option<IpAddr>,
+}
+
 /// Resolves the client address behind configured trusted proxies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientIpResolver {
@@ -91,7 +103,17 @@ impl ClientIpResolver {
     /// peer is not a trusted proxy, or no `identity.ja4_header`), else the JA4 `headers`
     /// hold (`Some(None)` if it is missing or not a JA4).
     pub fn forwarded_ja4(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<Option<Ja4>> {
-        let header = self.ja4_header.as_ref().filter(|_| self.trusts(peer))?;
+        self.forwarded_ja4_from(self.trusts(peer), headers)
+    }
+
+    /// [`forwarded_ja4`](Self::forwarded_ja4) of a request whose peer is known to be a
+    /// trusted proxy (`trusted_peer`) or not.
+    pub fn forwarded_ja4_from(
+        &self,
+        trusted_peer: bool,
+        headers: &HeaderMap,
+    ) -> Option<Option<Ja4>> {
+        let header = self.ja4_header.as_ref().filter(|_| trusted_peer)?;
         let text = headers.get(header).and_then(|v| v.to_str().ok());
         Some(text.and_then(|t| t.trim().parse().ok()))
     }
@@ -115,11 +137,27 @@ impl ClientIpResolver {
         peer.is_some_and(|ip| self.is_trusted(ip.to_canonical()))
     }
 
+    /// The client of a request from `peer` with `headers`, resolved once for the whole
+    /// request.
+    pub fn client(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Client {
+        let trusted_peer = self.trusts(peer);
+        Client {
+            peer,
+            trusted_peer,
+            ip: peer.map(|peer| self.behind(peer.to_canonical(), trusted_peer, headers)),
+        }
+    }
+
     /// The client address of a request from `peer` with `headers`.
     pub fn resolve(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
         let peer = peer?.to_canonical();
-        if !self.is_trusted(peer) {
-            return Some(peer);
+        Some(self.behind(peer, self.is_trusted(peer), headers))
+    }
+
+    /// The client address behind `peer` (canonical; `trusted` if a trusted proxy).
+    fn behind(&self, peer: IpAddr, trusted: bool, headers: &HeaderMap) -> IpAddr {
+        if !trusted {
+            return peer;
         }
         let hops = forwarded_hops(headers, &self.header);
         let mut nearest = peer;
@@ -127,12 +165,12 @@ impl ClientIpResolver {
             match hop {
                 // An unreadable hop ends what can be believed: the last trusted hop is the
                 // client as far as anyone can tell.
-                None => return Some(nearest),
-                Some(ip) if !self.is_trusted(*ip) => return Some(*ip),
+                None => return nearest,
+                Some(ip) if !self.is_trusted(*ip) => return *ip,
                 Some(ip) => nearest = *ip,
             }
         }
-        Some(nearest)
+        nearest
     }
 }
 

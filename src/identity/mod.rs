@@ -24,7 +24,9 @@ mod source_error;
 mod traits;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
-pub use client_ip::{forwarded_hops, ClientIpResolver, ForwardingHeader, ForwardingHeaderError};
+pub use client_ip::{
+    forwarded_hops, Client, ClientIpResolver, ForwardingHeader, ForwardingHeaderError,
+};
 pub use facts::{Fact, RequestFacts};
 pub use floodgate_limiter::{Identity, IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
 pub use h2fp::{BadH2Fp, H2Fp, MAX_H2FP_LEN};

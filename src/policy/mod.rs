@@ -49,8 +49,8 @@ pub struct Policy {
     pub limits: Limits,
     /// Tokens one request takes.
     pub cost: u64,
-    /// Count what would be throttled but never block.
-    pub shadow: bool,
+    /// Whether it acts, or only counts what it would do (`shadow`).
+    pub enforcement: Enforcement,
     /// The requests this policy applies to.
     pub route: Route,
     /// What those requests must also show (headers, User-Agent, client network).
@@ -112,7 +112,11 @@ impl Policy {
 impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.action != Action::Limit {
-            let shadow = if self.shadow { ", shadow" } else { "" };
+            let shadow = if self.enforcement.is_shadow() {
+                ", shadow"
+            } else {
+                ""
+            };
             write!(
                 f,
                 "{}: {}{shadow}; applies to {}",
@@ -135,7 +139,11 @@ impl fmt::Display for Policy {
                 (None, None) => format!("quota {}", self.limits.capacity()),
             },
             self.cost,
-            if self.shadow { ", shadow" } else { "" },
+            if self.enforcement.is_shadow() {
+                ", shadow"
+            } else {
+                ""
+            },
             self.route
         )?;
         self.fmt_conditions(f)?;
@@ -168,7 +176,7 @@ mod tests {
             key: PolicyKey::new("p"),
             limits: Limits::new(capacity, "1/s".parse().unwrap()).unwrap(),
             cost: 1,
-            shadow: false,
+            enforcement: Enforcement::Enforce,
             route: Route::default(),
             conditions: Conditions::default(),
             unless: None,

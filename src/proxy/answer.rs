@@ -43,34 +43,32 @@ impl Floodgate {
     ) -> Action {
         let room = snapshot.challenges.as_deref();
         if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
-            let client = snapshot
-                .decider
-                .callers
-                .client_ip
-                .resolve(decide::peer_ip(session), &session.req_header().headers);
+            let client = ctx.front.client.ip;
             let secure = ctx.front.came_over_https(session.req_header());
             let (action, solved) =
                 challenge::solution(room, session.req_header(), client, secure).await;
             ctx.solved = Some(solved);
             return action;
         }
-        let mut decision = decide::decide(snapshot, session).await;
-        ctx.bot = decision.traits.bot.take();
-        ctx.ja4 = decision.traits.ja4;
-        ctx.h2fp = decision.traits.h2fp.clone();
-        ctx.score = decision.traits.score;
+        let client = ctx.front.client;
+        let mut decided = decide::decide(snapshot, session, &client).await;
+        super::traced::decided(ctx.trace.as_mut(), &decided);
+        ctx.bot = decided.traits.bot.take();
+        ctx.ja4 = decided.traits.ja4;
+        ctx.h2fp = decided.traits.h2fp.clone();
+        ctx.score = decided.traits.score;
         // The pass's digest is for the access log only.
-        let logged = snapshot.access_log.as_ref().and(decision.pass);
+        let logged = snapshot.access_log.as_ref().and(decided.pass);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
-        self.note_outcome(&mut decision.outcome, ctx);
-        let action = match (&decision.outcome, room) {
+        self.note_outcome(&mut decided.decision.outcome, ctx);
+        let action = match (&decided.decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
-                return challenge::page(room, challenged, session.req_header(), decision.client_ip)
+                return challenge::page(room, challenged, session.req_header(), client.ip)
             }
             (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
         };
         match action {
-            Action::Forward(_) => self.admit(snapshot, session, ctx, &decision, action).await,
+            Action::Forward(_) => self.admit(snapshot, session, ctx, &decided, action).await,
             refusal => refusal,
         }
     }

@@ -2,9 +2,9 @@
 
 use super::Snapshot;
 use crate::clock::wall_now_s;
-use crate::gate::Outcome;
-use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
-use crate::policy::{request_host, Class, RouteFacts};
+use crate::gate::{timing_store, Decision, HttpFacts, StoreTimes};
+use crate::identity::{Client, Pass, Reach, Traits};
+use crate::policy::{request_host, RouteFacts};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use std::net::IpAddr;
@@ -15,30 +15,37 @@ pub(super) fn peer_ip(session: &Session) -> Option<IpAddr> {
 }
 
 /// What the gate decided about a request, and what was learnt of its sender on the way.
-pub(super) struct Decision<'s> {
-    /// The gate's outcome.
-    pub(super) outcome: Outcome<'s>,
+pub(super) struct DecidedRequest<'s> {
+    /// The gate's decision: the outcome, the request's class, the policies checked.
+    pub(super) decision: Decision<'s>,
     /// What is known of the sender.
     pub(super) traits: Traits,
-    /// The client address (behind trusted proxies).
-    pub(super) client_ip: Option<IpAddr>,
     /// The good pass the request carried.
     pub(super) pass: Option<Pass>,
-    /// Its class when the backend is overloaded.
-    pub(super) class: Class,
     /// Whether it loads a page (a challenge page can answer it).
     pub(super) page: bool,
+    /// When the gate's store call began and ended, when the request is traced.
+    pub(super) store: Option<StoreTimes>,
 }
 
-/// What the gate of `snapshot` decides about the request in `session`, and what is known of
-/// its sender.
-pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Decision<'s> {
+/// What the gate of `snapshot` decides about the request in `session` from `client` (resolved
+/// once, by the front), and what is known of its sender.
+pub(super) async fn decide<'s>(
+    snapshot: &'s Snapshot,
+    session: &Session,
+    client: &Client,
+) -> DecidedRequest<'s> {
     let req = session.req_header();
-    let callers = &snapshot.decider.callers;
-    let client_ip = callers.client_ip.resolve(peer_ip(session), &req.headers);
-    let message = crate::bots::Message::new(&req.method, &req.uri, &req.headers);
-    let mut traits = snapshot.decider.traits(client_ip, &message).await;
-    traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
+    let decider = &snapshot.decider;
+    let host = host(req, decider.gate.needs_host());
+    let facts = HttpFacts {
+        message: crate::bots::Message::new(&req.method, &req.uri, &req.headers),
+        query: req.uri.query(),
+        client_ip: client.ip,
+        route: route_facts(req, host.as_deref()),
+    };
+    let mut traits = decider.sender(&facts).await;
+    traits.ja4 = super::ja4::request_ja4(&decider.callers.client_ip, session, client);
     if session.is_http2() {
         traits.h2fp = super::h2fp::connection_h2fp(session.digest());
     }
@@ -47,40 +54,27 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     snapshot.decider.score(&mut traits, &req.headers, asked);
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
-            room.pass_of(&req.headers, client_ip, wall_now_s()),
+            room.pass_of(&req.headers, client.ip, wall_now_s()),
             room.reach(&req.method, req.uri.path(), &req.headers),
         ),
         None => (None, Reach::NotAPage),
     };
-    let host = host(req, snapshot.decider.gate.needs_host());
-    let route = route_facts(req, host.as_deref());
-    let facts = RequestFacts {
-        path: Some(route.path),
-        method: Some(req.method.as_str()),
-        host: route.host,
+    let request = facts
+        .request(decider, &traits)
+        .with_pass(pass.as_ref(), reach);
+    let deciding = decider.gate.decide(&request, &facts.route);
+    // Traced: the store call's times come back beside the decision.
+    let (decision, store) = match snapshot.tracer.is_some() {
+        true => timing_store(deciding).await,
+        false => (deciding.await, None),
     };
-    let request = Request::new(
-        &req.headers,
-        req.uri.query(),
-        client_ip,
-        callers.jwt.as_deref(),
-    )
-    .with_facts(facts)
-    .with_traits(&traits)
-    .with_pass(pass.as_ref(), reach);
-    let (outcome, class) = snapshot
-        .decider
-        .gate
-        .decide_classified(&request, &route)
-        .await;
     drop(request);
-    Decision {
-        outcome,
+    DecidedRequest {
+        decision,
         traits,
-        client_ip,
         pass,
-        class,
         page: reach != Reach::NotAPage,
+        store,
     }
 }
 

@@ -8,7 +8,6 @@
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
 //! gets this hop's element appended.
 
-use super::decide;
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
 use super::ScoreHeaders;
@@ -51,14 +50,14 @@ pub(super) fn edits(
         edits.set(HOST, value(host.as_bytes())?);
     }
     let proto = if front.tls { "https" } else { "http" };
-    let peer = decide::peer_ip(session);
+    let peer = front.client.peer;
     if let Some(ip) = peer {
         edits.set(X_FORWARDED_FOR, forwarded_for(upstream, ip)?);
     }
-    if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_PROTO) {
+    if !front.client.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_PROTO) {
         edits.set(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
-    if !front.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
+    if !front.client.trusted_peer || !upstream.headers.contains_key(X_FORWARDED_HOST) {
         match &client_host {
             Some(h) => edits.set(X_FORWARDED_HOST, h.clone()),
             None if upstream.headers.contains_key(X_FORWARDED_HOST) => {
@@ -67,7 +66,7 @@ pub(super) fn edits(
             None => {}
         }
     }
-    let mut element = match front.trusted_peer {
+    let mut element = match front.client.trusted_peer {
         true => merged(upstream, FORWARDED.as_str()),
         false => Text::new(),
     };

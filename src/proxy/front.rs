@@ -5,6 +5,7 @@
 use super::edits::HeaderEdits;
 use super::grpc;
 use super::request_id;
+use crate::identity::Client;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Version};
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -39,8 +40,9 @@ impl Default for FrontSettings {
 pub(super) struct Front {
     /// The header the request id travels in, and the id; `None` until the head is read.
     pub(super) request_id: Option<(HeaderName, HeaderValue)>,
-    /// Whether the TCP peer is a trusted proxy (its forwarding headers are believed).
-    pub(super) trusted_peer: bool,
+    /// The TCP peer, whether it is a trusted proxy (its forwarding headers are believed) and
+    /// the client address behind it: resolved once, for every phase of the request.
+    pub(super) client: Client,
     /// Whether the request came over TLS.
     pub(super) tls: bool,
     /// Whether the request is gRPC (`content-type: application/grpc…`).
@@ -62,17 +64,20 @@ impl Front {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
         };
-        self.tls || (self.trusted_peer && forwarded())
+        self.tls || (self.client.trusted_peer && forwarded())
     }
 
-    /// The front of the request in `session`, under `settings`; `trusted_peer` says whether
-    /// its TCP peer is a trusted proxy.
-    pub(super) fn begin(settings: &FrontSettings, session: &Session, trusted_peer: bool) -> Self {
+    /// The front of the request in `session`, under `settings`, from `client`.
+    pub(super) fn begin(settings: &FrontSettings, session: &Session, client: Client) -> Self {
         let req = session.req_header();
-        let id = request_id::of(&req.headers, &settings.request_id_header, trusted_peer);
+        let id = request_id::of(
+            &req.headers,
+            &settings.request_id_header,
+            client.trusted_peer,
+        );
         Self {
             request_id: Some((settings.request_id_header.clone(), id)),
-            trusted_peer,
+            client,
             tls: session.digest().is_some_and(|d| d.ssl_digest.is_some()),
             grpc: grpc::is_grpc(req),
             authorized: req.headers.contains_key(http::header::AUTHORIZATION),

@@ -26,6 +26,7 @@ mod response;
 mod shed;
 mod snapshot;
 mod streams;
+mod traced;
 mod upstream;
 mod watched;
 
@@ -54,7 +55,7 @@ use http::HeaderName;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
-use pingora::{Error, ErrorType, Result};
+use pingora::{Error, Result};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -74,8 +75,9 @@ pub struct Floodgate {
 
 /// Per-request state carried between pingora's phases.
 pub struct RequestCtx {
-    /// The snapshot this request runs under, start to finish, whatever reloads happen.
-    snapshot: Option<Arc<Snapshot>>,
+    /// The snapshot this request runs under, start to finish, whatever reloads happen: whom
+    /// to trust and what to decide come from the same config.
+    snapshot: Arc<Snapshot>,
     ratelimit: Option<RateLimitHeaders>,
     outcome: Option<OutcomeKind>,
     /// What a solution to the challenge came to (the solution endpoint's requests, which the
@@ -108,6 +110,8 @@ pub struct RequestCtx {
     score: Option<Score>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
+    /// The request's trace, when requests are traced (`traced.rs`).
+    trace: Option<crate::trace::RequestTrace>,
 }
 
 impl Floodgate {
@@ -137,13 +141,8 @@ impl Floodgate {
 }
 
 /// Whether HTTP/1 header names keep their sender's case under `snapshot`.
-fn keeps_case(snapshot: Option<&Arc<Snapshot>>) -> bool {
-    snapshot.is_some_and(|s| s.front.preserve_header_case)
-}
-
-/// The error of a request that has no snapshot to run under.
-fn no_snapshot() -> Box<Error> {
-    Error::explain(ErrorType::InternalError, "no config loaded for the request")
+fn keeps_case(snapshot: &Snapshot) -> bool {
+    snapshot.front.preserve_header_case
 }
 
 #[async_trait]
@@ -152,7 +151,8 @@ impl ProxyHttp for Floodgate {
 
     fn new_ctx(&self) -> Self::CTX {
         RequestCtx {
-            snapshot: None,
+            // Loaded once the request's head is in (pingora makes the context then).
+            snapshot: self.snapshot.load_full(),
             ratelimit: None,
             outcome: None,
             solved: None,
@@ -170,6 +170,7 @@ impl ProxyHttp for Floodgate {
             h2fp: None,
             score: None,
             slot: None,
+            trace: None,
         }
     }
 
@@ -182,32 +183,27 @@ impl ProxyHttp for Floodgate {
         }
         // Pipelined requests are answered in order (RFC 9112 §9.3.2).
         session.set_pipelining_enabled(true);
-        // One snapshot for the whole request: whom to trust and what to decide come from the
-        // same config, whatever reload happens in between.
-        let snapshot = self.snapshot.load_full();
+        let snapshot = &ctx.snapshot;
         ctx.started = snapshot.access_log.is_some().then(Instant::now);
-        let trusted = snapshot
+        // The client is resolved once, here, for every phase of the request.
+        let client = snapshot
             .decider
             .callers
             .client_ip
-            .trusts(decide::peer_ip(session));
-        ctx.front = front::Front::begin(&snapshot.front, session, trusted);
-        ctx.snapshot = Some(snapshot);
+            .client(decide::peer_ip(session), &session.req_header().headers);
+        ctx.front = front::Front::begin(&snapshot.front, session, client);
+        ctx.trace = traced::begin(snapshot, session, client.trusted_peer);
         let req = session.req_header_mut();
         hygiene::require_host(req)?;
         hygiene::normalize_target(req)
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
-        let snapshot = match ctx.snapshot.take() {
-            Some(snapshot) => snapshot,
-            None => self.snapshot.load_full(),
-        };
+        let snapshot = ctx.snapshot.clone();
         let action = match self.acme_answer(session).await {
             Some(validation) => validation,
             None => self.answer(&snapshot, session, ctx).await,
         };
-        ctx.snapshot = Some(snapshot);
         match action {
             Action::Forward(headers) => {
                 ctx.ratelimit = headers;
@@ -226,8 +222,10 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
-        let snapshot = ctx.snapshot.as_deref().ok_or_else(no_snapshot)?;
-        let mut peer = pick::peer(snapshot, session, ctx.ticket.as_ref(), &mut ctx.upstream)?;
+        let snapshot = &ctx.snapshot;
+        let ticket = ctx.ticket.as_ref();
+        let client_ip = ctx.front.client.ip;
+        let mut peer = pick::peer(snapshot, session, ticket, client_ip, &mut ctx.upstream)?;
         streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
         Ok(peer)
     }
@@ -241,11 +239,10 @@ impl ProxyHttp for Floodgate {
     ) -> Box<Error> {
         // Nothing was sent yet, so trying the next backend of the pool is safe; each is
         // tried once.
-        if let Some(snapshot) = &ctx.snapshot {
-            snapshot.upstream.failed(&mut ctx.upstream);
-            if snapshot.upstream.may_retry(&ctx.upstream) {
-                e.set_retry(true);
-            }
+        let upstream = &ctx.snapshot.upstream;
+        upstream.failed(&mut ctx.upstream);
+        if upstream.may_retry(&ctx.upstream) {
+            e.set_retry(true);
         }
         e
     }
@@ -256,19 +253,18 @@ impl ProxyHttp for Floodgate {
         upstream_request: &mut RequestHeader,
         ctx: &mut Self::CTX,
     ) -> Result<()> {
-        let snapshot = ctx.snapshot.as_ref();
-        let host = snapshot.and_then(|s| s.upstream.host(&ctx.upstream));
+        let snapshot = &ctx.snapshot;
+        let host = snapshot.upstream.host(&ctx.upstream);
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
-        if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
+        if let Some(header) = snapshot.upstream.ja4_header() {
             forwarding::ja4(&mut edits, header, ctx.ja4);
         }
-        if let Some(header) = snapshot.and_then(|s| s.upstream.h2fp_header()) {
+        if let Some(header) = snapshot.upstream.h2fp_header() {
             forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
-        if let Some(snapshot) = snapshot {
-            forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
-        }
-        edits.apply_to_request(upstream_request, keeps_case(snapshot))
+        forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
+        edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
+        traced::to_upstream(ctx, upstream_request)
     }
 
     async fn response_filter(
@@ -291,8 +287,8 @@ impl ProxyHttp for Floodgate {
             self.metrics.count_upstream_response(status);
             // A 5xx (or a switch of protocols) counts now; any other answer once it has
             // arrived whole (`logging`), so one cut short counts as a failure (`fail_to_proxy`).
-            if let (Some(snapshot), true) = (&ctx.snapshot, status >= 500 || status == 101) {
-                snapshot.upstream.answered(&mut ctx.upstream, status);
+            if status >= 500 || status == 101 {
+                ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
             }
         }
         let mut edits = response::edits(upstream_response, &ctx.front);
@@ -302,7 +298,7 @@ impl ProxyHttp for Floodgate {
             edits.set(RATELIMIT_POLICY, headers.policy);
             edits.set(RATELIMIT, headers.ratelimit);
         }
-        edits.apply_to_response(upstream_response, keeps_case(ctx.snapshot.as_ref()))?;
+        edits.apply_to_response(upstream_response, keeps_case(&ctx.snapshot))?;
         // Settled before the client sees the answer, so its next request sees the bucket
         // settled; an informational answer (but a protocol switch) is not the final one.
         let status = upstream_response.status;
@@ -327,6 +323,7 @@ impl ProxyHttp for Floodgate {
         // next request waiting, not after the client has read it all.
         if end_of_stream {
             ctx.slot = None;
+            traced::upstream_ended(ctx);
         }
         Ok(None)
     }
@@ -352,8 +349,8 @@ impl ProxyHttp for Floodgate {
         let failure = failure::classify(e);
         // Before or after the response started: a backend that cuts its responses short is
         // ejected like one that refuses them.
-        if let (Some(snapshot), Some(_)) = (&ctx.snapshot, failure.upstream) {
-            snapshot.upstream.failed(&mut ctx.upstream);
+        if failure.upstream.is_some() {
+            ctx.snapshot.upstream.failed(&mut ctx.upstream);
         }
         let errors = &self.metrics.upstream_errors;
         if streams::abort_if_started(session, e, failure, errors, ctx.front.id()).await {
@@ -393,8 +390,8 @@ impl ProxyHttp for Floodgate {
         let written = session.response_written().map(|r| r.status.as_u16());
         // A backend's answer that arrived whole counts as its success (a failure was counted
         // already, by `fail_to_proxy` or `response_filter`).
-        if let (Some(snapshot), Some(status), None) = (&ctx.snapshot, written, e) {
-            snapshot.upstream.answered(&mut ctx.upstream, status);
+        if let (Some(status), None) = (written, e) {
+            ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
         }
         // However the request ended: what is still open settles, the slots go back.
         if !ctx.aftercare.is_empty() {
@@ -403,9 +400,10 @@ impl ProxyHttp for Floodgate {
         // The backend is done with the request: its slot goes to the next one waiting.
         ctx.slot = None;
         connection::request_done(session);
-        let log = ctx.snapshot.as_ref().and_then(|s| s.access_log.clone());
+        let log = ctx.snapshot.access_log.clone();
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
         }
+        traced::finish(session, ctx, written, e);
     }
 }

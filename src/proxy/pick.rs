@@ -17,11 +17,13 @@ use std::net::IpAddr;
 /// A hash key: 8 bytes of identity digest or an IPv4/IPv6 address.
 type Key = SmallVec<[u8; 16]>;
 
-/// The peer of the next attempt of the request in `session`.
+/// The peer of the next attempt of the request in `session` from `client_ip` (resolved once,
+/// by the front).
 pub(super) fn peer(
     snapshot: &Snapshot,
     session: &Session,
     ticket: Option<&Ticket>,
+    client_ip: Option<IpAddr>,
     attempts: &mut Attempts,
 ) -> Result<Box<HttpPeer>> {
     let upstream = &snapshot.upstream;
@@ -30,7 +32,7 @@ pub(super) fn peer(
         None => pool_of(snapshot, session),
     };
     let key = match upstream.balance(pool) {
-        Balance::Hash => caller_key(snapshot, session, ticket),
+        Balance::Hash => caller_key(ticket, client_ip),
         Balance::RoundRobin => Key::new(),
     };
     upstream.peer(attempts, pool, &key)
@@ -47,18 +49,13 @@ pub(super) fn pool_of(snapshot: &Snapshot, session: &Session) -> usize {
     upstream.route(&decide::route_facts(req, host.as_deref()))
 }
 
-/// What a hash pool hashes for this request.
-fn caller_key(snapshot: &Snapshot, session: &Session, ticket: Option<&Ticket>) -> Key {
+/// What a hash pool hashes for this request: the gate's stable caller, else the client's
+/// address.
+fn caller_key(ticket: Option<&Ticket>, client_ip: Option<IpAddr>) -> Key {
     if let Some(ticket) = ticket {
         return Key::from_slice(&ticket.caller.prefix_u64().to_le_bytes());
     }
-    let headers = &session.req_header().headers;
-    let client = snapshot
-        .decider
-        .callers
-        .client_ip
-        .resolve(decide::peer_ip(session), headers);
-    match client {
+    match client_ip {
         Some(IpAddr::V4(ip)) => Key::from_slice(&ip.octets()),
         Some(IpAddr::V6(ip)) => Key::from_slice(&ip.octets()),
         // No address (not a TCP client): every such request hashes alike.

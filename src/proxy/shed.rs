@@ -2,7 +2,7 @@
 //! back: the request waits for a slot at its pool's backends, or gets the challenge page of
 //! its `on_overload` policy, or a 503 naming its priority.
 
-use super::decide::Decision;
+use super::decide::DecidedRequest;
 use super::render::{problem, Action};
 use super::{challenge, pick, Floodgate, RequestCtx, Snapshot};
 use crate::gate::reply::problem_body;
@@ -20,16 +20,16 @@ impl Floodgate {
         snapshot: &Snapshot,
         session: &Session,
         ctx: &mut RequestCtx,
-        decision: &Decision<'_>,
+        decided: &DecidedRequest<'_>,
         forward: Action,
     ) -> Action {
         let Some(pools) = &snapshot.overload else {
             return forward;
         };
         let asking = Asking {
-            class: &decision.class,
-            page: decision.page,
-            pass: decision.pass.as_ref(),
+            class: &decided.decision.class,
+            page: decided.page,
+            pass: decided.pass.as_ref(),
             verified_crawler: ctx.bot.as_ref().is_some_and(|b| b.verified()),
         };
         let pool = pick::pool_of(snapshot, session);
@@ -43,7 +43,7 @@ impl Floodgate {
             Admission::Challenge(policy, policy_id, challenge) => {
                 let Some(room) = snapshot.challenges.as_deref() else {
                     let shed = Shed {
-                        priority: decision.class.priority,
+                        priority: decided.decision.class.priority,
                         retry_after_s: 1,
                         reason: "the backend is overloaded",
                     };
@@ -55,8 +55,8 @@ impl Floodgate {
                     policy_id,
                     challenge: &challenge,
                 };
-                let page =
-                    challenge::page(room, &challenged, session.req_header(), decision.client_ip);
+                let client = ctx.front.client.ip;
+                let page = challenge::page(room, &challenged, session.req_header(), client);
                 ctx.outcome = Some(OutcomeKind::Challenged);
                 ctx.ruled_by = Some(policy);
                 page

@@ -9,6 +9,7 @@ use crate::challenge::Challenges;
 use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
 use crate::overload::Pools;
+use crate::trace::Tracer;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
@@ -32,6 +33,9 @@ pub struct Snapshot {
     /// Whether new HTTP/2 connections are read for their fingerprint (something asks for it:
     /// `Config::wants_h2fp`; set through [`Snapshot::with_h2fp`]).
     pub h2fp: bool,
+    /// Traces requests, when `[telemetry] otlp_endpoint` is set (set through
+    /// [`Snapshot::with_tracer`]; kept across reloads that leave it as it was).
+    pub tracer: Option<Arc<Tracer>>,
 }
 
 impl Snapshot {
@@ -45,6 +49,7 @@ impl Snapshot {
             challenges: None,
             overload: None,
             h2fp: false,
+            tracer: None,
         }
     }
 
@@ -71,6 +76,11 @@ impl Snapshot {
     /// The snapshot reading new HTTP/2 connections for their fingerprint when `h2fp`.
     pub fn with_h2fp(self, h2fp: bool) -> Self {
         Self { h2fp, ..self }
+    }
+
+    /// The snapshot tracing requests with `tracer`.
+    pub fn with_tracer(self, tracer: Option<Arc<Tracer>>) -> Self {
+        Self { tracer, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

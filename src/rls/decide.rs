@@ -15,7 +15,7 @@ use super::answer::{answer, headers, limit_status, status, unpayable};
 use super::limited::Limited;
 use super::lookup::find;
 use super::rules::{Action, RlsRules};
-use crate::gate::{Drawn, Judged, Pipeline};
+use crate::gate::{Drawn, Judged, Pipeline, Trail};
 use crate::identity::{Identity, IdentityKey};
 use crate::limiter::{Fallback, Limiter, Take, Undecided};
 use crate::policy::Enforcement;
@@ -99,9 +99,12 @@ pub async fn decide(
         };
         return answer(code, statuses, Vec::new());
     }
-    let mut draws = answering
-        .pipeline
-        .draws(limited.iter().map(|l| l.draw(&answering.metrics)).collect());
+    // The trail explains nothing here yet: Envoy's answer says per descriptor what happened.
+    let mut trail = Trail::default();
+    let mut draws = answering.pipeline.draws(
+        limited.iter().map(|l| l.draw(&answering.metrics)).collect(),
+        &mut trail,
+    );
     let takes: Vec<Take<'_>> = limited.iter().map(Limited::take).collect();
     match draws.decide_draws(&takes, refused_by_rule).await {
         Drawn::Judged(judged) => answer_judged(&limited, &judged, statuses),

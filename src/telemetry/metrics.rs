@@ -74,6 +74,10 @@ pub struct Metrics {
     pub backends: BackendGauge,
     /// Overload protection: in flight, limits, shed requests, the switch.
     pub overload: OverloadMetrics,
+    /// Spans dropped: the export queue was full, or the collector did not take them.
+    pub trace_spans_dropped: IntCounter,
+    /// Spans the collector took.
+    pub trace_spans_exported: IntCounter,
 }
 
 /// A latency histogram from 10 µs to 10 s.
@@ -198,6 +202,16 @@ impl Metrics {
             certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
             overload: OverloadMetrics::new(),
+            trace_spans_dropped: IntCounter::new(
+                "floodgate_trace_spans_dropped_total",
+                "Trace spans dropped: the export queue was full, or the OTLP collector did not take them (down, slow, an error).",
+            )
+            .expect("static metric definition"),
+            trace_spans_exported: IntCounter::new(
+                "floodgate_trace_spans_exported_total",
+                "Trace spans the OTLP collector took.",
+            )
+            .expect("static metric definition"),
         };
         let mut collectors = metrics.store.collectors();
         collectors.extend(metrics.policies.collectors());
@@ -223,6 +237,8 @@ impl Metrics {
             metrics.reloads.collector(),
             metrics.connections_refused.collector(),
             Box::new(metrics.connections_open.clone()),
+            Box::new(metrics.trace_spans_dropped.clone()),
+            Box::new(metrics.trace_spans_exported.clone()),
             metrics.upstream_errors.collector(),
             metrics.backends.collector(),
             Box::new(build_info),
@@ -271,12 +287,12 @@ impl Default for Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::{Decision, SettleResult};
+    use crate::telemetry::{PolicyOutcome, SettleResult};
 
     #[test]
     fn policy_counters_render_with_their_labels() {
         let metrics = Metrics::new();
-        metrics.policy("per-user").count(Decision::Throttled);
+        metrics.policy("per-user").count(PolicyOutcome::Throttled);
         let text = metrics.render();
         assert!(
             text.contains(r#"floodgate_requests_total{decision="throttled",policy="per-user"} 1"#)
@@ -291,11 +307,11 @@ mod tests {
     fn the_tally_reads_allowed_and_throttled_by_policy() {
         let metrics = Metrics::new();
         let login = metrics.policy("login");
-        login.count(Decision::Allowed);
-        login.count(Decision::Allowed);
-        login.count(Decision::Throttled);
-        login.count(Decision::Denied);
-        metrics.policy("api").count(Decision::Throttled);
+        login.count(PolicyOutcome::Allowed);
+        login.count(PolicyOutcome::Allowed);
+        login.count(PolicyOutcome::Throttled);
+        login.count(PolicyOutcome::Denied);
+        metrics.policy("api").count(PolicyOutcome::Throttled);
         assert_eq!(
             metrics.request_tally(),
             vec![("api".to_owned(), [0, 1]), ("login".to_owned(), [2, 1])]

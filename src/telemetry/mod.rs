@@ -30,6 +30,7 @@ pub use overload::OverloadMetrics;
 pub use policy::PolicyCounters;
 pub use signed::SignedMetrics;
 pub use vocab::{
-    AccessList, ConnectionRefusal, Decision, FetchResult, HeldResult, PenaltyEvent, PullResult,
-    ReloadResult, SettleResult, SignedResult, StoreErrorKind, UpstreamErrorKind, Vocabulary,
+    AccessList, ConnectionRefusal, FetchResult, HeldResult, PenaltyEvent, PolicyOutcome,
+    PullResult, ReloadResult, SettleResult, SignedResult, StoreErrorKind, UpstreamErrorKind,
+    Vocabulary,
 };

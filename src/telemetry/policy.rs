@@ -2,7 +2,7 @@
 //! (settlements, held requests, concurrency refusals, penalties). Counting is an array index
 //! and an atomic increment.
 
-use super::vocab::{Decision, HeldResult, PenaltyEvent, SettleResult, Vocabulary};
+use super::vocab::{HeldResult, PenaltyEvent, PolicyOutcome, SettleResult, Vocabulary};
 use prometheus::core::Collector;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts};
 
@@ -96,7 +96,7 @@ impl PolicyFamilies {
                 let (Some(policy), Some(decision)) = (label("policy"), label("decision")) else {
                     continue;
                 };
-                let counted = [Decision::Allowed, Decision::Throttled];
+                let counted = [PolicyOutcome::Allowed, PolicyOutcome::Throttled];
                 let Some(slot) = counted.iter().position(|d| d.label() == decision) else {
                     continue;
                 };
@@ -109,7 +109,7 @@ impl PolicyFamilies {
     /// The series of policy `name`, created at zero so they show before the first request.
     pub(super) fn policy(&self, name: &str) -> PolicyCounters {
         PolicyCounters {
-            by_decision: each::<Decision, { Decision::COUNT }>(&self.requests, name),
+            by_decision: each::<PolicyOutcome, { PolicyOutcome::COUNT }>(&self.requests, name),
             settles: each::<SettleResult, { SettleResult::COUNT }>(&self.settles, name),
             held: each::<HeldResult, { HeldResult::COUNT }>(&self.held, name),
             held_now: self.held_now.with_label_values(&[name]),
@@ -123,7 +123,7 @@ impl PolicyFamilies {
 /// One policy's series.
 #[derive(Clone)]
 pub struct PolicyCounters {
-    by_decision: [IntCounter; Decision::COUNT],
+    by_decision: [IntCounter; PolicyOutcome::COUNT],
     settles: [IntCounter; SettleResult::COUNT],
     held: [IntCounter; HeldResult::COUNT],
     /// Requests held now.
@@ -137,7 +137,7 @@ pub struct PolicyCounters {
 
 impl PolicyCounters {
     /// Counts one request with `decision`.
-    pub fn count(&self, decision: Decision) {
+    pub fn count(&self, decision: PolicyOutcome) {
         self.by_decision[decision as usize].inc();
     }
 

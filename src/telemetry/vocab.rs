@@ -48,9 +48,10 @@ macro_rules! vocabulary {
 }
 
 vocabulary! {
-    /// What happened to a request, as seen by one policy (`decision` of
-    /// `floodgate_requests_total`).
-    Decision {
+    /// What one policy made of a request: its outcome as that policy saw it (the `decision`
+    /// label of `floodgate_requests_total`, a label the dashboards know; in the code a
+    /// "decision" is the gate's whole record of a request).
+    PolicyOutcome {
         /// The request passed.
         Allowed => "allowed",
         /// This policy's bucket was short and the request was refused.
@@ -177,7 +178,7 @@ mod tests {
 
     #[test]
     fn all_lists_each_variant_at_its_own_index() {
-        for (i, d) in Decision::ALL.iter().enumerate() {
+        for (i, d) in PolicyOutcome::ALL.iter().enumerate() {
             assert_eq!(*d as usize, i);
         }
         for (i, k) in UpstreamErrorKind::ALL.iter().enumerate() {

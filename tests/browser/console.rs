@@ -390,8 +390,10 @@ fn a_restart_under_the_page_is_told_and_the_page_reconnects() {
         .step_timeout(Duration::from_secs(30))
         .wait_gone("[data-test=error]");
     let browser = std::thread::spawn(move || plan.run());
-    eventually(Duration::from_secs(60), || up.exists());
-    std::thread::sleep(Duration::from_secs(1));
+    // Written whole (the file shows before its bytes): the page is live and has moved on to
+    // waiting for the loss.
+    let written = |shot: &std::path::Path| std::fs::metadata(shot).is_ok_and(|m| m.len() > 0);
+    assert!(eventually(Duration::from_secs(60), || written(&up)));
     proxy.signal("TERM");
     assert!(proxy.wait_exit(Duration::from_secs(10)));
     eventually(Duration::from_secs(60), || lost.exists());

@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod front;
 pub mod geo;
 pub mod load;
+pub mod otlp;
 pub mod pebble;
 pub mod pytools;
 pub mod raw;

@@ -117,7 +117,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 31] = [
+const TABLES: [(&str, &str); 32] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -149,6 +149,7 @@ const TABLES: [(&str, &str); 31] = [
     ("tls", "[tls]\nKEY"),
     ("tls.acme", "[tls.acme]\nKEY"),
     ("overload", "[overload]\nKEY"),
+    ("telemetry", "[telemetry]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and

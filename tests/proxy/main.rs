@@ -17,3 +17,4 @@ mod overload;
 mod pools;
 mod rules;
 mod tls;
+mod traces;

@@ -27,6 +27,30 @@ fn burst(proxies: &[&Proxy], key: &str, n: usize) -> usize {
         .count()
 }
 
+/// Waits until every instance of `fleet` has read the control changes made so far: changes
+/// are read in order, so once a marker ban made after them is listed by each instance, they
+/// have all been applied (resets forgotten, overrides in force). The marker then goes.
+fn read_by_all(fleet: &[Proxy]) {
+    let marker = json!({"scope": "cidr", "value": "192.0.2.1/32", "reason": "marker"});
+    let (status, made) = control(&fleet[0], "POST", "/v1/bans", Some(marker));
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].clone();
+    for proxy in fleet {
+        let listed = within(Duration::from_secs(2), || {
+            let (_, bans) = control(proxy, "GET", "/v1/bans", None);
+            bans["bans"]
+                .as_array()
+                .is_some_and(|bans| bans.iter().any(|ban| ban["id"] == id))
+        });
+        assert!(
+            listed.is_some(),
+            "every instance reads the changes within 2 s"
+        );
+    }
+    let gone = control(&fleet[0], "DELETE", &format!("/v1/bans/{id}"), None).0;
+    assert_eq!(gone, 204);
+}
+
 /// The config of a proxy whose store is `redis`, with `policies`.
 fn on_redis(redis: &RedisServer, policies: &str) -> String {
     format!(
@@ -317,7 +341,7 @@ fn three_instances_on_one_redis_apply_every_change_within_a_second() {
         "capacity": 50, "rate": "1/m"})),
     );
     assert_eq!(status, 201);
-    std::thread::sleep(Duration::from_millis(1000));
+    read_by_all(&fleet);
     let all: Vec<&Proxy> = fleet.iter().collect();
     assert_eq!(burst(&all, KEY, 60), 50);
 
@@ -337,7 +361,7 @@ fn three_instances_on_one_redis_apply_every_change_within_a_second() {
         .0,
         200
     );
-    std::thread::sleep(Duration::from_millis(1000));
+    read_by_all(&fleet);
     assert_eq!(
         control(&fleet[2], "GET", &path, None).1["policies"][0]["remaining"],
         50
@@ -400,7 +424,10 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
     );
 
     redis.kill();
-    std::thread::sleep(Duration::from_millis(600));
+    // The proxy has seen Redis go once a refresh of its bans failed (a read: it says so, not
+    // that a change may have been made).
+    let said = "bans and overrides cannot be read (the control state cannot be read now";
+    assert!(within(Duration::from_secs(3), || proxy.log().contains(said)).is_some());
     for _ in 0..5 {
         let started = Instant::now();
         assert_eq!(status_from(&proxy, "127.0.0.2", None), 403);
@@ -423,9 +450,6 @@ fn while_redis_is_down_known_bans_keep_applying_and_changes_answer_503() {
             .map(Vec::len),
         Some(1)
     );
-    // The refresh that failed was a read: it says so, not that a change may have been made.
-    let said = "bans and overrides cannot be read (the control state cannot be read now";
-    assert!(within(Duration::from_secs(3), || proxy.log().contains(said)).is_some());
     assert!(
         !proxy.log().contains("confirm the change"),
         "{}",

@@ -2,7 +2,7 @@
 
 use crate::config::parse;
 use crate::config::tests::{with_policy, BASE};
-use crate::policy::{Action, HeaderRule};
+use crate::policy::{Action, Enforcement, HeaderRule};
 use std::path::Path;
 
 fn error_of(policy: &str) -> String {
@@ -42,7 +42,10 @@ fn conditions_and_actions_are_read() {
     );
     assert_eq!(keyed.conditions.networks[1].to_string(), "10.0.0.0/8");
     let deny = &config.policies[1];
-    assert_eq!((deny.action, deny.shadow), (Action::Deny, true));
+    assert_eq!(
+        (deny.action, deny.enforcement),
+        (Action::Deny, Enforcement::Shadow)
+    );
 }
 
 #[test]

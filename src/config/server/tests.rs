@@ -62,3 +62,43 @@ fn front_keys_have_defaults_and_the_request_id_header_is_checked() {
         );
     }
 }
+
+#[test]
+fn a_server_section_with_only_its_listener_gets_the_defaults() {
+    let server = load("").unwrap().server;
+    let expected = super::ServerSettings {
+        listen: Some("127.0.0.1:8080".parse().unwrap()),
+        ..super::ServerSettings::defaults_for(Path::new("f.toml"))
+    };
+    assert_eq!(server, expected);
+}
+
+#[test]
+fn each_typed_value_is_located_at_itself_and_names_its_key() {
+    let cases = [
+        (
+            "threads = 0",
+            "f.toml:3:11: `server.threads` must be between 1 and 1024, not 0",
+        ),
+        (
+            "grace_period = \"later\"",
+            "f.toml:3:16: `server.grace_period` must be a duration like 500ms or 30s: expected \
+             number at 0",
+        ),
+        (
+            "tls_listen = \"443\"",
+            "f.toml:3:14: `server.tls_listen` must be an address like 127.0.0.1:8080, not `443`",
+        ),
+        (
+            "header_timeout = \"0s\"",
+            "f.toml:3:18: `server.header_timeout` must be above zero",
+        ),
+        (
+            "max_header_bytes = 100",
+            "f.toml:3:20: `server.max_header_bytes` must be between 1024 and 1048575, not 100",
+        ),
+    ];
+    for (keys, message) in cases {
+        assert_eq!(load(keys).unwrap_err().to_string(), message, "{keys}");
+    }
+}

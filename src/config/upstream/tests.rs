@@ -142,3 +142,12 @@ fn h2c_backends_and_the_idle_timeout() {
     let e = parse(&text, Path::new("f.toml")).unwrap_err().to_string();
     assert!(e.contains("h2c://host:port"), "{e}");
 }
+
+#[test]
+fn a_timeout_that_is_no_duration_is_located_at_its_value() {
+    assert_eq!(
+        error_of("read_timeout = \"long\"\n"),
+        "f.toml:6:16: `upstream.read_timeout` must be a duration like 500ms or 30s: expected \
+         number at 0"
+    );
+}

@@ -7,7 +7,7 @@ mod journal;
 use super::change::Change;
 use super::entry::{Entry, Kind};
 use super::ledger::{Added, ControlError, Ledger, Read};
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::identity::Identity;
 use async_trait::async_trait;
 use book::Book;
@@ -20,6 +20,8 @@ use std::time::Instant;
 #[derive(Default)]
 pub struct MemoryLedger {
     state: Mutex<State>,
+    /// What entries are made and expire by.
+    clock: Clock,
 }
 
 #[derive(Default)]
@@ -55,7 +57,13 @@ impl MemoryLedger {
         };
         Ok(Self {
             state: Mutex::new(state),
+            clock: Clock::System,
         })
+    }
+
+    /// The same ledger, making and expiring entries by `clock`.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
     }
 
     /// Whether the state file at `file` can be loaded, read as `open` reads it but writing
@@ -95,7 +103,7 @@ impl MemoryLedger {
     ) -> Result<T, ControlError> {
         let mut state = self.state.lock();
         let State { book, journal } = &mut *state;
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let expired = book.expire(now);
         let (answer, made) = change(book, now)?;
         if let Some(journal) = journal {
@@ -141,7 +149,7 @@ impl Ledger for MemoryLedger {
     async fn read(&self, known: Option<u64>) -> Result<Read, ControlError> {
         let mut state = self.state.lock();
         let State { book, journal } = &mut *state;
-        let expired = book.expire(wall_now_ms());
+        let expired = book.expire(self.clock.now_ms());
         if let Some(journal) = journal {
             let written = match &expired {
                 Some(change) => journal.append(change, book),

@@ -27,7 +27,7 @@ async fn decide(gate: &Gate, reach: Reach, pass: Option<&Pass>, traits: &Traits)
         host: None,
         path: "/",
     };
-    gate.decide(&req, &route).await.kind()
+    gate.decide(&req, &route).await.outcome.kind()
 }
 
 fn pass(kind: ChallengeKind) -> Pass {

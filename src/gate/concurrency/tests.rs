@@ -38,6 +38,7 @@ fn gate(policies: &str) -> Gate {
         limiter,
         in_flight: Arc::new(Unreachable),
         fallback: Fallback::Deny,
+        clock: crate::clock::Clock::System,
     };
     Gate::new(
         config.access.clone(),
@@ -57,7 +58,7 @@ async fn decide(gate: &Gate) -> OutcomeKind {
         host: None,
         path: "/",
     };
-    gate.decide(&req, &route).await.kind()
+    gate.decide(&req, &route).await.outcome.kind()
 }
 
 const ENFORCING: &str = "

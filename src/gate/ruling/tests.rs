@@ -25,7 +25,7 @@ async fn decide(gate: &Gate, ip: &str, ua: Option<&'static str>) -> OutcomeKind 
         host: Some("api.example.com"),
         path: "/",
     };
-    gate.decide(&req, &route).await.kind()
+    gate.decide(&req, &route).await.outcome.kind()
 }
 
 const RULES: &str = "

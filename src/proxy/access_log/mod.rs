@@ -11,7 +11,7 @@ mod sink;
 
 use combined::{combined_line, CombinedEntry};
 
-use super::{decide, RefusedHead, RequestCtx};
+use super::{RefusedHead, RequestCtx};
 use crate::clock::wall_now;
 use pingora::proxy::Session;
 use sink::Sink;
@@ -166,14 +166,7 @@ fn decision(ctx: &RequestCtx) -> &'static str {
 /// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
 fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String {
     let req = session.req_header();
-    let client = ctx.snapshot.as_ref().and_then(|snapshot| {
-        let peer = decide::peer_ip(session);
-        snapshot
-            .decider
-            .callers
-            .client_ip
-            .resolve(peer, &req.headers)
-    });
+    let client = ctx.front.client.ip;
     let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
     combined_line(&CombinedEntry {
