@@ -9,6 +9,7 @@ use super::bots::BotsFile;
 use super::challenge::ChallengeFile;
 use super::crowdsec::CrowdSecFile;
 use super::decisions::CheckFile;
+use super::explain::DecisionsFile;
 use super::geo::GeoFile;
 use super::identity::{AccessFile, IdentityFile};
 use super::overload::OverloadFile;
@@ -50,4 +51,5 @@ pub(crate) struct FileConfig {
     pub(crate) challenge: Option<ChallengeFile>,
     pub(crate) tls: Option<TlsFile>,
     pub(crate) overload: Option<OverloadFile>,
+    pub(crate) decisions: Option<DecisionsFile>,
 }

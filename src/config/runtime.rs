@@ -60,6 +60,8 @@ pub struct Config {
     /// `[overload]`: each pool's requests in flight held to a limit, shed by priority, when
     /// configured.
     pub overload: Option<crate::overload::OverloadSettings>,
+    /// `[decisions]`: how many decisions each instance keeps to explain, and how long.
+    pub decisions: crate::explain::DecisionSettings,
 }
 
 /// `[server]`.

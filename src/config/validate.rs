@@ -85,6 +85,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             Some(table) => Some(super::overload::overload(&check, table)?),
             None => None,
         },
+        decisions: super::explain::decisions(&check, file.decisions.as_ref())?,
     })
 }
 

@@ -14,6 +14,7 @@ impl Floodgate {
         ctx.outcome = Some(outcome.kind());
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
+        ctx.explained.note(outcome);
         match outcome {
             Outcome::Throttled(d) => self
                 .offenders
@@ -47,21 +48,25 @@ impl Floodgate {
                 .client_ip
                 .resolve(decide::peer_ip(session), &session.req_header().headers);
             let secure = ctx.front.came_over_https(session.req_header());
+            let asker = (client, ctx.front.id());
             let (action, solved) =
-                challenge::solution(room, session.req_header(), client, secure).await;
+                challenge::solution(room, session.req_header(), asker, secure).await;
             ctx.solved = Some(solved);
             return action;
         }
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
-        // The pass's digest is for the access log only.
-        let logged = snapshot.access_log.as_ref().and(decision.pass);
+        ctx.explained.fingerprint(decision.traits.h2fp.take());
+        // The pass's digest is for the access log and the decision's record only.
+        let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
+        let logged = decision.pass.filter(|_| noted);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
         self.note_outcome(&mut decision.outcome, ctx);
         let action = match (&decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
-                return challenge::page(room, challenged, session.req_header(), decision.client_ip)
+                let req = session.req_header();
+                return challenge::page(room, challenged, req, decision.client_ip, ctx.front.id());
             }
             (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
         };

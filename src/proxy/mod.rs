@@ -9,6 +9,7 @@ mod challenge;
 mod connection;
 mod decide;
 mod edits;
+mod explained;
 mod failure;
 mod forwarding;
 mod front;
@@ -101,6 +102,8 @@ pub struct RequestCtx {
     ja4: Option<Ja4>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
+    /// What is known of the decision so far, to be kept when the request ends (`[decisions]`).
+    explained: explained::Draft,
 }
 
 impl Floodgate {
@@ -161,6 +164,7 @@ impl ProxyHttp for Floodgate {
             pass: None,
             ja4: None,
             slot: None,
+            explained: explained::Draft::default(),
         }
     }
 
@@ -391,6 +395,11 @@ impl ProxyHttp for Floodgate {
         let log = ctx.snapshot.as_ref().and_then(|s| s.access_log.clone());
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
+        }
+        if let Some(snapshot) = ctx.snapshot.clone() {
+            if let Some(decisions) = &snapshot.decisions {
+                explained::keep(decisions, &snapshot, session, ctx, written);
+            }
         }
     }
 }

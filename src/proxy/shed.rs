@@ -34,13 +34,17 @@ impl Floodgate {
         };
         let pool = pick::pool_of(snapshot, session);
         ctx.upstream.going_to(pool);
-        match pools.admit(pool, asking).await {
+        let admission = pools.admit(pool, asking).await;
+        let priority = decision.class.priority;
+        match admission {
             Admission::Admitted(permit) => {
                 ctx.slot = Some(permit);
+                ctx.explained.admission(priority, "admitted");
                 forward
             }
             Admission::Unwatched => forward,
             Admission::Challenge(policy, policy_id, challenge) => {
+                ctx.explained.admission(priority, "challenged");
                 let Some(room) = snapshot.challenges.as_deref() else {
                     let shed = Shed {
                         priority: decision.class.priority,
@@ -55,13 +59,15 @@ impl Floodgate {
                     policy_id,
                     challenge: &challenge,
                 };
+                let req = session.req_header();
                 let page =
-                    challenge::page(room, &challenged, session.req_header(), decision.client_ip);
+                    challenge::page(room, &challenged, req, decision.client_ip, ctx.front.id());
                 ctx.outcome = Some(OutcomeKind::Challenged);
                 ctx.ruled_by = Some(policy);
                 page
             }
             Admission::Shed(shed) => {
+                ctx.explained.admission(priority, "shed");
                 ctx.outcome = Some(OutcomeKind::Shed);
                 shed_answer(&shed)
             }
