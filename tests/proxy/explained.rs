@@ -14,7 +14,8 @@ use std::time::Duration;
 
 const KEY: &str = "raw-api-key-of-alice";
 
-const DENY_ADMIN: &str = "[[policy]]\nname = \"no-admin\"\naction = \"deny\"\nmatch = { path_prefix = \"/admin\" }\n";
+const DENY_ADMIN: &str =
+    "[[policy]]\nname = \"no-admin\"\naction = \"deny\"\nmatch = { path_prefix = \"/admin\" }\n";
 
 /// A proxy with the control API on, in front of `upstream`, with `extra` tables.
 fn start(upstream: &Upstream, extra: &str) -> (tempfile::TempDir, Proxy) {
@@ -66,11 +67,20 @@ fn a_429_carries_its_ref_and_the_control_api_explains_it() {
     assert_eq!(why["identity"]["source"], "header:x-api-key", "{why}");
     assert_eq!(why["identity"]["digest"].as_str().map(str::len), Some(32));
     assert_eq!(why["bucket"]["capacity"], 5, "{why}");
-    assert!(why["bucket"]["tokens_after"].as_f64().unwrap() < 1.0, "{why}");
-    assert!(why["bucket"]["retry_after_s"].as_u64().unwrap() >= 1, "{why}");
+    assert!(
+        why["bucket"]["tokens_after"].as_f64().unwrap() < 1.0,
+        "{why}"
+    );
+    assert!(
+        why["bucket"]["retry_after_s"].as_u64().unwrap() >= 1,
+        "{why}"
+    );
     assert!(why["at_ms"].as_u64().unwrap() > 1_700_000_000_000);
     assert!(!why["instance"].as_str().unwrap().is_empty());
-    assert!(!why.to_string().contains(KEY), "the raw key never leaves: {why}");
+    assert!(
+        !why.to_string().contains(KEY),
+        "the raw key never leaves: {why}"
+    );
 }
 
 #[test]
@@ -88,7 +98,12 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
     assert_eq!(why["bucket"]["retry_after_s"], Value::Null);
     assert!(!why.to_string().contains(KEY));
     // Case does not matter; the id is hex.
-    let (status, _) = control(&proxy, "GET", &format!("/v1/decisions/{}", id.to_uppercase()), None);
+    let (status, _) = control(
+        &proxy,
+        "GET",
+        &format!("/v1/decisions/{}", id.to_uppercase()),
+        None,
+    );
     assert_eq!(status, 200);
 
     let unknown = "0123456789abcdef0123456789abcdef";
@@ -96,11 +111,21 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
     assert_eq!((status, &body["field"]), (404, &"ref".into()), "{body}");
     let no_token = call(&proxy, "GET", &format!("/v1/decisions/{id}"), None, None);
     assert_eq!(no_token.status(), 401);
-    let wrong = call(&proxy, "GET", &format!("/v1/decisions/{id}"), None, Some("nope-nope-nope-nope"));
+    let wrong = call(
+        &proxy,
+        "GET",
+        &format!("/v1/decisions/{id}"),
+        None,
+        Some("nope-nope-nope-nope"),
+    );
     assert_eq!(wrong.status(), 401);
     for bad in ["not-hex-zz", "...", &"a".repeat(65), "abc:def", "ab%2fcd"] {
         let (status, body) = control(&proxy, "GET", &format!("/v1/decisions/{bad}"), None);
-        assert_eq!((status, &body["field"]), (400, &"ref".into()), "{bad}: {body}");
+        assert_eq!(
+            (status, &body["field"]),
+            (400, &"ref".into()),
+            "{bad}: {body}"
+        );
     }
     // A client that does not resolve dot segments the way reqwest does.
     for trick in ["..", "%2e%2e"] {
@@ -112,7 +137,13 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
         assert_eq!(raw::status(&answer), 400, "{trick}: {answer}");
         assert!(answer.contains("\"field\":\"ref\""), "{answer}");
     }
-    let posted = call(&proxy, "POST", &format!("/v1/decisions/{id}"), None, Some(TOKEN));
+    let posted = call(
+        &proxy,
+        "POST",
+        &format!("/v1/decisions/{id}"),
+        None,
+        Some(TOKEN),
+    );
     assert_eq!(posted.status(), 405);
 }
 
@@ -127,7 +158,10 @@ fn a_deny_a_bad_request_and_a_backend_failure_carry_their_ref() {
     assert_eq!(body["ref"], id.as_str(), "{body}");
     let why = explained(&proxy, &id);
     assert_eq!(why["decision"], "denied", "{why}");
-    assert_eq!(why["policies"][0], serde_json::json!({"policy": "no-admin", "outcome": "denied"}));
+    assert_eq!(
+        why["policies"][0],
+        serde_json::json!({"policy": "no-admin", "outcome": "denied"})
+    );
 
     // A client's own id is echoed as its ref, but one outside the grammar cannot be looked up.
     let chosen = proxy.get("/admin/y", &[("x-request-id", "client.chosen:1")]);
@@ -141,7 +175,11 @@ fn a_deny_a_bad_request_and_a_backend_failure_carry_their_ref() {
     assert_eq!(raw::status(&answer), 400, "{answer}");
     let id = answer
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("x-request-id: ").map(str::to_owned))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("x-request-id: ")
+                .map(str::to_owned)
+        })
         .expect("the id header");
     let body: Value = serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap();
     assert_eq!(body["ref"], id.trim(), "{answer}");

@@ -53,7 +53,10 @@ fn a_decision_made_on_one_instance_is_explained_by_another() {
     let there = explained(&two, &id);
     assert_eq!(there["found_on"], "fleet", "{there}");
     assert_eq!(there["decision"], "throttled");
-    assert_eq!(there["instance"], here["instance"], "the instance that decided");
+    assert_eq!(
+        there["instance"], here["instance"],
+        "the instance that decided"
+    );
     assert_eq!(there["identity"], here["identity"]);
     assert_eq!(there["bucket"], here["bucket"]);
     assert!(!there.to_string().contains(KEY), "{there}");
@@ -63,7 +66,10 @@ fn a_decision_made_on_one_instance_is_explained_by_another() {
     assert_eq!(allowed.status(), 200);
     let id2 = header(&allowed, "x-request-id");
     let back = explained(&one, &id2);
-    assert_eq!((&back["decision"], &back["found_on"]), (&"allowed".into(), &"fleet".into()));
+    assert_eq!(
+        (&back["decision"], &back["found_on"]),
+        (&"allowed".into(), &"fleet".into())
+    );
 
     // Past max_age, neither knows it.
     let path = format!("/v1/decisions/{id}");
