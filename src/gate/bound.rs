@@ -8,8 +8,8 @@ use super::{HeaderQuota, LevelId, Unpayable};
 use crate::clock::wall_now_us;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identified, Identity, Request, SourceSpec};
-use crate::limiter::{BucketKey, Mode, PolicyKey, Take};
-use crate::policy::{Limits, Policy, Rules};
+use crate::limiter::{BucketKey, PolicyKey, Take};
+use crate::policy::{Enforcement, Limits, Policy, Rules};
 use crate::telemetry::PolicyCounters;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -154,10 +154,7 @@ impl<'g> Planned<'g> {
             key: self.bucket(),
             spec,
             cost: self.cost as f64,
-            mode: match self.is_shadow() {
-                true => Mode::Shadow,
-                false => Mode::Enforce,
-            },
+            mode: self.enforcement().mode(),
             terms: self.rules().terms(&spec, holdable && !self.is_shadow()),
         }
     }
@@ -195,7 +192,7 @@ impl<'g> Planned<'g> {
     /// This share as the store's answer is judged.
     pub(crate) fn draw(&self) -> Draw<'g> {
         Draw {
-            shadow: self.is_shadow(),
+            enforcement: self.enforcement(),
             counters: self.counters(),
             policy: self.bound.policy.name(),
             level: self.level_id(),
@@ -223,7 +220,12 @@ impl<'g> Planned<'g> {
     }
 
     pub(crate) fn is_shadow(&self) -> bool {
-        self.bound.policy.shadow
+        self.enforcement().is_shadow()
+    }
+
+    /// Whether the policy refuses, or only counts.
+    pub(crate) fn enforcement(&self) -> Enforcement {
+        Enforcement::shadow_if(self.bound.policy.shadow)
     }
 
     pub(crate) fn counters(&self) -> &'g PolicyCounters {

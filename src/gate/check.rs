@@ -10,7 +10,7 @@
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
-use super::judge::{count_undecided, Draw};
+use super::pipeline::Drawn;
 use super::verdict::{busy, unpayable, verdict, Verdict};
 use super::{Few, Gate, Outcome, Planned};
 use crate::limiter::{Assessment, Take, Undecided};
@@ -22,15 +22,17 @@ impl Gate {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
         }
-        let draws: Few<Draw<'g>> = planned.iter().map(Planned::draw).collect();
+        let mut draws = self
+            .pipeline
+            .draws(planned.iter().map(Planned::draw).collect());
         // A request that can never pass takes no slot and no token, and is not told to wait.
-        if let Some(i) = draws.iter().position(Draw::unpayable) {
-            return unpayable(planned, &draws, i);
+        if let Some(i) = draws.refuse_unpayable() {
+            return unpayable(planned, i);
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,
-            Err(SlotRefusal::Busy(i)) => return busy(planned, &draws, i),
-            Err(SlotRefusal::Store) => return undecided(&draws, Undecided::Refuse),
+            Err(SlotRefusal::Busy(i)) => return busy(planned, &mut draws, i),
+            Err(SlotRefusal::Store) => return undecided(draws.undecided(Undecided::Refuse)),
         };
         // A place to be held lets a take prepay within `max_delay`; without one it cannot.
         let mut permits: Few<Option<HeldPermit<'g>>> =
@@ -40,24 +42,25 @@ impl Gate {
             .zip(&permits)
             .map(|(p, permit)| p.take(permit.is_some()))
             .collect();
-        let assessments = match self.store.ask(&takes).await {
-            Ok(assessments) => assessments,
+        let judged = match draws.decide_draws(&takes, false).await {
+            Drawn::Judged(judged) => judged,
             // Failing open (or closed) drops the slots: nothing is limited or forwarded.
-            Err(e) => return undecided(&draws, e),
+            other => return undecided(other),
         };
-        count_overflow(planned, &assessments, &permits);
-        match verdict(planned, &draws, &assessments) {
+        let assessments = &judged.assessments;
+        count_overflow(planned, assessments, &permits);
+        match verdict(planned, &judged) {
             Verdict::Throttled(decided) => {
                 release_all(slots).await;
                 Outcome::Throttled(decided)
             }
             Verdict::Allowed(decided) => {
                 // Held with its slots: they were taken before the tokens the wait is for.
-                hold(planned, &assessments, &mut permits).await;
+                hold(planned, assessments, &mut permits).await;
                 drop(permits);
-                Outcome::Allowed(decided, self.aftercare(planned, &assessments, slots))
+                Outcome::Allowed(decided, self.aftercare(planned, assessments, slots))
             }
-            Verdict::ShadowOnly => Outcome::Unlimited(self.aftercare(planned, &assessments, slots)),
+            Verdict::ShadowOnly => Outcome::Unlimited(self.aftercare(planned, assessments, slots)),
         }
     }
 
@@ -86,16 +89,16 @@ impl Gate {
                 })
             })
             .collect();
-        Aftercare::new(self.store.limiter(), settlements, slots)
+        Aftercare::new(self.pipeline.limiter(), settlements, slots)
     }
 }
 
-/// The store could not decide: every policy counts an error, and `undecided` applies unless
-/// only shadow policies are on the route (they never block).
-fn undecided<'g>(draws: &[Draw<'g>], what: Undecided) -> Outcome<'g> {
-    match count_undecided(draws) {
-        true => Outcome::Undecided(what),
-        false => Outcome::Unlimited(Aftercare::default()),
+/// The outcome of a request whose store could not decide: what `on_error` says, or forwarded
+/// when only shadow policies are on the route (they never block).
+fn undecided<'g>(drawn: Drawn<'g>) -> Outcome<'g> {
+    match drawn {
+        Drawn::Undecided(what) => Outcome::Undecided(what),
+        _ => Outcome::Unlimited(Aftercare::default()),
     }
 }
 

@@ -125,8 +125,9 @@ impl Gate {
         let slot = match self.in_flight.acquire(p.key(), limit).await {
             Ok(slot) => slot,
             Err(e) => {
-                self.store.log_error(&e);
-                self.store.fallback().slot(p.key(), limit)?
+                let store = self.pipeline.store();
+                store.log_error(&e);
+                store.fallback().slot(p.key(), limit)?
             }
         };
         Ok(slot.map(|slot| HeldSlot::new(slot, p.counters().in_flight.clone())))

@@ -1,20 +1,22 @@
 //! From the store's answers to a judgement, the same for every front door: each bucket's rule
-//! counts its decision (and its penalty events), and the standing that describes the request
-//! is picked. A refusal before any store call (a cost no bucket can hold) is counted here too,
-//! as is a store that could not decide.
+//! counts its decision (and its penalty events) on the trail, and the standing that describes
+//! the request is picked. A refusal before any store call (a cost no bucket can hold, a caller
+//! holding every slot) is counted here too, as is a store that could not decide. Only the
+//! pipeline (`pipeline.rs`) calls these.
 
+use super::trail::Trail;
 use super::{most_restrictive, Few, HeaderQuota, LevelId, Standing};
 use crate::limiter::{Assessment, Penalty};
-use crate::policy::QuotaCalendar;
+use crate::policy::{Enforcement, QuotaCalendar};
 use crate::telemetry::{Decision, PenaltyEvent, PolicyCounters};
 use std::sync::Arc;
 
-/// One bucket a request draws on, as its front door planned it: whether it enforces, what
+/// One bucket a request draws on, as its front door states it: whether it enforces, what
 /// counts its decisions, and how its standing is described.
 #[derive(Clone, Copy)]
 pub struct Draw<'g> {
-    /// Counts but never refuses.
-    pub shadow: bool,
+    /// Whether it refuses, or only counts.
+    pub enforcement: Enforcement,
     /// Its rule's series.
     pub counters: &'g PolicyCounters,
     /// Its rule's name.
@@ -32,12 +34,12 @@ pub struct Draw<'g> {
 impl<'g> Draw<'g> {
     /// Whether the bucket can never admit the request: it enforces and its capacity is below
     /// the cost (a shadow bucket never refuses).
-    pub fn unpayable(&self) -> bool {
-        !self.shadow && self.cost > self.quota.capacity
+    pub(super) fn unpayable(&self) -> bool {
+        self.enforcement.enforces() && self.cost > self.quota.capacity
     }
 
     /// How the bucket stands after `assessment`.
-    pub fn standing(&self, assessment: Assessment) -> Standing<'g> {
+    fn standing(&self, assessment: Assessment) -> Standing<'g> {
         Standing {
             policy: self.policy,
             level: self.level,
@@ -47,45 +49,53 @@ impl<'g> Draw<'g> {
             assessment,
         }
     }
+
+    /// Counts `decision` on `trail`, with what the bucket had `remaining`.
+    fn note(&self, trail: &mut Trail<'g>, decision: Decision, remaining: Option<f64>) {
+        trail.note(self.counters, self.policy, decision, remaining);
+    }
 }
 
 /// What the store's answers make of a request.
-pub struct Judgement<'g> {
+pub(super) struct Judgement<'g> {
     /// Every enforcing bucket paid (and nothing refused the request before).
-    pub passed: bool,
+    pub(super) passed: bool,
     /// The enforcing bucket that describes the request (its index among the draws) and its
     /// standing; none when only shadow buckets were drawn on.
-    pub deciding: Option<(usize, Standing<'g>)>,
+    pub(super) deciding: Option<(usize, Standing<'g>)>,
 }
 
 /// Judges `assessments`, the store's answers for `draws` (in order): counts each draw's
-/// decision and penalty events. `refused_before`: something else refused the request already
-/// (the rate limit service's `requests_per_unit: 0`), so no enforcing bucket lets it pass.
-pub fn judge<'g>(
+/// decision and penalty events on `trail`. `refused_before`: something else refused the
+/// request already (the rate limit service's `requests_per_unit: 0`), so no enforcing bucket
+/// lets it pass.
+pub(super) fn judge<'g>(
     draws: &[Draw<'g>],
     assessments: &[Assessment],
     refused_before: bool,
+    trail: &mut Trail<'g>,
 ) -> Judgement<'g> {
     let passed = !refused_before
         && draws
             .iter()
             .zip(assessments)
-            .all(|(d, a)| d.shadow || a.is_allowed());
+            .all(|(d, a)| d.enforcement.is_shadow() || a.is_allowed());
     let mut enforcing: Few<(usize, Standing<'g>)> = Few::new();
     for (i, (d, a)) in draws.iter().zip(assessments).enumerate() {
-        d.counters.count(match (d.shadow, passed, a.is_allowed()) {
-            (true, _, true) => Decision::Allowed,
-            (true, _, false) => Decision::ShadowThrottled,
-            (false, true, _) => Decision::Allowed,
-            (false, false, false) => Decision::Throttled,
-            (false, false, true) => Decision::ThrottledByOther,
-        });
+        let decision = match (d.enforcement, passed, a.is_allowed()) {
+            (Enforcement::Shadow, _, true) => Decision::Allowed,
+            (Enforcement::Shadow, _, false) => Decision::ShadowThrottled,
+            (Enforcement::Enforce, true, _) => Decision::Allowed,
+            (Enforcement::Enforce, false, false) => Decision::Throttled,
+            (Enforcement::Enforce, false, true) => Decision::ThrottledByOther,
+        };
+        d.note(trail, decision, Some(a.remaining()));
         match a.penalty() {
             Penalty::Started => d.counters.penalty(PenaltyEvent::Started),
             Penalty::Standing => d.counters.penalty(PenaltyEvent::Refused),
             Penalty::None => {}
         }
-        if !d.shadow {
+        if d.enforcement.enforces() {
             enforcing.push((i, d.standing(*a)));
         }
     }
@@ -95,19 +105,26 @@ pub fn judge<'g>(
 }
 
 /// A refusal by the draw at `index` before any store call: it counts throttled, the other
-/// enforcing draws throttled by another.
-pub fn count_refusal(draws: &[Draw<'_>], index: usize) {
-    for (i, d) in draws.iter().enumerate().filter(|(_, d)| !d.shadow) {
-        d.counters.count(match i == index {
+/// enforcing draws throttled by another (shadow draws count nothing: nothing was asked).
+pub(super) fn count_refusal<'g>(draws: &[Draw<'g>], index: usize, trail: &mut Trail<'g>) {
+    let enforcing = draws
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.enforcement.enforces());
+    for (i, d) in enforcing {
+        let decision = match i == index {
             true => Decision::Throttled,
             false => Decision::ThrottledByOther,
-        });
+        };
+        d.note(trail, decision, None);
     }
 }
 
 /// The store could not decide: every draw counts an error. Whether `on_error` applies: not
 /// when only shadow buckets were drawn on (they never block).
-pub fn count_undecided(draws: &[Draw<'_>]) -> bool {
-    draws.iter().for_each(|d| d.counters.count(Decision::Error));
-    draws.iter().any(|d| !d.shadow)
+pub(super) fn count_undecided<'g>(draws: &[Draw<'g>], trail: &mut Trail<'g>) -> bool {
+    draws
+        .iter()
+        .for_each(|d| d.note(trail, Decision::Error, None));
+    draws.iter().any(|d| d.enforcement.enforces())
 }

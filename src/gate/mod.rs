@@ -21,12 +21,14 @@ mod decider;
 mod hold;
 mod judge;
 mod outcome;
+mod pipeline;
 pub mod reply;
 mod ruling;
 mod standing;
 mod store_call;
 #[cfg(test)]
 mod tests;
+mod trail;
 mod verdict;
 
 pub use aftercare::Aftercare;
@@ -34,10 +36,11 @@ pub use bound::Planned;
 pub use challenges::{challenges, CROWDSEC};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
-pub use judge::{count_refusal, count_undecided, judge, Draw, Judgement};
+pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
+pub use pipeline::{Drawn, Draws, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
-pub use store_call::{StoreCall, Unanswered};
+pub use trail::{Checked, Trail};
 
 use crate::clock::wall_now_ms;
 use crate::control::{BanHit, Block, Control, ControlView};
@@ -74,8 +77,9 @@ pub struct Gate {
     identity: IdentityChain,
     key: IdentityKey,
     control: Arc<Control>,
-    /// The one store call of each decision, and `on_error`.
-    store: StoreCall,
+    /// The one store call of each decision, and `on_error`: the pipeline every front door's
+    /// buckets go through.
+    pipeline: Pipeline,
     in_flight: Arc<dyn InFlight>,
     counters: GateCounters,
     needs_host: bool,
@@ -132,7 +136,7 @@ impl Gate {
             identity,
             key,
             control,
-            store: StoreCall::new(limiter, fallback, metrics),
+            pipeline: Pipeline::new(limiter, fallback, metrics),
             in_flight,
             counters: GateCounters {
                 access: metrics.access.clone(),

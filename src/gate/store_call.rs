@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The store, what decides when it cannot, and the series the call feeds.
-pub struct StoreCall {
+pub(super) struct StoreCall {
     limiter: Arc<dyn Limiter>,
     fallback: Fallback,
     /// How long the store may take before `fallback` decides; none: the store's own budget.
@@ -32,7 +32,7 @@ pub struct StoreCall {
 
 /// Why the store gave no answer to go by.
 #[derive(Debug, thiserror::Error)]
-pub enum Unanswered {
+pub(super) enum Unanswered {
     /// It failed (or its breaker is open).
     #[error(transparent)]
     Failed(#[from] LimiterError),
@@ -51,7 +51,7 @@ pub enum Unanswered {
 
 impl StoreCall {
     /// Calls to `limiter`, `fallback` deciding when it cannot, counted in `metrics`.
-    pub fn new(limiter: Arc<dyn Limiter>, fallback: Fallback, metrics: &Metrics) -> Self {
+    pub(super) fn new(limiter: Arc<dyn Limiter>, fallback: Fallback, metrics: &Metrics) -> Self {
         Self {
             limiter,
             fallback,
@@ -63,7 +63,7 @@ impl StoreCall {
     }
 
     /// The same calls, `fallback` deciding once the store has taken `budget`.
-    pub fn within(self, budget: Duration) -> Self {
+    pub(super) fn within(self, budget: Duration) -> Self {
         Self {
             budget: Some(budget),
             ..self
@@ -71,18 +71,18 @@ impl StoreCall {
     }
 
     /// The store.
-    pub fn limiter(&self) -> &Arc<dyn Limiter> {
+    pub(super) fn limiter(&self) -> &Arc<dyn Limiter> {
         &self.limiter
     }
 
     /// What decides when the store cannot.
-    pub fn fallback(&self) -> &Fallback {
+    pub(super) fn fallback(&self) -> &Fallback {
         &self.fallback
     }
 
     /// The store's answers for `takes` (one all-or-nothing call), or what `on_error` makes of
     /// its failure.
-    pub async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
+    pub(super) async fn ask(&self, takes: &[Take<'_>]) -> Result<Assessments, Undecided> {
         let started = Instant::now();
         let answer = self.acquire(takes).await;
         self.limiter_seconds
@@ -124,7 +124,7 @@ impl StoreCall {
     }
 
     /// Logs a store error at most once a second: an outage must not flood the log.
-    pub fn log_error(&self, why: &dyn std::fmt::Display) {
+    pub(super) fn log_error(&self, why: &dyn std::fmt::Display) {
         let now_s = crate::clock::wall_now_s();
         if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
             log::warn!("store cannot decide ({why}); applying on_error");

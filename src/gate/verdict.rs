@@ -1,12 +1,11 @@
-//! The gate's verdict from the judgement of the store's answers (`judge.rs`): the standing
-//! that describes the request, about which caller; and the refusals made before any store
-//! call.
+//! The gate's verdict from the pipeline's judgement of the store's answers (`pipeline.rs`):
+//! the standing that describes the request, about which caller; and the refusals made before
+//! any store call.
 
-use super::judge::{count_refusal, judge, Draw};
 use super::outcome::Busy;
+use super::pipeline::{Draws, Judged};
 use super::standing::stable_caller;
 use super::{Decided, Outcome, Planned};
-use crate::limiter::Assessments;
 
 /// What the store's answers make of a request.
 pub(super) enum Verdict<'g> {
@@ -18,14 +17,8 @@ pub(super) enum Verdict<'g> {
     ShadowOnly,
 }
 
-/// Counts each policy's decision and picks the verdict from the store's `assessments` of
-/// `draws` (one per planned policy).
-pub(super) fn verdict<'g>(
-    planned: &[Planned<'g>],
-    draws: &[Draw<'g>],
-    assessments: &Assessments,
-) -> Verdict<'g> {
-    let judgement = judge(draws, assessments, false);
+/// The verdict from the pipeline's judgement of `planned` (one draw per planned policy).
+pub(super) fn verdict<'g>(planned: &[Planned<'g>], judgement: &Judged<'g>) -> Verdict<'g> {
     let Some((index, standing)) = judgement.deciding else {
         return Verdict::ShadowOnly;
     };
@@ -44,8 +37,12 @@ pub(super) fn verdict<'g>(
 
 /// The refusal of a caller holding every slot of the planned policy at `index`: that policy
 /// counts it as throttled, the other enforcing ones as throttled by another.
-pub(super) fn busy<'g>(planned: &[Planned<'g>], draws: &[Draw<'g>], index: usize) -> Outcome<'g> {
-    count_refusal(draws, index);
+pub(super) fn busy<'g>(
+    planned: &[Planned<'g>],
+    draws: &mut Draws<'_, 'g>,
+    index: usize,
+) -> Outcome<'g> {
+    draws.refused_by(index);
     let p = &planned[index];
     Outcome::Busy(Busy {
         policy: p.bound().policy.name(),
@@ -57,14 +54,8 @@ pub(super) fn busy<'g>(planned: &[Planned<'g>], draws: &[Draw<'g>], index: usize
 }
 
 /// The refusal of a request the planned policy at `index` can never admit (its cost is above
-/// the bucket's capacity): that policy counts it as throttled, the other enforcing ones as
-/// throttled by another; no store is asked.
-pub(super) fn unpayable<'g>(
-    planned: &[Planned<'g>],
-    draws: &[Draw<'g>],
-    index: usize,
-) -> Outcome<'g> {
-    count_refusal(draws, index);
+/// the bucket's capacity; the pipeline counted it); no store is asked.
+pub(super) fn unpayable<'g>(planned: &[Planned<'g>], index: usize) -> Outcome<'g> {
     let p = &planned[index];
     Outcome::Unpayable(p.unpayable_refusal(stable_caller(planned).unwrap_or(p.identity())))
 }

@@ -4,6 +4,7 @@
 mod action;
 mod calendar;
 mod conditions;
+mod enforcement;
 mod index;
 mod limits;
 mod path;
@@ -20,6 +21,7 @@ mod user_agents;
 pub use action::Action;
 pub use calendar::{Calendar, CalendarError, Period};
 pub use conditions::{Conditions, HeaderRule, UserAgent};
+pub use enforcement::Enforcement;
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};

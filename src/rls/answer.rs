@@ -12,24 +12,19 @@ use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{
 };
 use envoy_types::pb::envoy::service::ratelimit::v3::RateLimitResponse;
 
-/// A limited descriptor's status: OK when `allowed`, with `remaining` tokens and the time
-/// until the bucket is full (OK) or the request would pass (OVER_LIMIT).
-pub(super) fn status(
-    rule: &Rule,
-    allowed: bool,
-    remaining: f64,
-    reset_us: u64,
-) -> DescriptorStatus {
+/// A limited descriptor's status `code`, with `remaining` tokens and the time until the
+/// bucket is full (OK) or the request would pass (OVER_LIMIT).
+pub(super) fn status(rule: &Rule, code: Code, remaining: f64, reset_us: u64) -> DescriptorStatus {
     DescriptorStatus {
         duration_until_reset: Some(duration(reset_us)),
-        ..limit_status(rule, allowed, remaining)
+        ..limit_status(rule, code, remaining)
     }
 }
 
 /// A status naming `rule`'s limit, without a time until reset.
-pub(super) fn limit_status(rule: &Rule, allowed: bool, remaining: f64) -> DescriptorStatus {
+pub(super) fn limit_status(rule: &Rule, code: Code, remaining: f64) -> DescriptorStatus {
     DescriptorStatus {
-        code: if allowed { Code::Ok } else { Code::OverLimit } as i32,
+        code: code as i32,
         current_limit: Some(RateLimit {
             name: rule.name.clone(),
             requests_per_unit: rule.requests_per_unit,

@@ -6,17 +6,19 @@
 //! cannot decide within the service's budget, `on_error` does, as for the proxy: Envoy gets an
 //! answer in time, not an error. A cost no limit could ever admit is refused without asking.
 //!
-//! The store call, `on_error` and the judgement (counting, penalties, the most restrictive
-//! limit) are the gate's, as for the proxy; this file only translates descriptors into takes
-//! and the judgement into Envoy's answer.
+//! The pipeline (the refusal of a cost no limit can hold, the store call, `on_error`, the
+//! judgement: counting, penalties, the most restrictive limit) is the gate's, as for the
+//! proxy; this file only translates descriptors into draws and takes and what the pipeline
+//! drew into Envoy's answer.
 
 use super::answer::{answer, headers, limit_status, status, unpayable};
 use super::limited::Limited;
 use super::lookup::find;
 use super::rules::{Action, RlsRules};
-use crate::gate::{count_refusal, count_undecided, judge, Draw, StoreCall};
+use crate::gate::{Drawn, Judged, Pipeline};
 use crate::identity::{Identity, IdentityKey};
-use crate::limiter::{Assessment, Fallback, Limiter, Take, Undecided};
+use crate::limiter::{Fallback, Limiter, Take, Undecided};
+use crate::policy::Enforcement;
 use crate::telemetry::Metrics;
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{Code, DescriptorStatus};
 use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
@@ -38,10 +40,10 @@ pub struct Deciders {
     pub timeout: Duration,
 }
 
-/// The parts of [`Deciders`] as answering uses them: the gate's store call, within
+/// The parts of [`Deciders`] as answering uses them: the gate's pipeline, within
 /// `rls.timeout`.
 pub struct Answering {
-    store: StoreCall,
+    pipeline: Pipeline,
     key: IdentityKey,
     metrics: Arc<Metrics>,
 }
@@ -49,7 +51,7 @@ pub struct Answering {
 impl From<Deciders> for Answering {
     fn from(d: Deciders) -> Self {
         Self {
-            store: StoreCall::new(d.limiter, d.fallback, &d.metrics).within(d.timeout),
+            pipeline: Pipeline::new(d.limiter, d.fallback, &d.metrics).within(d.timeout),
             key: d.key,
             metrics: d.metrics,
         }
@@ -75,9 +77,15 @@ pub async fn decide(
     for i in unlimited {
         statuses[i].limit_remaining = u32::MAX;
     }
-    let refused_by_rule = limited.iter().any(|l| l.rule.refuses_all && !l.rule.shadow);
-    for l in limited.iter().filter(|l| l.rule.refuses_all) {
-        statuses[l.index] = status(&l.rule, l.rule.shadow, 0.0, 0);
+    let refusing = limited.iter().filter(|l| l.rule.refuses_all);
+    let mut refused_by_rule = false;
+    for l in refusing {
+        let code = match l.rule.enforcement {
+            Enforcement::Enforce => Code::OverLimit,
+            Enforcement::Shadow => Code::Ok,
+        };
+        refused_by_rule |= code == Code::OverLimit;
+        statuses[l.index] = status(&l.rule, code, 0.0, 0);
     }
     let limited: Vec<Limited> = limited
         .into_iter()
@@ -91,65 +99,70 @@ pub async fn decide(
         };
         return answer(code, statuses, Vec::new());
     }
-    let draws: Vec<Draw<'_>> = limited.iter().map(|l| l.draw(&answering.metrics)).collect();
-    if let Some(i) = draws.iter().position(Draw::unpayable) {
-        return refuse_unpayable(&limited, &draws, i, statuses);
-    }
+    let mut draws = answering
+        .pipeline
+        .draws(limited.iter().map(|l| l.draw(&answering.metrics)).collect());
     let takes: Vec<Take<'_>> = limited.iter().map(Limited::take).collect();
-    match answering.store.ask(&takes).await {
-        Ok(assessments) => judged(&limited, &draws, &assessments, refused_by_rule, statuses),
-        Err(undecided) => {
-            count_undecided(&draws);
-            match undecided {
-                Undecided::Pass => answer(Code::Ok, statuses, Vec::new()),
-                Undecided::Refuse => {
-                    for s in &mut statuses {
-                        s.code = Code::OverLimit as i32;
-                    }
-                    answer(Code::OverLimit, statuses, Vec::new())
-                }
+    match draws.decide_draws(&takes, refused_by_rule).await {
+        Drawn::Judged(judged) => answer_judged(&limited, &judged, statuses),
+        Drawn::Unpayable(i) => refuse_unpayable(&limited, i, statuses),
+        Drawn::Undecided(Undecided::Refuse) => {
+            for s in &mut statuses {
+                s.code = Code::OverLimit as i32;
             }
+            answer(Code::OverLimit, statuses, Vec::new())
         }
+        // `on_error = "allow"`, or only shadow limits (they never refuse).
+        Drawn::Undecided(Undecided::Pass) | Drawn::Spared => answer(Code::Ok, statuses, Vec::new()),
     }
 }
 
-/// The answer from the store's `assessments` of `limited` (judged as `draws` by the gate):
-/// OK only if every enforcing limit paid and no rule refused outright, with the headers of
-/// the most restrictive limit.
-fn judged(
+/// The answer from the pipeline's judgement of `limited`: OK only if every enforcing limit
+/// paid and no rule refused outright, with the headers of the most restrictive limit.
+fn answer_judged(
     limited: &[Limited],
-    draws: &[Draw<'_>],
-    assessments: &[Assessment],
-    refused_by_rule: bool,
+    judged: &Judged<'_>,
     mut statuses: Vec<DescriptorStatus>,
 ) -> RateLimitResponse {
-    let judgement = judge(draws, assessments, refused_by_rule);
-    for (l, a) in limited.iter().zip(assessments) {
-        let allowed = l.rule.shadow || a.is_allowed();
-        let reset_us = if allowed { a.full_in_us() } else { a.wait_us() };
-        statuses[l.index] = status(&l.rule, allowed, a.remaining(), reset_us);
+    for (l, a) in limited.iter().zip(&judged.assessments) {
+        let code = match (l.rule.enforcement, a.is_allowed()) {
+            (Enforcement::Shadow, _) | (Enforcement::Enforce, true) => Code::Ok,
+            (Enforcement::Enforce, false) => Code::OverLimit,
+        };
+        let reset_us = match code {
+            Code::OverLimit => a.wait_us(),
+            _ => a.full_in_us(),
+        };
+        statuses[l.index] = status(&l.rule, code, a.remaining(), reset_us);
     }
-    let code = if judgement.passed {
+    let code = if judged.passed {
         Code::Ok
     } else {
         Code::OverLimit
     };
-    let deciding = judgement.deciding.map(|(_, standing)| standing);
+    let deciding = judged.deciding.map(|(_, standing)| standing);
     answer(code, statuses, headers(deciding.as_ref()))
 }
 
 /// The refusal of a request whose descriptor at `unpayable_at` costs more than its limit can
-/// ever hold: no bucket is taken (all or nothing), that limit counts it throttled and the other
-/// enforcing ones throttled by another.
+/// ever hold (the pipeline counted it): no bucket is taken (all or nothing); every enforcing
+/// limit says OVER_LIMIT, that one with nothing remaining.
 fn refuse_unpayable(
     limited: &[Limited],
-    draws: &[Draw<'_>],
     unpayable_at: usize,
     mut statuses: Vec<DescriptorStatus>,
 ) -> RateLimitResponse {
-    count_refusal(draws, unpayable_at);
-    for (i, l) in limited.iter().enumerate().filter(|(_, l)| !l.rule.shadow) {
-        statuses[l.index] = limit_status(&l.rule, i != unpayable_at, 0.0);
+    let enforcing = limited
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.rule.enforcement.enforces());
+    for (i, l) in enforcing {
+        // Only the refusing limit is short; the others had the tokens.
+        let code = match i == unpayable_at {
+            true => Code::OverLimit,
+            false => Code::Ok,
+        };
+        statuses[l.index] = limit_status(&l.rule, code, 0.0);
     }
     let l = &limited[unpayable_at];
     unpayable(&l.rule, l.cost, statuses)

@@ -4,7 +4,7 @@
 use super::rules::Rule;
 use crate::gate::{Draw, HeaderQuota, LevelId};
 use crate::identity::Identity;
-use crate::limiter::{BucketKey, Mode, Take, Terms};
+use crate::limiter::{BucketKey, Take, Terms};
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
@@ -31,10 +31,7 @@ impl Limited {
             },
             spec: self.rule.limits.spec(None, 0),
             cost: self.cost as f64,
-            mode: match self.rule.shadow {
-                true => Mode::Shadow,
-                false => Mode::Enforce,
-            },
+            mode: self.rule.enforcement.mode(),
             terms: Terms::default(),
         }
     }
@@ -43,7 +40,7 @@ impl Limited {
     pub(super) fn draw<'l>(&'l self, metrics: &Metrics) -> Draw<'l> {
         let rule = &self.rule;
         Draw {
-            shadow: rule.shadow,
+            enforcement: rule.enforcement,
             counters: rule.counters.of(metrics, &rule.name),
             policy: &rule.arc_name,
             level: LevelId {

@@ -4,7 +4,7 @@
 
 use super::yaml::{quota_mode_lines, DescriptorFile, DomainFile};
 use crate::limiter::PolicyKey;
-use crate::policy::{Limits, Rate};
+use crate::policy::{Enforcement, Limits, Rate};
 use crate::telemetry::{Metrics, PolicyCounters};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -50,8 +50,8 @@ pub struct Rule {
     pub requests_per_unit: u32,
     /// The unit, in Envoy's enumeration (1 second … 7 year).
     pub unit: i32,
-    /// Counts but never refuses.
-    pub shadow: bool,
+    /// Whether it refuses, or only counts (`shadow_mode`).
+    pub enforcement: Enforcement,
     /// `requests_per_unit: 0`: every request is over the limit (a deny-list entry), with no
     /// store call.
     pub refuses_all: bool,
@@ -258,7 +258,7 @@ fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
         limits,
         requests_per_unit,
         unit: code,
-        shadow: d.shadow_mode,
+        enforcement: Enforcement::shadow_if(d.shadow_mode),
         refuses_all: requests_per_unit == 0,
         replaces: limit.replaces.clone(),
         counters: RuleCounters::default(),

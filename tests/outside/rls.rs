@@ -512,3 +512,31 @@ fn with_redis_paused_every_answer_comes_within_the_services_budget() {
         "{codes:?}"
     );
 }
+
+/// Regression (issue #76): with `on_error = "deny"`, a store that cannot decide refused a
+/// request meeting only `shadow_mode` limits at the rate limit service, while the proxy
+/// forwarded one meeting only shadow policies. Shadow never blocks, at either front door.
+#[test]
+fn with_redis_gone_and_on_error_deny_shadow_limits_still_never_refuse() {
+    let upstream = Upstream::start();
+    let mut redis = RedisServer::start();
+    let dir = rules_dir("domain: d\ndescriptors:\n  - key: k\n    shadow_mode: true\n    rate_limit: { unit: minute, requests_per_unit: 1 }\n");
+    let tables = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\non_error = \"deny\"\n\n\
+         [[policy]]\nname = \"trial\"\ncapacity = 1\nrate = \"1/h\"\nshadow = true\n",
+        redis.url()
+    );
+    let (proxy, port) = start(&upstream, dir.path(), &tables);
+    let mut c = Client::connect(port);
+    assert_eq!(c.codes("d", &[("k", "v")], 1), [Code::Ok]);
+    redis.kill();
+    for _ in 0..3 {
+        assert_eq!(proxy.get("/", &[]).status(), 200, "the proxy forwards");
+        let answer = c.ask("d", &[&[("k", "v")]], 0);
+        assert_eq!(overall(&answer), Code::Ok, "{answer:?}");
+        assert!(
+            answer.statuses.iter().all(|s| s.code == Code::Ok as i32),
+            "{answer:?}"
+        );
+    }
+}
