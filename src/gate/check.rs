@@ -10,28 +10,44 @@
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
-use super::pipeline::Drawn;
+use super::pipeline::{Drawn, Draws};
 use super::verdict::{busy, unpayable, verdict, Verdict};
-use super::{Few, Gate, Outcome, Planned};
+use super::{Few, Gate, Outcome, Planned, Trail};
 use crate::limiter::{Assessment, Take, Undecided};
 use crate::telemetry::HeldResult;
 
 impl Gate {
-    /// Takes from the planned buckets and says what happens to the request.
-    pub(super) async fn check<'g>(&self, planned: &[Planned<'g>]) -> Outcome<'g> {
+    /// Takes from the planned buckets and says what happens to the request, leaving the
+    /// policies checked on `trail`.
+    pub(super) async fn check<'g>(
+        &self,
+        planned: &[Planned<'g>],
+        trail: &mut Trail<'g>,
+    ) -> Outcome<'g> {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
         }
         let mut draws = self
             .pipeline
             .draws(planned.iter().map(Planned::draw).collect());
+        let outcome = self.check_draws(planned, &mut draws).await;
+        *trail = draws.into_trail();
+        outcome
+    }
+
+    /// `check` of the request drawing on `draws`.
+    async fn check_draws<'g>(
+        &self,
+        planned: &[Planned<'g>],
+        draws: &mut Draws<'_, 'g>,
+    ) -> Outcome<'g> {
         // A request that can never pass takes no slot and no token, and is not told to wait.
         if let Some(i) = draws.refuse_unpayable() {
             return unpayable(planned, i);
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,
-            Err(SlotRefusal::Busy(i)) => return busy(planned, &mut draws, i),
+            Err(SlotRefusal::Busy(i)) => return busy(planned, draws, i),
             Err(SlotRefusal::Store) => return undecided(draws.undecided(Undecided::Refuse)),
         };
         // A place to be held lets a take prepay within `max_delay`; without one it cannot.

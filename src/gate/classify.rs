@@ -2,7 +2,7 @@
 //! policies it matches, found with the decision ([`Gate::decide_classified`]).
 
 use super::bound::BoundPolicy;
-use super::{Gate, Outcome};
+use super::{Gate, Notes, Outcome};
 use crate::identity::Request;
 use crate::policy::{Class, RouteFacts};
 
@@ -15,9 +15,20 @@ impl Gate {
         req: &Request<'_>,
         route: &RouteFacts<'_>,
     ) -> (Outcome<'g>, Class) {
-        let mut class = Class::default();
-        let outcome = self.decide_into(req, route, &mut class).await;
-        (outcome, class)
+        let (outcome, notes) = self.decide_noted(req, route).await;
+        (outcome, notes.class)
+    }
+
+    /// What happens to `req`, with its class and the trail of the policies its buckets were
+    /// checked against (what explains the decision).
+    pub async fn decide_noted<'g>(
+        &'g self,
+        req: &Request<'_>,
+        route: &RouteFacts<'_>,
+    ) -> (Outcome<'g>, Notes<'g>) {
+        let mut notes = Notes::default();
+        let outcome = self.decide_into(req, route, &mut notes).await;
+        (outcome, notes)
     }
 
     /// The class of a request matching `matched` (the default when no policy names a priority

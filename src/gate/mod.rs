@@ -20,6 +20,7 @@ mod cost;
 mod decider;
 mod hold;
 mod judge;
+mod notes;
 mod outcome;
 mod pipeline;
 pub mod reply;
@@ -37,6 +38,7 @@ pub use challenges::{challenges, CROWDSEC};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
 pub use judge::Draw;
+pub use notes::Notes;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
@@ -48,7 +50,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Action, Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
+use crate::policy::{Action, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{IntCounter, IntCounterVec};
@@ -192,12 +194,13 @@ impl Gate {
         self.decide_classified(req, route).await.0
     }
 
-    /// `decide`, noting the request's class in `class` once its policies are known.
+    /// `decide`, noting the request's class in `notes` once its policies are known, and the
+    /// trail of its buckets once they are checked.
     pub(super) async fn decide_into<'g>(
         &'g self,
         req: &Request<'_>,
         route: &RouteFacts<'_>,
-        class: &mut Class,
+        notes: &mut Notes<'g>,
     ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
@@ -213,20 +216,20 @@ impl Gate {
         match self.access.check(req) {
             Access::Denied => return self.listed(AccessList::Deny),
             Access::Allowed => {
-                *class = self.class_of(&self.matching(req, route));
+                notes.class = self.class_of(&self.matching(req, route));
                 return self.listed(AccessList::Allow);
             }
             Access::Limited => {}
         }
         let matched = self.matching(req, route);
-        *class = self.class_of(&matched);
+        notes.class = self.class_of(&matched);
         let awaiting = match ruling::rule(&matched, req) {
             ruling::Ruling::Decided(outcome) => return outcome,
             ruling::Ruling::Limits(awaiting) => awaiting,
         };
         match self.plan(req, &matched, &control, now) {
             Ok(planned) => {
-                let outcome = self.check(&planned).await;
+                let outcome = self.check(&planned, &mut notes.trail).await;
                 self.challenge_after(req, outcome, awaiting)
             }
             Err(PlanError::Identity(e)) => {

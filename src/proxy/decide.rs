@@ -2,7 +2,7 @@
 
 use super::Snapshot;
 use crate::clock::wall_now_s;
-use crate::gate::Outcome;
+use crate::gate::{Outcome, Trail};
 use crate::identity::{Pass, Reach, Request, RequestFacts, Traits};
 use crate::policy::{request_host, Class, RouteFacts};
 use pingora::http::RequestHeader;
@@ -26,6 +26,8 @@ pub(super) struct Decision<'s> {
     pub(super) pass: Option<Pass>,
     /// Its class when the backend is overloaded.
     pub(super) class: Class,
+    /// The policies whose buckets it met, in the order they were checked.
+    pub(super) trail: Trail<'s>,
     /// Whether it loads a page (a challenge page can answer it).
     pub(super) page: bool,
 }
@@ -62,18 +64,15 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     .with_facts(facts)
     .with_traits(&traits)
     .with_pass(pass.as_ref(), reach);
-    let (outcome, class) = snapshot
-        .decider
-        .gate
-        .decide_classified(&request, &route)
-        .await;
+    let (outcome, notes) = snapshot.decider.gate.decide_noted(&request, &route).await;
     drop(request);
     Decision {
         outcome,
         traits,
         client_ip,
         pass,
-        class,
+        class: notes.class,
+        trail: notes.trail,
         page: reach != Reach::NotAPage,
     }
 }

@@ -8,7 +8,7 @@
 use super::{access_log, RequestCtx, Snapshot};
 use crate::clock::wall_now_ms;
 use crate::explain::{kept_path, Bucket, Caller, Decisions, Overloaded, Record, Reference, Step};
-use crate::gate::{Decided, Outcome, Standing};
+use crate::gate::{Decided, Outcome, Standing, Trail};
 use crate::identity::{H2Fp, Identity, SourceSpec};
 use crate::policy::Priority;
 use pingora::proxy::Session;
@@ -26,8 +26,21 @@ pub(super) struct Draft {
 }
 
 impl Draft {
-    /// Notes what the gate's `outcome` says: the deciding policy and what it said, the caller
-    /// and the bucket.
+    /// Notes the policies whose buckets the request met, in the order the gate checked them.
+    pub(super) fn checked(&mut self, trail: &Trail<'_>) {
+        self.steps = trail
+            .checked()
+            .iter()
+            .map(|c| Step {
+                policy: c.policy.clone(),
+                outcome: c.decision.label(),
+                remaining: c.remaining,
+            })
+            .collect();
+    }
+
+    /// Notes what the gate's `outcome` says: the deciding policy and what it said (unless the
+    /// trail has it), the caller and the bucket.
     pub(super) fn note(&mut self, outcome: &Outcome<'_>) {
         match outcome {
             Outcome::Allowed(decided, _) => self.decided(decided, "allowed"),
@@ -41,7 +54,7 @@ impl Draft {
                 self.caller = Some(caller(unpayable.source, unpayable.identity));
             }
             Outcome::Denied(policy) => self.step(policy, "denied"),
-            Outcome::AllowedByRule(policy) => self.step(policy, "allowed"),
+            Outcome::AllowedByRule(policy) => self.step(policy, "allowed_by_rule"),
             Outcome::Challenged(challenged, _) => self.step(challenged.policy, "challenged"),
             _ => {}
         }
@@ -67,11 +80,16 @@ impl Draft {
         self.bucket = Some(bucket(&decided.standing));
     }
 
+    /// Adds `policy`'s `outcome`, unless the trail noted it already.
     fn step(&mut self, policy: &Arc<str>, outcome: &'static str) {
-        self.steps.push(Step {
-            policy: policy.clone(),
-            outcome,
-        });
+        let noted = |s: &Step| *s.policy == **policy && s.outcome == outcome;
+        if !self.steps.iter().any(noted) {
+            self.steps.push(Step {
+                policy: policy.clone(),
+                outcome,
+                remaining: None,
+            });
+        }
     }
 }
 

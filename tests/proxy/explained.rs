@@ -64,6 +64,11 @@ fn a_429_carries_its_ref_and_the_control_api_explains_it() {
     assert_eq!(why["found_on"], "this instance");
     assert_eq!(why["policies"][0]["policy"], "per-user", "{why}");
     assert_eq!(why["policies"][0]["outcome"], "throttled");
+    assert_eq!(why["policies"].as_array().map(Vec::len), Some(1), "{why}");
+    assert!(
+        why["policies"][0]["remaining"].as_f64().unwrap() < 1.0,
+        "{why}"
+    );
     assert_eq!(why["identity"]["source"], "header:x-api-key", "{why}");
     assert_eq!(why["identity"]["digest"].as_str().map(str::len), Some(32));
     assert_eq!(why["bucket"]["capacity"], 5, "{why}");
@@ -160,7 +165,7 @@ fn a_deny_a_bad_request_and_a_backend_failure_carry_their_ref() {
     assert_eq!(why["decision"], "denied", "{why}");
     assert_eq!(
         why["policies"][0],
-        serde_json::json!({"policy": "no-admin", "outcome": "denied"})
+        serde_json::json!({"policy": "no-admin", "outcome": "denied", "remaining": null})
     );
 
     // A client's own id is echoed as its ref, but one outside the grammar cannot be looked up.
@@ -223,4 +228,34 @@ fn with_keep_0_nothing_is_kept() {
         control(&proxy, "GET", &path, None).0 != 404
     });
     assert_eq!(kept, None, "nothing is kept");
+}
+
+#[test]
+fn every_policy_checked_is_explained_in_order() {
+    let upstream = Upstream::start();
+    let policies = "[identity]\nsources = [\"header:x-api-key\", \"ip\"]\n\n\
+                    [[policy]]\nname = \"wide\"\ncapacity = 100\nrate = \"1/m\"\n\n\
+                    [[policy]]\nname = \"narrow\"\ncapacity = 1\nrate = \"1/m\"\n";
+    let (_dir, proxy) = start(&upstream, policies);
+    assert_eq!(proxy.get("/a", &[("x-api-key", KEY)]).status(), 200);
+    let refused = proxy.get("/a", &[("x-api-key", KEY)]);
+    assert_eq!(refused.status(), 429);
+    let why = explained(&proxy, &header(&refused, "x-request-id"));
+    let steps: Vec<(&str, &str)> = why["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["policy"].as_str().unwrap(),
+                s["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [("wide", "throttled_by_other"), ("narrow", "throttled")],
+        "{why}"
+    );
+    assert_eq!(why["bucket"]["capacity"], 1, "the deciding bucket: {why}");
 }
