@@ -28,6 +28,7 @@ pub struct Decisions {
     instance: Arc<str>,
     shelf: Option<Shelf>,
     max_age_ms: Arc<AtomicU64>,
+    keep: AtomicU64,
     /// The shelf's writer until the server takes it to run.
     writer: Mutex<Option<ShelfWriter>>,
 }
@@ -55,6 +56,7 @@ impl Decisions {
             instance,
             shelf,
             max_age_ms,
+            keep: AtomicU64::new(settings.keep as u64),
             writer: Mutex::new(writer),
         }
     }
@@ -73,6 +75,7 @@ impl Decisions {
     pub fn configure(&self, settings: &DecisionSettings) {
         self.max_age_ms
             .store(settings.max_age_ms(), Ordering::Relaxed);
+        self.keep.store(settings.keep as u64, Ordering::Relaxed);
         self.ring
             .lock()
             .resize(settings.keep, settings.max_age_ms());
@@ -82,7 +85,11 @@ impl Decisions {
     pub fn keep(&self, record: Record, now_ms: u64) {
         let record = Arc::new(record);
         if let Some(shelf) = &self.shelf {
-            shelf.put(record.clone());
+            let budget = (
+                self.keep.load(Ordering::Relaxed),
+                self.max_age_ms.load(Ordering::Relaxed),
+            );
+            shelf.put(record.clone(), budget, now_ms);
         }
         self.ring.lock().push(record, now_ms);
     }

@@ -5,6 +5,7 @@
 //! [`Reference`] (`GET /v1/decisions/{ref}`).
 
 mod book;
+mod budget;
 mod record;
 mod reference;
 mod ring;
@@ -12,6 +13,7 @@ mod settings;
 mod shared;
 
 pub use book::{Decisions, Found};
+pub use budget::Budget;
 pub use record::{kept_path, Bucket, Caller, Overloaded, Record, Score, Step, MAX_PATH};
 pub use reference::{BadReference, Reference, MAX_LEN};
 pub use ring::Ring;

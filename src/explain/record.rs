@@ -142,6 +142,11 @@ impl Record {
         })
     }
 
+    /// Whether the request was refused (or shown the challenge page): not forwarded.
+    pub fn refused(&self) -> bool {
+        self.status >= 400 || self.decision == "challenged"
+    }
+
     /// About how many bytes the record holds, itself and what it owns alone (shared names
     /// not counted): what [`super::Ring`] budgets per entry.
     pub fn size(&self) -> usize {

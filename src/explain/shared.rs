@@ -1,11 +1,12 @@
 //! The fleet's shelf of decisions (with the Redis store): each record written as JSON under
 //! `<prefix>{decisions}:<ref>` with the ring's `max_age` as its time to live, so any instance
-//! can explain a decision another made. Records queue (bounded) to a writer off the request
-//! path that sends them in batches: a full queue drops the record (counted, warned about at
-//! most once a minute), never holds a request up. Keys share one Cluster slot (`{decisions}`),
-//! so a batch is one script call.
+//! can explain a decision another made. An instance writes at most `keep` records per
+//! `max_age` ([`Budget`]). Records queue (bounded) to a writer off the request path that
+//! sends them in batches: a full queue drops the record (counted, warned about at most once a
+//! minute), never holds a request up. Keys share one Cluster slot (`{decisions}`), so a batch
+//! is one script call.
 
-use super::{Record, Reference};
+use super::{Budget, Record, Reference};
 use crate::limiter::RedisDriver;
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -37,6 +38,7 @@ pub struct Shelf {
     queue: mpsc::Sender<Arc<Record>>,
     dropped: AtomicU64,
     warned: Mutex<Option<Instant>>,
+    budget: Budget,
 }
 
 /// The writer: takes queued records and writes them, a batch at a time.
@@ -67,12 +69,20 @@ impl Shelf {
             queue,
             dropped: AtomicU64::new(0),
             warned: Mutex::new(None),
+            budget: Budget::default(),
         };
         (shelf, writer)
     }
 
-    /// Queues `record` for the writer; dropped (and counted) when the queue is full.
-    pub fn put(&self, record: Arc<Record>) {
+    /// Queues `record`, made at `now_ms`, for the writer, if the budget of `keep` records per
+    /// `max_age_ms` allows; dropped (and counted) when the queue is full.
+    pub fn put(&self, record: Arc<Record>, (keep, max_age_ms): (u64, u64), now_ms: u64) {
+        if !self
+            .budget
+            .admit(record.refused(), keep, max_age_ms, now_ms)
+        {
+            return;
+        }
         if self.queue.try_send(record).is_err() {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             let mut warned = self.warned.lock();

@@ -78,3 +78,45 @@ fn a_decision_made_on_one_instance_is_explained_by_another() {
     });
     assert!(gone.is_some(), "forgotten after decisions.max_age");
 }
+
+#[test]
+fn an_instance_writes_at_most_keep_records_to_redis_per_max_age_refusals_first() {
+    let upstream = Upstream::start();
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = admin_tables(dir.path(), "");
+    let config = format!(
+        "[store]\nkind = \"redis\"\nurl = \"{}\"\n[decisions]\nkeep = 10\n{PER_USER}",
+        redis.url()
+    );
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
+    // 20 callers' first requests (allowed): only half the budget goes to them.
+    for i in 0..20 {
+        let key = format!("caller-{i}");
+        assert_eq!(proxy.get("/a", &[("x-api-key", &key)]).status(), 200);
+    }
+    // Then refusals: they take the rest.
+    let mut refused = Vec::new();
+    for _ in 0..15 {
+        let response = proxy.get("/a", &[("x-api-key", KEY)]);
+        if response.status() == 429 {
+            refused.push(header(&response, "x-request-id"));
+        }
+    }
+    assert_eq!(refused.len(), 10);
+    let keys = || -> Vec<String> {
+        redis::cmd("KEYS")
+            .arg("*{decisions}*")
+            .query(&mut redis.conn())
+            .unwrap()
+    };
+    let settled = within(Duration::from_secs(3), || keys().len() == 10);
+    assert!(settled.is_some(), "{:?}", keys());
+    // 5 allowed, 5 refused: the first 5 refusals are in Redis.
+    let stored = keys().join(" ");
+    let found = refused
+        .iter()
+        .filter(|id| stored.contains(id.as_str()))
+        .count();
+    assert_eq!(found, 5, "{stored}");
+}
