@@ -89,17 +89,18 @@ need_mdbook() {
 need_pytools() {
     local venv=${FLOODGATE_PYTOOLS_DIR:-$HOME/.cache/floodgate/pytools}
     PYTOOLS_PYTHON=$venv/bin/python
-    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium, http_message_signatures, ja4plus' 2>/dev/null; then
+    if [ -x "$PYTOOLS_PYTHON" ] && "$PYTOOLS_PYTHON" -c 'import mmdb_writer, netaddr, dnslib, selenium, http_message_signatures, ja4plus, h2' 2>/dev/null; then
         return 0
     fi
-    echo "installing mmdb-writer, dnslib, selenium, http-message-signatures and ja4plus into $venv" >&2
+    echo "installing mmdb-writer, dnslib, selenium, http-message-signatures, ja4plus and h2 into $venv" >&2
     python3 -m venv --help >/dev/null 2>&1 || need_packages python3:python3-venv
     python3 -c 'import ensurepip' 2>/dev/null || need_packages python3:python3-venv
     python3 -m venv "$venv" >&2
     # ja4plus (pinned): the reference JA4 of tests/browser/ja4.rs, an implementation independent
     # of Floodgate's, fed the ClientHello bytes a test captured. http-message-signatures: the
-    # second signer of tests/bots/signed.rs.
-    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 >&2
+    # second signer of tests/bots/signed.rs. h2: the frame and HPACK layers (hyperframe, hpack)
+    # of tests/proxy/h2fp's chosen-frames client and reference fingerprint.
+    "$venv/bin/pip" install -q mmdb-writer netaddr dnslib selenium http-message-signatures ja4plus==1.4.0 h2 >&2
 }
 
 # Headless Chromium and its driver for the browser tests (tests/common/browser.rs runs

@@ -20,6 +20,9 @@
 //! The cap on open connections is what the open-file limit can hold (`rlimit`).
 //! The proxy's TLS port is served as TCP too: a connection to it is admitted, then its
 //! ClientHello read for its JA4 and its handshake done ([`TlsFront`]) within the head deadline.
+//! An HTTP/2 connection (ALPN `h2`, or h2c) is read for its fingerprint
+//! ([`fingerprinted`]) when the config in force asks for it (`Config::wants_h2fp`), and
+//! handed over as it is otherwise.
 
 use super::connections::Connections;
 use super::drain::InService;
@@ -27,7 +30,8 @@ use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
-    peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead, WatchedStream,
+    fingerprinted, peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead,
+    WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
 use crate::tls::TlsFront;
@@ -41,6 +45,9 @@ use std::time::Duration;
 
 /// What a listener does with a head its app refused, and the client's TCP address.
 pub(super) type OnRefused = Arc<dyn Fn(&RefusedHead, Option<IpAddr>) + Send + Sync>;
+
+/// Whether the config in force asks for new HTTP/2 connections' fingerprints.
+pub(super) type WantsH2fp = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Pingora's HTTP server options for `config`: h2c on the plain listener if configured, and
 /// HTTP/2 connections closed after idling `server.keepalive_timeout`.
@@ -68,6 +75,8 @@ pub(super) struct Listener<A> {
     h2c: bool,
     /// The TLS port among the listener's, and its handshake.
     tls: Option<(SocketAddr, Arc<TlsFront>)>,
+    /// Whether HTTP/2 connections are read for their fingerprint (the proxy's, when asked).
+    wants_h2fp: Option<WantsH2fp>,
 }
 
 impl<A> Listener<A> {
@@ -92,6 +101,7 @@ impl<A> Listener<A> {
             header_timeout: limits.header_timeout,
             h2c: false,
             tls: None,
+            wants_h2fp: None,
         }
     }
 
@@ -129,6 +139,21 @@ impl<A> Listener<A> {
         }
     }
 
+    /// The same listener, reading HTTP/2 connections for their fingerprint whenever
+    /// `wants_h2fp` says so as they are accepted.
+    pub(super) fn fingerprinting(mut self, wants_h2fp: WantsH2fp) -> Self {
+        self.wants_h2fp = Some(wants_h2fp);
+        self
+    }
+
+    /// `stream`, an HTTP/2 connection, read for its fingerprint if that is asked for.
+    fn h2(&self, stream: Stream) -> Stream {
+        match self.wants_h2fp.as_ref().is_some_and(|wants| wants()) {
+            true => fingerprinted(stream),
+            false => stream,
+        }
+    }
+
     /// The same listener, handing the heads its app refused to `on_refused`.
     pub(super) fn on_refused(mut self, on_refused: OnRefused) -> Self {
         self.on_refused = Some(on_refused);
@@ -151,14 +176,18 @@ impl<A> Listener<A> {
             Preface::Http1 => (watch.clone(), Some(watch)),
         };
         let watched = WatchedStream::new(stream, watch, self.max_header_bytes);
-        Some((Box::new(watched.with_prefix(read)), deadline))
+        let stream: Stream = Box::new(watched.with_prefix(read));
+        match preface {
+            Preface::H2 => Some((self.h2(stream), deadline)),
+            Preface::Http1 => Some((stream, deadline)),
+        }
     }
 
     /// `stream` ready for pingora, and the watch whose expiry closes it (HTTP/1 only: HTTP/2
     /// frames its own headers, and pingora bounds them).
     async fn watched(&self, stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
         match stream.selected_alpn_proto() {
-            Some(ALPN::H2) => Some((stream, None)),
+            Some(ALPN::H2) => Some((self.h2(stream), None)),
             _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await,
             _ => {
                 let watch = self.watches.accepted();

@@ -123,6 +123,11 @@ fn log_refused(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> OnRefused {
     })
 }
 
+/// Whether the config in force (`snapshot`'s) asks for HTTP/2 fingerprints.
+fn wants_h2fp(snapshot: Arc<ArcSwap<crate::proxy::Snapshot>>) -> listener::WantsH2fp {
+    Arc::new(move || snapshot.load().h2fp)
+}
+
 /// The proxy's service on `server.listen` (and `server.tls_listen`, served as TCP: the
 /// listener does the handshake, see `listener`) serving `listener`; none when there is no
 /// `[upstream]` to proxy to.
@@ -238,7 +243,8 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
     let listener = Listener::new(http, limits, watches.clone(), in_service.clone())
         .counted(&metrics, limits)
         .with_h2c(config.server.h2c)
-        .on_refused(log_refused(snapshot.clone()));
+        .on_refused(log_refused(snapshot.clone()))
+        .fingerprinting(wants_h2fp(snapshot.clone()));
     let proxy = proxy_service(config, listener, &certificates)?;
 
     let ready_needs_store = stores.fallback.needs_store();

@@ -228,6 +228,7 @@ impl Stores {
             .with_front(config.server.front.clone())
             .with_challenges(challenges)
             .with_overload(overload)
+            .with_h2fp(config.wants_h2fp())
             .with_decisions(decisions))
     }
 

@@ -82,7 +82,31 @@ impl Config {
              HTTP/1 header names {case}",
             s.front.request_id_header
         )?;
+        writeln!(f, "fingerprints    {}", self.fingerprints())?;
         Ok(())
+    }
+
+    /// Which client fingerprints are read, and which go to the backend in which header.
+    fn fingerprints(&self) -> String {
+        let to_backend = |header: Option<&http::HeaderName>| match header {
+            Some(name) => format!(", to the backend in `{name}`"),
+            None => String::new(),
+        };
+        let ja4 = match self.server.tls.as_ref().is_some_and(|tls| tls.ja4) {
+            true => format!(
+                "JA4 of TLS clients{}",
+                to_backend(self.upstream.ja4_header.as_ref())
+            ),
+            false => "no JA4 (no TLS listener, or tls_ja4 = false)".to_owned(),
+        };
+        let h2fp = match self.wants_h2fp() {
+            true => format!(
+                "HTTP/2 fingerprint of h2 and h2c connections{}",
+                to_backend(self.upstream.h2fp_header.as_ref())
+            ),
+            false => "no HTTP/2 fingerprint (nothing asks for one)".to_owned(),
+        };
+        format!("{ja4}; {h2fp}")
     }
 }
 

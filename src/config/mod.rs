@@ -31,6 +31,7 @@ mod signed;
 mod store;
 mod upstream;
 mod validate;
+mod wants;
 
 pub use error::ConfigError;
 pub use runtime::{AdminSettings, Config, ResponseSettings, ServerSettings, TlsFiles, TlsListener};

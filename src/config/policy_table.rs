@@ -67,6 +67,7 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) bot: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) verified: Option<Spanned<bool>>,
     pub(crate) ja4: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) h2fp: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 impl PolicyMatchFile {

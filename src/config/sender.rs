@@ -1,10 +1,11 @@
-//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified` and `match.ja4`:
+//! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4` and
+//! `match.h2fp`:
 //! conditions on what is known of the sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, Ja4};
+use crate::identity::{Category, Country, H2Fp, Ja4};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -28,6 +29,7 @@ pub(crate) fn sender(
         bot: words::<Category>(check, file.bot.as_ref(), &key("bot"))?,
         verified: file.verified.as_ref().map(|v| *v.get_ref()),
         ja4: words::<Ja4>(check, file.ja4.as_ref(), &key("ja4"))?,
+        h2fp: words::<H2Fp>(check, file.h2fp.as_ref(), &key("h2fp"))?,
     })
 }
 
@@ -111,6 +113,9 @@ mod tests {
         assert_eq!(sender.country, vec!["NL".parse().unwrap()]);
         assert_eq!(sender.bot, vec![Category::Spoofed]);
         assert_eq!(sender.verified, Some(false));
+        let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+        let sender = read(&format!("h2fp = [\"{chrome}\"]")).unwrap();
+        assert_eq!(sender.h2fp, vec![chrome.parse().unwrap()]);
     }
 
     #[test]
@@ -131,6 +136,11 @@ mod tests {
                 "`policy.match.bot`: `crawler` is not a bot category",
             ),
             ("verified = \"yes\"", "invalid type"),
+            (
+                "h2fp = [\"1:1|00\"]",
+                "`policy.match.h2fp`: `1:1|00` is not an HTTP/2 fingerprint",
+            ),
+            ("h2fp = []", "`policy.match.h2fp` needs at least one value"),
         ] {
             let error = read(keys).unwrap_err();
             assert!(error.contains(says), "{keys}: {error}");

@@ -167,24 +167,6 @@ fn upgrade_sock(check: &Checker<'_>, value: Option<&str>) -> String {
     path.display().to_string()
 }
 
-/// Headers a request id may not travel in: HTTP's own and the forwarding headers.
-const RESERVED: [&str; 14] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "upgrade",
-    "via",
-    "forwarded",
-    "x-forwarded-for",
-    "x-forwarded-proto",
-    "x-forwarded-host",
-];
-
 /// `server.request_id_header`: a header name of no other use.
 fn request_id_header(
     check: &Checker<'_>,
@@ -194,7 +176,9 @@ fn request_id_header(
     let key = "server.request_id_header";
     let header = HeaderName::from_bytes(text.as_bytes())
         .map_err(|_| check.error(name, format!("`{key}` must be a header name, not `{text}`")))?;
-    if RESERVED.contains(&header.as_str()) || header.as_str().starts_with("ratelimit") {
+    if super::check::RESERVED_HEADERS.contains(&header.as_str())
+        || header.as_str().starts_with("ratelimit")
+    {
         let message = format!("`{key}`: `{text}` has another use; name another header");
         return Err(check.error(name, message));
     }

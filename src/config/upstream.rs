@@ -28,6 +28,7 @@ pub(crate) struct UpstreamFile {
     #[serde(default)]
     pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
     pub(crate) ja4_header: Option<Spanned<String>>,
+    pub(crate) h2fp_header: Option<Spanned<String>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -109,7 +110,12 @@ pub(crate) fn upstream(
         ja4_header: file
             .ja4_header
             .as_ref()
-            .map(|name| check.header_name(name, "upstream.ja4_header"))
+            .map(|name| check.backend_header(name, "upstream.ja4_header"))
+            .transpose()?,
+        h2fp_header: file
+            .h2fp_header
+            .as_ref()
+            .map(|name| check.backend_header(name, "upstream.h2fp_header"))
             .transpose()?,
     })
 }
@@ -129,6 +135,7 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
         write_timeout: IO_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
         ja4_header: None,
+        h2fp_header: None,
     })
 }
 

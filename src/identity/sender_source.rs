@@ -1,5 +1,5 @@
 //! The identity sources read from what is known of the sender (`asn`, `country`, `bot`,
-//! `agent`, `ja4`).
+//! `agent`, `ja4`, `h2fp`).
 
 use super::{Category, Country, Traits};
 use std::borrow::Cow;
@@ -21,12 +21,20 @@ pub enum SenderSource {
     Agent,
     /// `ja4`: the JA4 fingerprint of the client's TLS stack.
     Ja4,
+    /// `h2fp`: the HTTP/2 fingerprint of the client's connection (Akamai's format).
+    H2fp,
 }
 
 impl SenderSource {
     /// Every sender source.
-    pub const ALL: [SenderSource; 5] =
-        [Self::Asn, Self::Country, Self::Bot, Self::Agent, Self::Ja4];
+    pub const ALL: [SenderSource; 6] = [
+        Self::Asn,
+        Self::Country,
+        Self::Bot,
+        Self::Agent,
+        Self::Ja4,
+        Self::H2fp,
+    ];
 
     /// The word in config files.
     pub fn word(self) -> &'static str {
@@ -36,6 +44,7 @@ impl SenderSource {
             Self::Bot => "bot",
             Self::Agent => "agent",
             Self::Ja4 => "ja4",
+            Self::H2fp => "h2fp",
         }
     }
 
@@ -65,6 +74,10 @@ impl SenderSource {
                 .ja4
                 .as_ref()
                 .map(|j| Cow::Borrowed(j.as_str().as_bytes())),
+            Self::H2fp => traits
+                .h2fp
+                .as_ref()
+                .map(|h| Cow::Borrowed(h.as_str().as_bytes())),
         }
     }
 
@@ -86,6 +99,14 @@ impl SenderSource {
             Self::Ja4 => Some(
                 value
                     .parse::<super::Ja4>()
+                    .ok()?
+                    .as_str()
+                    .as_bytes()
+                    .to_vec(),
+            ),
+            Self::H2fp => Some(
+                value
+                    .parse::<super::H2Fp>()
                     .ok()?
                     .as_str()
                     .as_bytes()
@@ -124,6 +145,21 @@ mod tests {
                 assert_eq!(source.value(&signed(verification)), None, "{source:?}");
             }
         }
+    }
+
+    #[test]
+    fn h2fp_yields_the_connections_fingerprint_and_names_one_only_if_well_formed() {
+        let chrome = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+        let traits = Traits {
+            h2fp: Some(chrome.parse().unwrap()),
+            ..Traits::default()
+        };
+        let value = SenderSource::H2fp.value(&traits).map(Cow::into_owned);
+        assert_eq!(value, Some(chrome.as_bytes().to_vec()));
+        assert_eq!(SenderSource::H2fp.value(&Traits::default()), None);
+        let named = SenderSource::H2fp.named_value(&format!(" {chrome} "));
+        assert_eq!(named, Some(chrome.as_bytes().to_vec()));
+        assert_eq!(SenderSource::H2fp.named_value("chrome"), None);
     }
 
     fn googlebot(verification: Verification) -> Traits {

@@ -149,6 +149,11 @@ impl SourceSpec {
         self.parts.iter().any(|p| *p == Source::Fact(Fact::Host))
     }
 
+    /// Whether any part reads the HTTP/2 fingerprint (`h2fp`).
+    pub fn uses_h2fp(&self) -> bool {
+        self.parts.contains(&Source::Sender(SenderSource::H2fp))
+    }
+
     /// Whether any part reads the bearer token.
     pub fn uses_jwt(&self) -> bool {
         self.parts.iter().any(|p| matches!(p, Source::Jwt(_)))

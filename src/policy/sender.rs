@@ -1,8 +1,8 @@
 //! Conditions on what is known of a request's sender: its network (`match.asn`), country
 //! (`match.country`), the crawler category it shows (`match.bot`), whether its claim was
-//! verified (`match.verified`) and its TLS stack (`match.ja4`).
+//! verified (`match.verified`), its TLS stack (`match.ja4`) and its HTTP/2 stack (`match.h2fp`).
 
-use crate::identity::{Category, Country, Ja4, Traits};
+use crate::identity::{Category, Country, H2Fp, Ja4, Traits};
 use std::fmt;
 
 /// A policy's conditions on the sender; every one given must hold.
@@ -19,6 +19,8 @@ pub struct SenderConditions {
     pub verified: Option<bool>,
     /// `match.ja4`: the client's TLS ClientHello has one of these JA4 fingerprints.
     pub ja4: Vec<Ja4>,
+    /// `match.h2fp`: the client's HTTP/2 connection has one of these fingerprints.
+    pub h2fp: Vec<H2Fp>,
 }
 
 impl SenderConditions {
@@ -35,6 +37,7 @@ impl SenderConditions {
                 .verified
                 .is_none_or(|wanted| traits.bot.as_ref().is_some_and(|c| c.verified()) == wanted)
             && listed(&self.ja4, traits.ja4.as_ref())
+            && listed(&self.h2fp, traits.h2fp.as_ref())
     }
 
     /// Whether no condition is given.
@@ -44,6 +47,7 @@ impl SenderConditions {
             && self.bot.is_empty()
             && self.verified.is_none()
             && self.ja4.is_empty()
+            && self.h2fp.is_empty()
     }
 }
 
@@ -81,6 +85,13 @@ impl fmt::Display for SenderConditions {
                 f,
                 " ja4 {}",
                 words(self.ja4.iter().map(Ja4::to_string).collect())
+            )?;
+        }
+        if !self.h2fp.is_empty() {
+            write!(
+                f,
+                " h2fp {}",
+                words(self.h2fp.iter().map(H2Fp::to_string).collect())
             )?;
         }
         match self.verified {
@@ -131,6 +142,27 @@ mod tests {
             "no country known"
         );
         assert!(SenderConditions::default().hold(&Traits::default()));
+    }
+
+    #[test]
+    fn an_h2fp_list_holds_for_a_listed_fingerprint_and_never_without_one() {
+        let chrome: H2Fp = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"
+            .parse()
+            .unwrap();
+        let curl: H2Fp = "3:100;4:33554432;2:0|33488897|0|m,p,s,a".parse().unwrap();
+        let chrome_stack = SenderConditions {
+            h2fp: vec![chrome.clone()],
+            ..SenderConditions::default()
+        };
+        let on = |h2fp: Option<&H2Fp>| Traits {
+            h2fp: h2fp.cloned(),
+            ..Traits::default()
+        };
+        assert!(chrome_stack.hold(&on(Some(&chrome))));
+        assert!(!chrome_stack.hold(&on(Some(&curl))));
+        assert!(!chrome_stack.hold(&on(None)), "HTTP/1: no fingerprint");
+        assert!(!chrome_stack.is_empty());
+        assert_eq!(chrome_stack.to_string(), format!(" h2fp {chrome}"));
     }
 
     #[test]

@@ -57,7 +57,7 @@ impl Floodgate {
         let mut decision = decide::decide(snapshot, session).await;
         ctx.bot = decision.traits.bot.take();
         ctx.ja4 = decision.traits.ja4;
-        ctx.explained.fingerprint(decision.traits.h2fp.take());
+        ctx.h2fp = decision.traits.h2fp.clone();
         ctx.explained.checked(&decision.trail);
         // The pass's digest is for the access log and the decision's record only.
         let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();

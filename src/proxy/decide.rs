@@ -41,6 +41,9 @@ pub(super) async fn decide<'s>(snapshot: &'s Snapshot, session: &Session) -> Dec
     let message = crate::bots::Message::new(&req.method, &req.uri, &req.headers);
     let mut traits = snapshot.decider.traits(client_ip, &message).await;
     traits.ja4 = super::ja4::request_ja4(&callers.client_ip, session, peer_ip(session));
+    if session.is_http2() {
+        traits.h2fp = super::h2fp::connection_h2fp(session.digest());
+    }
     let (pass, reach) = match &snapshot.challenges {
         Some(room) => (
             room.pass_of(&req.headers, client_ip, wall_now_s()),

@@ -9,7 +9,7 @@ use super::{access_log, RequestCtx, Snapshot};
 use crate::clock::wall_now_ms;
 use crate::explain::{kept_path, Bucket, Caller, Decisions, Overloaded, Record, Reference, Step};
 use crate::gate::{Decided, Outcome, Standing, Trail};
-use crate::identity::{H2Fp, Identity, SourceSpec};
+use crate::identity::{Identity, SourceSpec};
 use crate::policy::Priority;
 use pingora::proxy::Session;
 use smallvec::SmallVec;
@@ -21,7 +21,6 @@ pub(super) struct Draft {
     steps: SmallVec<[Step; 1]>,
     caller: Option<Caller>,
     bucket: Option<Bucket>,
-    h2fp: Option<H2Fp>,
     overload: Option<Overloaded>,
 }
 
@@ -58,11 +57,6 @@ impl Draft {
             Outcome::Challenged(challenged, _) => self.step(challenged.policy, "challenged"),
             _ => {}
         }
-    }
-
-    /// Notes the connection's HTTP/2 fingerprint.
-    pub(super) fn fingerprint(&mut self, h2fp: Option<H2Fp>) {
-        self.h2fp = h2fp;
     }
 
     /// Notes what overload protection made of a request of `priority`: `admitted`,
@@ -154,7 +148,7 @@ pub(super) fn keep(
         bucket: draft.bucket,
         bot: ctx.bot.clone().map(Box::new),
         ja4: ctx.ja4,
-        h2fp: draft.h2fp,
+        h2fp: ctx.h2fp.clone(),
         // The score (issue 74) is filled in here once the request's traits carry it.
         score: None,
         pass: ctx.pass,

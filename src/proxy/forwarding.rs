@@ -1,7 +1,7 @@
 //! What the backend is told about the request's way in: `X-Forwarded-For` (every incoming line
 //! merged, then the peer), `X-Forwarded-Proto`, `X-Forwarded-Host`, `Forwarded` (RFC 7239),
 //! optionally `Via`, the request id, the pool's `Host`, and the request's JA4
-//! (`upstream.ja4_header`).
+//! and HTTP/2 fingerprint (`upstream.ja4_header`, `upstream.h2fp_header`).
 //!
 //! `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` from a client are replaced by the
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
@@ -10,7 +10,7 @@
 use super::decide;
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
-use crate::identity::Ja4;
+use crate::identity::{H2Fp, Ja4};
 use http::header::{FORWARDED, HOST, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::RequestHeader;
@@ -94,6 +94,15 @@ pub(super) fn edits(
 /// JA4 is not known: a client's own is never passed on.
 pub(super) fn ja4(edits: &mut HeaderEdits, header: &HeaderName, ja4: Option<Ja4>) {
     match ja4.and_then(|j| HeaderValue::from_str(j.as_str()).ok()) {
+        Some(value) => edits.set(header.clone(), value),
+        None => edits.remove(header.clone()),
+    }
+}
+
+/// Sets `header` on the way to the backend to the request's HTTP/2 fingerprint `h2fp`, or
+/// removes it when none is known: a client's own is never passed on.
+pub(super) fn h2fp(edits: &mut HeaderEdits, header: &HeaderName, h2fp: Option<&H2Fp>) {
+    match h2fp.and_then(|h| HeaderValue::from_str(h.as_str()).ok()) {
         Some(value) => edits.set(header.clone(), value),
         None => edits.remove(header.clone()),
     }

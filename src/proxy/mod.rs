@@ -14,6 +14,7 @@ mod failure;
 mod forwarding;
 mod front;
 mod grpc;
+mod h2fp;
 mod head_watch;
 mod header_case;
 mod hygiene;
@@ -32,6 +33,7 @@ mod watched;
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use front::FrontSettings;
+pub use h2fp::{connection_h2fp, fingerprinted, FingerprintedStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use preface::{sniff, Preface};
 pub use render::Action;
@@ -44,7 +46,7 @@ pub use watched::{head_watch, peer_ip, WatchedStream};
 
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, Identity, Ja4};
+use crate::identity::{BotClaim, H2Fp, Identity, Ja4};
 use crate::overload::Permit;
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
@@ -100,6 +102,9 @@ pub struct RequestCtx {
     pass: Option<Identity>,
     /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
     ja4: Option<Ja4>,
+    /// The request's HTTP/2 fingerprint, for the log line and the backend
+    /// (`upstream.h2fp_header`).
+    h2fp: Option<H2Fp>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     slot: Option<Permit>,
     /// What is known of the decision so far, to be kept when the request ends (`[decisions]`).
@@ -163,6 +168,7 @@ impl ProxyHttp for Floodgate {
             ruled_by: None,
             pass: None,
             ja4: None,
+            h2fp: None,
             slot: None,
             explained: explained::Draft::default(),
         }
@@ -256,6 +262,9 @@ impl ProxyHttp for Floodgate {
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
         if let Some(header) = snapshot.and_then(|s| s.upstream.ja4_header()) {
             forwarding::ja4(&mut edits, header, ctx.ja4);
+        }
+        if let Some(header) = snapshot.and_then(|s| s.upstream.h2fp_header()) {
+            forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
         edits.apply_to_request(upstream_request, keeps_case(snapshot))
     }

@@ -33,6 +33,9 @@ pub struct Snapshot {
     /// Where each request's decision is kept to be explained, unless `decisions.keep = 0`
     /// (set through [`Snapshot::with_decisions`]).
     pub decisions: Option<Arc<Decisions>>,
+    /// Whether new HTTP/2 connections are read for their fingerprint (something asks for it:
+    /// `Config::wants_h2fp`; set through [`Snapshot::with_h2fp`]).
+    pub h2fp: bool,
 }
 
 impl Snapshot {
@@ -46,6 +49,7 @@ impl Snapshot {
             challenges: None,
             overload: None,
             decisions: None,
+            h2fp: false,
         }
     }
 
@@ -72,6 +76,11 @@ impl Snapshot {
     /// The snapshot keeping its requests' decisions in `decisions`.
     pub fn with_decisions(self, decisions: Option<Arc<Decisions>>) -> Self {
         Self { decisions, ..self }
+    }
+
+    /// The snapshot reading new HTTP/2 connections for their fingerprint when `h2fp`.
+    pub fn with_h2fp(self, h2fp: bool) -> Self {
+        Self { h2fp, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

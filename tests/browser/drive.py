@@ -118,6 +118,9 @@ def start(plan, profile):
         options.add_argument(arg)
     if plan.get("user_agent"):
         options.add_argument(f"--user-agent={plan['user_agent']}")
+    if plan.get("net_log"):
+        # Chromium's own account of what it sent (HTTP/2 frames included), written as it quits.
+        options.add_argument(f"--log-net-log={plan['net_log']}")
     if plan.get("insecure_certs"):
         options.set_capability("acceptInsecureCerts", True)
     if not plan.get("javascript", True):

@@ -7,6 +7,7 @@ mod common;
 
 mod challenge;
 mod console;
+mod h2fp;
 mod harness;
 mod ja4;
 mod overload;

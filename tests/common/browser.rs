@@ -25,6 +25,8 @@ pub struct Plan {
     javascript: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     insecure_certs: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    net_log: Option<String>,
     timeout_s: u64,
 }
 
@@ -102,6 +104,7 @@ impl Plan {
             user_agent: None,
             javascript: true,
             insecure_certs: false,
+            net_log: None,
             timeout_s: RUN_TIMEOUT.as_secs(),
         }
     }
@@ -267,6 +270,12 @@ impl Plan {
     /// Turns JavaScript on or off (on by default).
     pub fn javascript(mut self, on: bool) -> Self {
         self.javascript = on;
+        self
+    }
+
+    /// Has Chromium write its net log (what it sent, HTTP/2 frames included) to `path`.
+    pub fn net_log(mut self, path: impl AsRef<Path>) -> Self {
+        self.net_log = Some(path.as_ref().display().to_string());
         self
     }
 

@@ -8,6 +8,7 @@ mod common;
 mod explained;
 mod front_headers;
 mod front_proxy;
+mod h2fp;
 mod hardening;
 mod identity;
 mod limits;

@@ -128,13 +128,17 @@ fn floodgate_line(
         Some(ja4) => format!(" ja4={ja4}"),
         None => String::new(),
     };
+    let h2fp = match &ctx.h2fp {
+        Some(h2fp) => format!(" h2fp={h2fp}"),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),

@@ -67,6 +67,7 @@ pub struct Upstream {
     routes: Routes,
     idle_timeout: std::time::Duration,
     ja4_header: Option<http::HeaderName>,
+    h2fp_header: Option<http::HeaderName>,
 }
 
 /// Where one request is going: the pool its route picked, the backends tried so far, and the
@@ -126,6 +127,7 @@ impl Upstream {
             routes: Routes::new(&settings.routes),
             idle_timeout: settings.idle_timeout,
             ja4_header: settings.ja4_header.clone(),
+            h2fp_header: settings.h2fp_header.clone(),
         })
     }
 
@@ -137,6 +139,12 @@ impl Upstream {
     /// The header that tells the backends a request's JA4 (`upstream.ja4_header`).
     pub fn ja4_header(&self) -> Option<&http::HeaderName> {
         self.ja4_header.as_ref()
+    }
+
+    /// The header that tells the backends a request's HTTP/2 fingerprint
+    /// (`upstream.h2fp_header`).
+    pub fn h2fp_header(&self) -> Option<&http::HeaderName> {
+        self.h2fp_header.as_ref()
     }
 
     /// Whether any route looks at the host.

@@ -124,4 +124,7 @@ pub struct UpstreamSettings {
     /// `upstream.ja4_header`: the header that tells the backend the request's JA4 (a
     /// client's own of that name is removed); none sent if unset.
     pub ja4_header: Option<http::HeaderName>,
+    /// `upstream.h2fp_header`: the header that tells the backend the request's HTTP/2
+    /// fingerprint (a client's own of that name is removed); none sent if unset.
+    pub h2fp_header: Option<http::HeaderName>,
 }

@@ -34,6 +34,7 @@ fn settings(balance: Balance, backends: &[&str]) -> UpstreamSettings {
         write_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(3600),
         ja4_header: None,
+        h2fp_header: None,
     }
 }
 
