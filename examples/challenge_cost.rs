@@ -5,7 +5,7 @@
 //! usage: challenge_cost [ROUNDS] [ITERS]   (defaults 15 and 200,000; build with --release)
 
 use floodgate::challenge::{
-    solved, ChallengeSettings, Challenges, Coding, PageInput, Pages, Redemption, Signer,
+    solved, ChallengeSettings, Challenges, Coding, PageInput, Pages, Redemption, Signer, Visitor,
 };
 use floodgate::identity::{cookie_value, Bind, Challenge, ChallengeKind, IdentityKey};
 use floodgate::limiter::{MemoryNonces, NonceLedger};
@@ -32,6 +32,8 @@ const POW: Challenge = Challenge {
     bind: Bind::Network,
 };
 const TARGET: &str = "/articles/2026/11/a-long-read?page=2&ref=front";
+/// The request id each page shows.
+const REFERENCE: &str = "0123456789abcdef0123456789abcdef";
 
 /// One measured operation: its name, the target (ns) if it has one, and its body,
 /// run `iters` times from round `round`.
@@ -180,6 +182,7 @@ fn ledger_ops<'a>(queries: &'a [String]) -> Vec<Op<'a>> {
                     let out = ready(room.redeem(
                         Some(query),
                         client(),
+                        REFERENCE,
                         NOW_MS + 2000,
                         false,
                         Coding::Identity,
@@ -199,8 +202,12 @@ fn page_ops<'a>(room: &'a Challenges, signer: &'a Signer, pages: &'a Pages) -> V
             target_ns: None,
             run: Box::new(move |_, iters| {
                 for _ in 0..iters {
-                    let page =
-                        room.page(&POW, 1, black_box(TARGET), client(), NOW_MS, Coding::Gzip);
+                    let visitor = Visitor {
+                        target: black_box(TARGET),
+                        client: client(),
+                        reference: REFERENCE,
+                    };
+                    let page = room.page(&POW, 1, &visitor, NOW_MS, Coding::Gzip);
                     black_box(page.ok());
                 }
             }),
@@ -240,6 +247,7 @@ fn render_op<'a>(name: &'static str, pages: &'a Pages, nonce: String, coding: Co
                 nonce: &nonce,
                 target: TARGET,
                 wait_s: 2,
+                reference: REFERENCE,
             };
             for _ in 0..iters {
                 black_box(pages.render(POW.kind, black_box(&input), coding));

@@ -19,6 +19,7 @@ pub mod config;
 pub mod console;
 pub mod control;
 pub mod crowdsec;
+pub mod explain;
 pub mod gate;
 pub mod identity;
 pub mod limiter;

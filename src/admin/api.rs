@@ -7,6 +7,7 @@ use super::escape::escaped;
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
 use crate::control::{Control, ControlError};
+use crate::explain::Decisions;
 use crate::gate::{Decider, Gate, InForce};
 use crate::limiter::{InFlight, Limiter};
 use crate::overload::Overload;
@@ -35,6 +36,8 @@ pub struct ControlApi {
     pub metrics: Arc<Metrics>,
     /// Overload protection: the pools' load and the switch.
     pub overload: Arc<Overload>,
+    /// The decisions kept to be explained.
+    pub decisions: Arc<Decisions>,
 }
 
 /// One call, as read from the connection.
@@ -109,9 +112,11 @@ impl ControlApi {
             (["overload"], &Method::GET) => self.overload_state(),
             (["overload"], &Method::PUT) => self.switch_overload(&operator, body).await,
             (["overload"], _) => not_allowed("GET, PUT"),
+            (["decisions", reference], &Method::GET) => self.explain(reference).await,
+            (["decisions", _], _) => not_allowed("GET"),
             _ => Reply::problem(
                 StatusCode::NOT_FOUND,
-                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers, /v1/overload",
+                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers, /v1/overload, /v1/decisions/{ref}",
                 serde_json::json!({}),
             ),
         }

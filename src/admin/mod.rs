@@ -10,6 +10,7 @@ mod attempts;
 mod callers;
 mod change;
 mod cidr;
+mod decisions;
 mod escape;
 mod input;
 mod lists;

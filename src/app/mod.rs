@@ -195,13 +195,17 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
     server.bootstrap();
 
     let metrics = Arc::new(Metrics::new());
+    let id = fleet::instance_id();
     let stores = Stores::new(
         &config.store,
         config.hash_key.as_ref(),
         &config.admin,
         metrics.clone(),
+        &id,
     )?;
-    let id = fleet::instance_id();
+    if let Some(writer) = stores.decisions.take_writer() {
+        server.add_service(background_service("decisions to redis", writer));
+    }
     if let (Some(redis), StoreSettings::Redis(settings)) = (&stores.redis, &config.store) {
         fleet::prepare(redis, &stores.fleet, &id, settings.startup_wait);
         if !stores.fleet.is_pinned() {
@@ -277,6 +281,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
             in_flight: stores.in_flight.clone(),
             metrics: metrics.clone(),
             overload: stores.overload.clone(),
+            decisions: stores.decisions.clone(),
         });
     let admin_app = Served::new(admin_app, limits.keeps_alive());
     let admin_limits = ConnectionLimits {

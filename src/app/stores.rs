@@ -8,6 +8,7 @@ use crate::clock::Clock;
 use crate::config::{AdminSettings, Config};
 use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
+use crate::explain::Decisions;
 use crate::gate::{Callers, Decider, Deciders, Gate};
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
@@ -92,16 +93,20 @@ pub struct Stores {
     pub digest_key: IdentityKey,
     /// Overload protection: each pool's watch (kept across reloads) and the switch.
     pub overload: Arc<Overload>,
+    /// The decisions kept to be explained (kept across reloads; `[decisions]` resizes them).
+    pub decisions: Arc<Decisions>,
 }
 
 impl Stores {
     /// The stores `settings` ask for, reporting into `metrics`, with identity digests keyed
-    /// by `hash_key` when one is configured (else by a key chosen here: see `digest_key.rs`).
+    /// by `hash_key` when one is configured (else by a key chosen here: see `digest_key.rs`),
+    /// keeping `instance`'s decisions.
     pub fn new(
         settings: &StoreSettings,
         hash_key: Option<&IdentityKey>,
         admin: &AdminSettings,
         metrics: Arc<Metrics>,
+        instance: &str,
     ) -> Result<Self, BuildError> {
         let mut digest_key = digest_key(hash_key, settings)?;
         let gauge = metrics.store.fleet_size.clone();
@@ -116,7 +121,9 @@ impl Stores {
                     }
                 }
                 let fleet = Arc::new(FleetSize::new(Some(1), gauge));
+                let decisions = Decisions::new(instance, &Default::default(), None);
                 Stores {
+                    decisions: Arc::new(decisions),
                     overload: Arc::new(Overload::new(
                         fleet.clone(),
                         metrics.overload.clone(),
@@ -156,7 +163,9 @@ impl Stores {
                 ));
                 let ledger = RedisLedger::new(driver.clone());
                 let switch: Arc<dyn SharedSwitch> = Arc::new(RedisSwitch::new(driver.clone()));
+                let decisions = Decisions::new(instance, &Default::default(), Some(driver.clone()));
                 Stores {
+                    decisions: Arc::new(decisions),
                     overload: Arc::new(Overload::new(
                         fleet.clone(),
                         metrics.overload.clone(),
@@ -209,6 +218,8 @@ impl Stores {
             self.overload.pools(&Arc::new(settings.clone()), names)
         });
         let access_log = access_log(config)?;
+        self.decisions.configure(&config.decisions);
+        let decisions = (config.decisions.keep > 0).then(|| self.decisions.clone());
         let profiler = Profiler::new(
             &config.bots,
             previous.and_then(|p| p.decider.profiler.as_deref()),
@@ -224,7 +235,8 @@ impl Stores {
             .with_challenges(challenges)
             .with_overload(overload)
             .with_h2fp(config.wants_h2fp())
-            .with_tracer(self.tracer(config, previous)?))
+            .with_tracer(self.tracer(config, previous)?)
+            .with_decisions(decisions))
     }
 
     /// The tracer `[telemetry]` asks for: the previous snapshot's when its settings are the

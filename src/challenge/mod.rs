@@ -23,7 +23,7 @@ pub use page::{PageInput, Pages};
 pub use pow::{solved, MAX_SOLUTION_DIGITS};
 pub use reach::{PageRules, PatternError, DEFAULT_NEVER_PATHS};
 pub use redeem::Redemption;
-pub use room::{Challenges, Page, PageError};
+pub use room::{Challenges, Page, PageError, Visitor};
 pub use settings::ChallengeSettings;
 pub use target::{original_target, return_target, BadTarget, MAX_TARGET_LEN};
 pub use token::{NoRandomness, Nonce, Signer, TokenError, TOKEN_LEN};

@@ -6,7 +6,7 @@
 
 use super::encoding::Coding;
 use super::pow::{self, MAX_SOLUTION_DIGITS};
-use super::room::{Challenges, Page, PageError};
+use super::room::{Challenges, Page, PageError, Visitor};
 use super::target::{return_target, MAX_TARGET_LEN};
 use super::token::{Nonce, TOKEN_LEN};
 use crate::identity::ChallengeKind;
@@ -48,11 +48,12 @@ struct Solution<'q> {
 
 impl Challenges {
     /// What the solution in `query`, from `client` at `now_ms` over TLS or not (`secure`),
-    /// earns; a new page is encoded with `coding`.
+    /// earns; a new page (showing the request id `reference`) is encoded with `coding`.
     pub async fn redeem(
         &self,
         query: Option<&str>,
         client: Option<IpAddr>,
+        reference: &str,
         now_ms: u64,
         secure: bool,
         coding: Coding,
@@ -72,14 +73,12 @@ impl Challenges {
         let kind = nonce.challenge.kind.word();
         if !self.holds(&nonce, &solution, now_ms).await {
             self.count(nonce.policy, kind, ChallengeResult::Failed);
-            let page = self.page(
-                &nonce.challenge,
-                nonce.policy,
-                solution.target,
+            let visitor = Visitor {
+                target: solution.target,
                 client,
-                now_ms,
-                coding,
-            )?;
+                reference,
+            };
+            let page = self.page(&nonce.challenge, nonce.policy, &visitor, now_ms, coding)?;
             return Ok(Redemption::Again(page));
         }
         let expires_s = now_ms / 1000 + self.settings.pass_ttl.as_secs();

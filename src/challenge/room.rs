@@ -49,6 +49,17 @@ pub struct Challenges {
     names: HashMap<u64, Arc<str>>,
 }
 
+/// The request a challenge page answers.
+#[derive(Debug, Clone, Copy)]
+pub struct Visitor<'a> {
+    /// Where it was going (its path and query).
+    pub target: &'a str,
+    /// Its client's address.
+    pub client: Option<IpAddr>,
+    /// Its request id, shown on the page as the reference to quote.
+    pub reference: &'a str,
+}
+
 impl Challenges {
     /// The room of `settings`, signing with a key derived from `key`, remembering used nonces
     /// in `nonces`; `names` are the challenging policies' names by id.
@@ -96,23 +107,24 @@ impl Challenges {
         self.rules.reach(method, path, headers)
     }
 
-    /// The page of `challenge`, asked by policy `policy_id`, for a request from `client` to
-    /// `target` (its path and query) at `now_ms`, encoded with `coding`: a fresh nonce in
-    /// cached bytes.
+    /// The page of `challenge`, asked by policy `policy_id`, for `visitor`'s request at
+    /// `now_ms`, encoded with `coding`: a fresh nonce in cached bytes.
     pub fn page(
         &self,
         challenge: &Challenge,
         policy_id: u64,
-        target: &str,
-        client: Option<IpAddr>,
+        visitor: &Visitor<'_>,
         now_ms: u64,
         coding: Coding,
     ) -> Result<Page, PageError> {
-        let nonce = self.signer.nonce(challenge, policy_id, client, now_ms)?;
+        let nonce = self
+            .signer
+            .nonce(challenge, policy_id, visitor.client, now_ms)?;
         let input = PageInput {
             action: &self.settings.path,
             nonce: &nonce,
-            target: return_target(target).unwrap_or("/"),
+            target: return_target(visitor.target).unwrap_or("/"),
+            reference: visitor.reference,
             // Whole seconds, rounded up: the page never reloads before the server accepts it.
             wait_s: (self.settings.refresh_wait.as_millis().div_ceil(1000)).max(1) as u32,
         };

@@ -25,6 +25,8 @@ pub(super) enum Slot {
     Seconds,
     /// `{{difficulty}}`: the `pow` difficulty in bits.
     Difficulty,
+    /// `{{ref}}`: the request id, the reference a visitor quotes.
+    Reference,
 }
 
 impl Slot {
@@ -37,6 +39,7 @@ impl Slot {
             "wait" => Self::Wait,
             "seconds" => Self::Seconds,
             "difficulty" => Self::Difficulty,
+            "ref" => Self::Reference,
             _ => return None,
         })
     }

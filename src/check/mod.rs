@@ -22,7 +22,7 @@ pub use facts::{asked, Asked, FactsError, ENVOY_PREFIX};
 pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WINDOW};
 
 use crate::bots::Message;
-use crate::gate::reply::{problem_body, Refusal, Reply, PROBLEM_JSON};
+use crate::gate::reply::{problem_body, with_ref, Refusal, Reply, PROBLEM_JSON};
 use crate::gate::{Decider, Gate, HttpFacts, InForce};
 use crate::identity::{ClientIpResolver, Request};
 use crate::policy::{normalize_path, request_host, RouteFacts};
@@ -229,6 +229,26 @@ fn answered(reply: Reply) -> Answer {
     }
 }
 
+impl CheckApp {
+    /// The body of `answer` to the check in `session`: a problem body carries the request's
+    /// id (`check.dedupe_header`, when set and present) as `ref`, the reference a refused
+    /// client quotes.
+    fn referred(&self, session: &ServerSession, answer: &Answer) -> Vec<u8> {
+        let problem = answer
+            .headers
+            .iter()
+            .any(|(name, value)| name == CONTENT_TYPE && value == PROBLEM_JSON);
+        let id = self.settings.dedupe_header.as_ref().and_then(|name| {
+            let id = session.req_header().headers.get(name)?;
+            id.to_str().ok().filter(|id| !id.is_empty())
+        });
+        match (problem, id) {
+            (true, Some(id)) => with_ref(&answer.body, id).to_vec(),
+            _ => answer.body.to_vec(),
+        }
+    }
+}
+
 /// A problem answer of the endpoint itself.
 fn problem(status: u16, detail: &str) -> Arc<Answer> {
     Arc::new(Answer {
@@ -242,13 +262,14 @@ fn problem(status: u16, detail: &str) -> Arc<Answer> {
 impl ServeHttp for CheckApp {
     async fn response(&self, session: &mut ServerSession) -> Response<Vec<u8>> {
         let answer = self.answer(session).await;
+        let body = self.referred(session, &answer);
         let mut response = Response::builder()
             .status(answer.status)
             .header(CACHE_CONTROL, "no-store")
-            .header(CONTENT_LENGTH, answer.body.len());
+            .header(CONTENT_LENGTH, body.len());
         for (name, value) in &answer.headers {
             response = response.header(name, value);
         }
-        response.body(answer.body.to_vec()).unwrap_or_default()
+        response.body(body).unwrap_or_default()
     }
 }

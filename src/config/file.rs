@@ -9,6 +9,7 @@ use super::bots::BotsFile;
 use super::challenge::ChallengeFile;
 use super::crowdsec::CrowdSecFile;
 use super::decisions::CheckFile;
+use super::explain::DecisionsFile;
 use super::geo::GeoFile;
 use super::identity::{AccessFile, IdentityFile};
 use super::overload::OverloadFile;
@@ -52,4 +53,5 @@ pub(crate) struct FileConfig {
     pub(crate) tls: Option<TlsFile>,
     pub(crate) overload: Option<OverloadFile>,
     pub(crate) telemetry: Option<TelemetryFile>,
+    pub(crate) decisions: Option<DecisionsFile>,
 }

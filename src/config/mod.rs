@@ -12,6 +12,7 @@ mod crowdsec;
 mod decisions;
 mod describe;
 mod error;
+mod explain;
 mod file;
 mod geo;
 mod identity;

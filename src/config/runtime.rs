@@ -62,4 +62,6 @@ pub struct Config {
     pub overload: Option<crate::overload::OverloadSettings>,
     /// `[telemetry]`: OpenTelemetry traces, when `otlp_endpoint` is set.
     pub traces: Option<crate::trace::TraceSettings>,
+    /// `[decisions]`: how many decisions each instance keeps to explain, and how long.
+    pub decisions: crate::explain::DecisionSettings,
 }

@@ -85,6 +85,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             None => None,
         },
         traces: super::telemetry::traces(&check, file.telemetry.as_ref())?,
+        decisions: super::explain::decisions(&check, file.decisions.as_ref())?,
     })
 }
 

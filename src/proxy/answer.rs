@@ -14,6 +14,7 @@ impl Floodgate {
         ctx.outcome = Some(outcome.kind());
         ctx.ticket = outcome.ticket();
         ctx.aftercare = outcome.take_aftercare();
+        ctx.explained.note(outcome);
         let score = ctx.score.map(|s| s.value);
         let offenders = &self.offenders;
         match outcome {
@@ -45,8 +46,9 @@ impl Floodgate {
         if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
             let client = ctx.front.client.ip;
             let secure = ctx.front.came_over_https(session.req_header());
+            let asker = (client, ctx.front.id());
             let (action, solved) =
-                challenge::solution(room, session.req_header(), client, secure).await;
+                challenge::solution(room, session.req_header(), asker, secure).await;
             ctx.solved = Some(solved);
             return action;
         }
@@ -57,13 +59,16 @@ impl Floodgate {
         ctx.ja4 = decided.traits.ja4;
         ctx.h2fp = decided.traits.h2fp.clone();
         ctx.score = decided.traits.score;
-        // The pass's digest is for the access log only.
-        let logged = snapshot.access_log.as_ref().and(decided.pass);
+        ctx.explained.checked(&decided.decision.trail);
+        // The pass's digest is for the access log and the decision's record only.
+        let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
+        let logged = decided.pass.filter(|_| noted);
         ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
         self.note_outcome(&mut decided.decision.outcome, ctx);
         let action = match (&decided.decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
-                return challenge::page(room, challenged, session.req_header(), client.ip)
+                let req = session.req_header();
+                return challenge::page(room, challenged, req, client.ip, ctx.front.id());
             }
             (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
         };

@@ -4,7 +4,7 @@
 //! client was going, a new page, or a 400 naming the parameter).
 
 use super::render::{problem, Action};
-use crate::challenge::{Challenges, Coding, Page, Redemption};
+use crate::challenge::{Challenges, Coding, Page, Redemption, Visitor};
 use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
@@ -19,20 +19,25 @@ use std::net::IpAddr;
 
 const X_ROBOTS_TAG: HeaderName = HeaderName::from_static("x-robots-tag");
 
-/// The page `challenged` asks for, for `req` from `client`.
+/// The page `challenged` asks for, for `req` from `client`, showing its request id
+/// `reference`.
 pub(super) fn page(
     room: &Challenges,
     challenged: &Challenged<'_>,
     req: &RequestHeader,
     client: Option<IpAddr>,
+    reference: &str,
 ) -> Action {
-    let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+    let visitor = Visitor {
+        target: req.uri.path_and_query().map_or("/", |p| p.as_str()),
+        client,
+        reference,
+    };
     let now_ms = wall_now_ms();
     match room.page(
         challenged.challenge,
         challenged.policy_id,
-        target,
-        client,
+        &visitor,
         now_ms,
         Coding::accepted(&req.headers),
     ) {
@@ -70,11 +75,11 @@ impl Solved {
 }
 
 /// What the solution in `req` from `client` earns (`tls`: whether it came over TLS, so the
-/// pass cookie is `Secure`), and what it came to.
+/// pass cookie is `Secure`; a new page shows the request id `reference`), and what it came to.
 pub(super) async fn solution(
     room: &Challenges,
     req: &RequestHeader,
-    client: Option<IpAddr>,
+    (client, reference): (Option<IpAddr>, &str),
     tls: bool,
 ) -> (Action, Solved) {
     if req.method != http::Method::GET && req.method != http::Method::HEAD {
@@ -85,7 +90,7 @@ pub(super) async fn solution(
     let now_ms = wall_now_ms();
     let coding = Coding::accepted(&req.headers);
     match room
-        .redeem(req.uri.query(), client, now_ms, tls, coding)
+        .redeem(req.uri.query(), client, reference, now_ms, tls, coding)
         .await
     {
         Ok(Redemption::Passed { cookie, target }) => {

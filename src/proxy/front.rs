@@ -5,6 +5,7 @@
 use super::edits::HeaderEdits;
 use super::grpc;
 use super::request_id;
+use crate::gate::reply::{with_ref, PROBLEM_JSON};
 use crate::identity::Client;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Version};
@@ -101,6 +102,27 @@ impl Front {
         Ok(())
     }
 
+    /// `header` and `body` with the request id as `ref` in the body, when it is a problem
+    /// body (its length set again).
+    fn refer(
+        &self,
+        mut header: Box<ResponseHeader>,
+        body: Bytes,
+    ) -> Result<(Box<ResponseHeader>, Bytes)> {
+        let is_problem = header
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes() == PROBLEM_JSON.as_bytes());
+        match (&self.request_id, is_problem) {
+            (Some((_, id)), true) => {
+                let body = with_ref(&body, id.to_str().unwrap_or("-"));
+                header.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+                Ok((header, body))
+            }
+            _ => Ok((header, body)),
+        }
+    }
+
     /// Adds the request id to the edits of a backend's response.
     pub(super) fn stamp_edits(&self, edits: &mut HeaderEdits) {
         if let Some((name, value)) = &self.request_id {
@@ -120,8 +142,8 @@ pub(super) fn via_version(version: Version) -> &'static str {
     }
 }
 
-/// Writes an answer the proxy made itself (a refusal, an error): stamped with the request id,
-/// in gRPC's form for a gRPC request.
+/// Writes an answer the proxy made itself (a refusal, an error): stamped with the request id
+/// (in the header, and as `ref` in a problem body), in gRPC's form for a gRPC request.
 pub(super) async fn write_answer(
     session: &mut Session,
     front: &Front,
@@ -131,7 +153,7 @@ pub(super) async fn write_answer(
     let grpc = front.grpc.then(|| grpc::refusal(&header, &body)).flatten();
     let (mut header, body) = match grpc {
         Some(grpc) => (grpc, Bytes::new()),
-        None => (header, body),
+        None => front.refer(header, body)?,
     };
     front.stamp(&mut header)?;
     if body.is_empty() {

@@ -9,6 +9,7 @@ mod challenge;
 mod connection;
 mod decide;
 mod edits;
+mod explained;
 mod failure;
 mod forwarding;
 mod front;
@@ -112,6 +113,8 @@ pub struct RequestCtx {
     slot: Option<Permit>,
     /// The request's trace, when requests are traced (`traced.rs`).
     trace: Option<crate::trace::RequestTrace>,
+    /// What is known of the decision so far, to be kept when the request ends (`[decisions]`).
+    explained: explained::Draft,
 }
 
 impl Floodgate {
@@ -171,6 +174,7 @@ impl ProxyHttp for Floodgate {
             score: None,
             slot: None,
             trace: None,
+            explained: explained::Draft::default(),
         }
     }
 
@@ -403,6 +407,10 @@ impl ProxyHttp for Floodgate {
         let log = ctx.snapshot.access_log.clone();
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
+        }
+        let snapshot = ctx.snapshot.clone();
+        if let Some(decisions) = &snapshot.decisions {
+            explained::keep(decisions, &snapshot, session, ctx, written);
         }
         traced::finish(session, ctx, written, e);
     }

@@ -34,16 +34,20 @@ impl Floodgate {
         };
         let pool = pick::pool_of(snapshot, session);
         ctx.upstream.going_to(pool);
-        match pools.admit(pool, asking).await {
+        let admission = pools.admit(pool, asking).await;
+        let priority = decided.decision.class.priority;
+        match admission {
             Admission::Admitted(permit) => {
                 ctx.slot = Some(permit);
+                ctx.explained.admission(priority, "admitted");
                 forward
             }
             Admission::Unwatched => forward,
             Admission::Challenge(policy, policy_id, challenge) => {
+                ctx.explained.admission(priority, "challenged");
                 let Some(room) = snapshot.challenges.as_deref() else {
                     let shed = Shed {
-                        priority: decided.decision.class.priority,
+                        priority,
                         retry_after_s: 1,
                         reason: "the backend is overloaded",
                     };
@@ -55,13 +59,15 @@ impl Floodgate {
                     policy_id,
                     challenge: &challenge,
                 };
+                let req = session.req_header();
                 let client = ctx.front.client.ip;
-                let page = challenge::page(room, &challenged, session.req_header(), client);
+                let page = challenge::page(room, &challenged, req, client, ctx.front.id());
                 ctx.outcome = Some(OutcomeKind::Challenged);
                 ctx.ruled_by = Some(policy);
                 page
             }
             Admission::Shed(shed) => {
+                ctx.explained.admission(priority, "shed");
                 ctx.outcome = Some(OutcomeKind::Shed);
                 shed_answer(&shed)
             }

@@ -6,6 +6,7 @@ use super::access_log::AccessLog;
 use super::front::FrontSettings;
 use super::upstream::Upstream;
 use crate::challenge::Challenges;
+use crate::explain::Decisions;
 use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
 use crate::overload::Pools;
@@ -30,6 +31,9 @@ pub struct Snapshot {
     /// Each pool's watch, when `[overload]` is configured (set through
     /// [`Snapshot::with_overload`]).
     pub overload: Option<Pools>,
+    /// Where each request's decision is kept to be explained, unless `decisions.keep = 0`
+    /// (set through [`Snapshot::with_decisions`]).
+    pub decisions: Option<Arc<Decisions>>,
     /// Whether new HTTP/2 connections are read for their fingerprint (something asks for it:
     /// `Config::wants_h2fp`; set through [`Snapshot::with_h2fp`]).
     pub h2fp: bool,
@@ -48,6 +52,7 @@ impl Snapshot {
             front: FrontSettings::default(),
             challenges: None,
             overload: None,
+            decisions: None,
             h2fp: false,
             tracer: None,
         }
@@ -71,6 +76,11 @@ impl Snapshot {
     /// The snapshot watching its pools with `overload`.
     pub fn with_overload(self, overload: Option<Pools>) -> Self {
         Self { overload, ..self }
+    }
+
+    /// The snapshot keeping its requests' decisions in `decisions`.
+    pub fn with_decisions(self, decisions: Option<Arc<Decisions>>) -> Self {
+        Self { decisions, ..self }
     }
 
     /// The snapshot reading new HTTP/2 connections for their fingerprint when `h2fp`.

@@ -448,3 +448,45 @@ fn the_overload_switch_from_the_console_sheds_low_and_returns_to_auto() {
     clean(&report, proxy.admin_port);
     assert_eq!(proxy.get("/feed", &[]).status(), 200);
 }
+
+#[test]
+fn a_reference_looked_up_in_the_console_is_explained() {
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proxy =
+        Proxy::start_with_tables(&[&upstream.addr], "", &admin_tables(dir.path(), ""), POLICY);
+    for _ in 0..5 {
+        assert_eq!(status_of(&proxy, FLOODER), 200);
+    }
+    let refused = proxy.get("/x", &[("x-api-key", FLOODER)]);
+    assert_eq!(refused.status(), 429);
+    let body: serde_json::Value = refused.json().unwrap();
+    let reference = body["ref"].as_str().unwrap().to_owned();
+    let report = signed_in(&proxy)
+        .type_text("[data-test=lookup-ref]", &reference)
+        .click("[data-test=lookup-button]")
+        .wait_for_text("[data-test=lookup-result]", "throttled (429)")
+        .read("[data-test=lookup-result]")
+        .clear("[data-test=lookup-ref]")
+        .type_text("[data-test=lookup-ref]", "0123456789abcdef0123456789abcdef")
+        .click("[data-test=lookup-button]")
+        .wait_for_text("[data-test=lookup-note]", "No instance keeps")
+        .run();
+    for (i, step) in report.steps.iter().enumerate() {
+        assert!(step.ok, "step {i} failed: {step:?}");
+    }
+    // The browser logs the unknown reference's 404 as a failed load; nothing else.
+    let unexpected: Vec<_> = report
+        .console
+        .iter()
+        .filter(|e| {
+            !e.message
+                .contains("/v1/decisions/0123456789abcdef0123456789abcdef")
+        })
+        .collect();
+    assert!(unexpected.is_empty(), "console: {unexpected:?}");
+    let shown = report.steps[7].value.as_deref().unwrap();
+    assert!(shown.contains("per-user: throttled"), "{shown}");
+    assert!(shown.contains(&reference), "{shown}");
+    assert!(!shown.contains(FLOODER), "never the raw key: {shown}");
+}

@@ -117,7 +117,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 32] = [
+const TABLES: [(&str, &str); 33] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -150,6 +150,7 @@ const TABLES: [(&str, &str); 32] = [
     ("tls.acme", "[tls.acme]\nKEY"),
     ("overload", "[overload]\nKEY"),
     ("telemetry", "[telemetry]\nKEY"),
+    ("decisions", "[decisions]\nKEY"),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and

@@ -289,6 +289,31 @@ fn a_repeated_request_id_with_another_key_is_decided_afresh() {
     assert_eq!(ask("req-1", "good"), 200, "the good key's answer replayed");
 }
 
+/// Issue 75: a refusal of the decision endpoint carries the id the asking proxy sent
+/// (`check.dedupe_header`) as `ref`, the reference its client can quote.
+#[test]
+fn a_refusal_of_the_decision_endpoint_carries_the_asking_proxys_id_as_ref() {
+    let checks = Upstream::start();
+    let (_floodgate, at) = floodgate(&checks, "");
+    let ask = |id: &str| {
+        client("127.0.0.1")
+            .get(format!("http://{at}/"))
+            .header("x-original-uri", "/x")
+            .header("x-request-id", id)
+            .header("x-api-key", "carol")
+            .send()
+            .unwrap()
+    };
+    for i in 0..5 {
+        assert_eq!(ask(&format!("a{i}")).status(), 200);
+    }
+    let refused = ask("5f0c2e6a91d84b7e3a0c19f2d8e4b6a1");
+    assert_eq!(refused.status(), 429);
+    let body: serde_json::Value = refused.json().unwrap();
+    assert_eq!(body["ref"], "5f0c2e6a91d84b7e3a0c19f2d8e4b6a1", "{body}");
+    assert_eq!(body["policy"], "per-key");
+}
+
 /// A running floodgate process stopped by its handle when dropped.
 struct Child(std::process::Child);
 

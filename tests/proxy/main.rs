@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod explained;
 mod front_headers;
 mod front_proxy;
 mod h2fp;

@@ -202,8 +202,25 @@ fn the_switch_sheds_low_now_and_ends_by_itself() {
     let shed = get("/feed");
     assert_eq!(shed.status(), 503);
     assert_eq!(shed.headers()["retry-after"], "1");
+    let id = shed.headers()["x-request-id"].to_str().unwrap().to_owned();
     let body: serde_json::Value = shed.json().unwrap();
     assert_eq!(body["priority"], "low", "{body}");
+    // Issue 75: the shed answer carries its ref, and the decision says why.
+    assert_eq!(body["ref"], id.as_str(), "{body}");
+    let path = format!("/v1/decisions/{id}");
+    let mut why = serde_json::Value::Null;
+    let explained = crate::common::wait::within(Duration::from_secs(3), || {
+        let (status, found) = control(&proxy, "GET", &path, None);
+        why = found;
+        status == 200
+    });
+    assert!(explained.is_some(), "{why}");
+    assert_eq!(
+        (&why["decision"], &why["status"]),
+        (&"shed".into(), &503.into())
+    );
+    let shed_low = json!({"priority": "low", "admission": "shed"});
+    assert_eq!(why["overload"], shed_low, "{why}");
     assert_eq!(
         get("/other").status(),
         200,

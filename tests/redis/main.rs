@@ -10,6 +10,7 @@ mod common;
 mod chaos;
 mod cluster;
 mod control;
+mod decisions;
 mod exact_under_load;
 mod lease_lua;
 mod lua;

@@ -715,6 +715,50 @@
     setTimeout(poll, 1000);
   }
 
+  // ---- references -------------------------------------------------------------------------
+
+  /** Explains the decision behind the reference typed in (GET /v1/decisions/{ref}). */
+  async function lookUp() {
+    const reference = $('lookup-ref').value.trim();
+    const note = $('lookup-note');
+    const result = $('lookup-result');
+    result.hidden = true;
+    note.hidden = true;
+    const tell = (text) => {
+      note.textContent = text;
+      note.hidden = false;
+    };
+    if (!/^[0-9a-fA-F-]{1,64}$/.test(reference)) {
+      tell('A reference is 1 to 64 hex digits and dashes: the ref of a refusal, or its x-request-id.');
+      return;
+    }
+    try {
+      const record = await call('GET', '/v1/decisions/' + encodeURIComponent(reference));
+      result.textContent = explanation(record);
+      result.hidden = false;
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 404) {
+        tell('No instance keeps ' + reference + ': unknown, or older than decisions.max_age.');
+        return;
+      }
+      failed('Looking up ' + reference, error);
+    }
+  }
+
+  /** A decision record as the operator reads it: a summary line, then every field. */
+  function explanation(record) {
+    const policies = (record.policies || []).map((p) => p.policy + ': ' + p.outcome).join(', ');
+    const caller = record.identity ? record.identity.source + ' ' + record.identity.digest : 'no caller named';
+    const summary = [
+      record.decision + ' (' + record.status + ')',
+      record.method + ' ' + record.path,
+      policies || 'no policy decided',
+      caller,
+      'on ' + record.instance + (record.found_on === 'fleet' ? ' (read from the fleet)' : ''),
+    ].join(' · ');
+    return summary + '\n\n' + JSON.stringify(record, null, 2);
+  }
+
   function start() {
     $('sign-in-button').addEventListener('click', signIn);
     $('token').addEventListener('keydown', (event) => {
@@ -735,6 +779,10 @@
         refreshLists();
       });
     }
+    $('lookup-button').addEventListener('click', lookUp);
+    $('lookup-ref').addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') lookUp();
+    });
     window.addEventListener('resize', drawChart);
     showSignedIn();
     refreshLists();

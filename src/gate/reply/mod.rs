@@ -13,7 +13,7 @@ pub use headers::{
     exhausted_text, policy_text, ratelimit_text, retry_after, standing_texts, PolicyHeaders,
     RateLimitHeaders, StandingTexts,
 };
-pub use problem::{echo, problem_body, MAX_ECHO, PROBLEM_JSON};
+pub use problem::{echo, problem_body, with_ref, MAX_ECHO, PROBLEM_JSON};
 
 use super::Outcome;
 use crate::identity::BotClaim;

@@ -84,9 +84,60 @@ pub(super) fn throttled_body(
     Bytes::from(body)
 }
 
+/// `body`, a problem body (a JSON object), with `"ref"` set to the request id `id`: the
+/// reference a refused client quotes to the operator. Every answer a front door makes itself
+/// gets it as it is written, whichever part of Floodgate built the body. `body` is returned as
+/// it is when it is not an object.
+pub fn with_ref(body: &[u8], id: &str) -> Bytes {
+    let Some(head) = body.trim_ascii_end().strip_suffix(b"}") else {
+        return Bytes::copy_from_slice(body);
+    };
+    let head = head.trim_ascii_end();
+    // Floodgate's own ids (hex digits) need no escaping; a trusted proxy's may.
+    let plain = id.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    let escaped;
+    let id = match plain {
+        true => id,
+        false => {
+            escaped = serde_json::to_string(id).unwrap_or_default();
+            escaped
+                .get(1..escaped.len().saturating_sub(1))
+                .unwrap_or("")
+        }
+    };
+    let comma = if head.ends_with(b"{") { "" } else { "," };
+    let mut out = Vec::with_capacity(head.len() + comma.len() + id.len() + 10);
+    out.extend_from_slice(head);
+    for part in [comma, "\"ref\":\"", id, "\"}"] {
+        out.extend_from_slice(part.as_bytes());
+    }
+    Bytes::from(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ref_joins_the_problem_body() {
+        let body = problem_body(403, "No.", serde_json::json!({ "policy": "p" }));
+        let body: serde_json::Value = serde_json::from_slice(&with_ref(&body, "ab12")).unwrap();
+        assert_eq!(body["ref"], "ab12");
+        assert_eq!(body["policy"], "p");
+        let throttled = throttled_body(429, "p", 3, None);
+        let body: serde_json::Value =
+            serde_json::from_slice(&with_ref(&throttled, "ab12")).unwrap();
+        assert_eq!(
+            (&body["ref"], &body["retry_after"]),
+            (&"ab12".into(), &3.into())
+        );
+        let empty: serde_json::Value = serde_json::from_slice(&with_ref(b"{ }", "x")).unwrap();
+        assert_eq!(empty, serde_json::json!({ "ref": "x" }));
+        let odd = r#"a"b\c"#;
+        let body: serde_json::Value = serde_json::from_slice(&with_ref(b"{}", odd)).unwrap();
+        assert_eq!(body["ref"], odd);
+        assert_eq!(&with_ref(b"not json", "x")[..], b"not json");
+    }
 
     #[test]
     fn an_echo_is_cut_at_256_bytes_on_a_character() {

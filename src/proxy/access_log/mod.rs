@@ -155,7 +155,7 @@ fn floodgate_line(
 }
 
 /// The `decision` word: the gate's, or what a challenge solution came to.
-fn decision(ctx: &RequestCtx) -> &'static str {
+pub(super) fn decision(ctx: &RequestCtx) -> &'static str {
     match (ctx.outcome, ctx.solved) {
         (Some(outcome), _) => outcome.label(),
         (None, Some(solved)) => solved.label(),

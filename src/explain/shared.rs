@@ -1,0 +1,175 @@
+//! The fleet's shelf of decisions (with the Redis store): each record written as JSON under
+//! `<prefix>{decisions}:<ref>` with the ring's `max_age` as its time to live, so any instance
+//! can explain a decision another made. An instance writes at most `keep` records per
+//! `max_age` ([`Budget`]). Records queue (bounded) to a writer off the request path that
+//! sends them in batches: a full queue drops the record (counted, warned about at most once a
+//! minute), never holds a request up. Keys share one Cluster slot (`{decisions}`), so a batch
+//! is one script call.
+
+use super::{Budget, Record, Reference};
+use crate::limiter::RedisDriver;
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use pingora::server::ShutdownWatch;
+use pingora::services::background::BackgroundService;
+use redis::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How many records may wait for the writer.
+pub const QUEUE: usize = 4096;
+/// The most records one call writes.
+const BATCH: usize = 128;
+/// How often a dropped record is warned about, at most.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// `SET key json PX ttl` for each key (ARGV[i] its JSON, the last ARGV the ttl).
+const WRITE: &str = "local ttl = ARGV[#ARGV] \
+                     for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[i], 'PX', ttl) end \
+                     return #KEYS";
+/// `GET key`.
+const READ: &str = "return redis.call('GET', KEYS[1])";
+
+/// Where records go to be written, and where other instances' are read.
+pub struct Shelf {
+    redis: Arc<RedisDriver>,
+    queue: mpsc::Sender<Arc<Record>>,
+    dropped: AtomicU64,
+    warned: Mutex<Option<Instant>>,
+    budget: Budget,
+}
+
+/// The writer: takes queued records and writes them, a batch at a time.
+pub struct ShelfWriter {
+    redis: Arc<RedisDriver>,
+    queue: tokio::sync::Mutex<mpsc::Receiver<Arc<Record>>>,
+    instance: Arc<str>,
+    ttl_ms: Arc<AtomicU64>,
+}
+
+impl Shelf {
+    /// A shelf in `redis`, and its writer (which must run for records to reach Redis), for
+    /// records of `instance` kept `ttl_ms` (read at each write: a reload changes it).
+    pub fn new(
+        redis: Arc<RedisDriver>,
+        instance: Arc<str>,
+        ttl_ms: Arc<AtomicU64>,
+    ) -> (Self, ShelfWriter) {
+        let (queue, receiver) = mpsc::channel(QUEUE);
+        let writer = ShelfWriter {
+            redis: redis.clone(),
+            queue: tokio::sync::Mutex::new(receiver),
+            instance,
+            ttl_ms,
+        };
+        let shelf = Self {
+            redis,
+            queue,
+            dropped: AtomicU64::new(0),
+            warned: Mutex::new(None),
+            budget: Budget::default(),
+        };
+        (shelf, writer)
+    }
+
+    /// Queues `record`, made at `now_ms`, for the writer, if the budget of `keep` records per
+    /// `max_age_ms` allows; dropped (and counted) when the queue is full.
+    pub fn put(&self, record: Arc<Record>, (keep, max_age_ms): (u64, u64), now_ms: u64) {
+        if !self
+            .budget
+            .admit(record.refused(), keep, max_age_ms, now_ms)
+        {
+            return;
+        }
+        if self.queue.try_send(record).is_err() {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut warned = self.warned.lock();
+            if warned.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
+                *warned = Some(Instant::now());
+                log::warn!(
+                    "decisions: the queue to Redis is full ({dropped} record(s) dropped so far); \
+                     those decisions are explained only on this instance"
+                );
+            }
+        }
+    }
+
+    /// How many records the queue dropped.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The record another instance kept under `reference`, as JSON.
+    pub async fn get(&self, reference: &Reference) -> Result<Option<serde_json::Value>, String> {
+        let keys = [key(self.redis.prefix(), reference)];
+        let value = self
+            .redis
+            .eval(READ, &keys, &[])
+            .await
+            .map_err(|e| e.to_string())?;
+        match value {
+            Value::Nil => Ok(None),
+            Value::BulkString(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("the stored decision does not read: {e}")),
+            other => Err(format!("unexpected reply {other:?}")),
+        }
+    }
+}
+
+/// The key of `reference` under `prefix` (the reference is checked: hex digits and `-`).
+fn key(prefix: &str, reference: &Reference) -> String {
+    format!("{prefix}{{decisions}}:{reference}")
+}
+
+impl ShelfWriter {
+    /// Writes one batch: `records` as JSON with the current time to live.
+    async fn write(&self, records: &[Arc<Record>]) {
+        let prefix = self.redis.prefix();
+        let keys: Vec<String> = records.iter().map(|r| key(prefix, &r.reference)).collect();
+        let mut args: Vec<String> = records
+            .iter()
+            .map(|r| r.to_json(&self.instance).to_string())
+            .collect();
+        args.push(self.ttl_ms.load(Ordering::Relaxed).max(1).to_string());
+        if let Err(e) = self.redis.eval(WRITE, &keys, &args).await {
+            log::debug!(
+                "decisions: {} record(s) not written to Redis: {e}",
+                keys.len()
+            );
+        }
+    }
+}
+
+#[async_trait]
+impl BackgroundService for ShelfWriter {
+    async fn start(&self, mut shutdown: ShutdownWatch) {
+        let mut queue = self.queue.lock().await;
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                n = queue.recv_many(&mut batch, BATCH) => {
+                    if n == 0 {
+                        return;
+                    }
+                }
+            }
+            self.write(&batch).await;
+            batch.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_share_one_cluster_slot_under_the_prefix() {
+        let reference = Reference::parse("ABC-123").unwrap();
+        assert_eq!(key("fg:", &reference), "fg:{decisions}:abc-123");
+    }
+}
