@@ -46,7 +46,7 @@ impl Gate {
         let takes: Few<Take<'g>> = planned
             .iter()
             .zip(&permits)
-            .map(|(p, permit)| p.take(permit.is_some()))
+            .map(|(p, permit)| p.take(permit.is_some(), &self.clock))
             .collect();
         let judged = match draws.decide_draws(&takes, false).await {
             Drawn::Judged(judged) => judged,
@@ -84,7 +84,7 @@ impl Gate {
             .filter(|(_, a)| a.is_allowed())
             .filter_map(|(p, _)| {
                 let rule = p.rules().settle.clone()?;
-                let take = p.take(false);
+                let take = p.take(false, &self.clock);
                 Some(Settlement {
                     policy: take.key.policy.clone(),
                     identity: take.key.identity,

@@ -47,7 +47,7 @@ pub use http_facts::HttpFacts;
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
-pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
+pub use standing::{most_restrictive, HeaderQuota, LevelId, LimitsOf, Standing};
 pub use store_call::{timing_store, StoreTimes};
 pub use trail::{Checked, Trail};
 
@@ -178,6 +178,11 @@ impl Gate {
     /// Whether any policy reads the bot score (so it is worked out for every request).
     pub fn needs_score(&self) -> bool {
         self.needs_score
+    }
+
+    /// What bans, overrides, blocklist entries and quota periods are in force by.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The policies, in config order.
