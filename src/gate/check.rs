@@ -37,7 +37,9 @@ impl Gate {
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,
-            Err(SlotRefusal::Busy(i)) => return busy(planned, &mut draws, i),
+            Err(SlotRefusal::Busy { index, limit }) => {
+                return busy(planned, &mut draws, index, limit)
+            }
             Err(SlotRefusal::Store) => return undecided(draws.undecided(Undecided::Refuse)),
         };
         // A place to be held lets a take prepay within `max_delay`; without one it cannot.

@@ -370,7 +370,6 @@ pub enum PlanError {
     Cost(BadCost),
 }
 
-/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
 /// Whether `policy`'s `match` or `unless` reads the bot score.
 fn reads_score(policy: &Policy) -> bool {
     policy.conditions.sender.reads_score()
@@ -380,6 +379,7 @@ fn reads_score(policy: &Policy) -> bool {
             .is_some_and(|u| u.conditions.sender.reads_score())
 }
 
+/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
 fn reads_host(policy: &Policy) -> bool {
     let tier_by_host = policy
         .tiers
