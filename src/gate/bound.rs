@@ -4,8 +4,8 @@
 
 use super::cost::{header_cost, BadCost, HeaderCost};
 use super::judge::Draw;
-use super::{HeaderQuota, LevelId, Unpayable};
-use crate::clock::wall_now_us;
+use super::{HeaderQuota, LevelId, LimitsOf, Unpayable};
+use crate::clock::Clock;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identified, Identity, Request, SourceSpec};
 use crate::limiter::{BucketKey, PolicyKey, Take};
@@ -144,11 +144,11 @@ impl<'g> Planned<'g> {
     }
 
     /// The bucket take this share asks the store for; a `holdable` one may prepay within
-    /// the policy's `max_delay`.
-    pub(crate) fn take(&self, holdable: bool) -> Take<'g> {
+    /// the policy's `max_delay`; a quota's period is the one `clock` stands in.
+    pub(crate) fn take(&self, holdable: bool, clock: &Clock) -> Take<'g> {
         let calendar = self.bound.policy.calendar.as_deref();
         // Only a quota reads the wall clock.
-        let now_us = calendar.map_or(0, |_| wall_now_us());
+        let now_us = calendar.map_or(0, |_| clock.now_us());
         let spec = self.limits().spec(calendar, now_us);
         Take {
             key: self.bucket(),
@@ -202,11 +202,11 @@ impl<'g> Planned<'g> {
         }
     }
 
-    fn level_id(&self) -> LevelId {
-        LevelId {
+    fn level_id(&self) -> LimitsOf {
+        LimitsOf::Policy(LevelId {
             policy: self.bound.index,
             level: self.level,
-        }
+        })
     }
 
     /// The caller whose bucket this is.

@@ -7,7 +7,7 @@
 use super::bound::BoundPolicy;
 use super::ruling::{is_verified_crawler, note, Awaiting};
 use super::trail::Trail;
-use super::{Challenged, Gate, Outcome};
+use super::{Challenged, Gate, LevelId, LimitsOf, Outcome};
 use crate::control::Block;
 use crate::identity::{Bind, Challenge, ChallengeKind, Reach, Request, DEFAULT_DIFFICULTY};
 use crate::limiter::Undecided;
@@ -67,7 +67,11 @@ impl Gate {
                 awaited(awaiting, Default::default(), trail)
             }
             (Outcome::Throttled(decided), _) => {
-                let bound = &self.policies[decided.standing.level.policy];
+                // The gate only draws on its own policies' limits.
+                let LimitsOf::Policy(LevelId { policy, .. }) = decided.standing.level else {
+                    return Outcome::Throttled(decided);
+                };
+                let bound = &self.policies[policy];
                 match bound.policy.rules.on_limit.as_ref() {
                     Some(challenge) if challengeable(req, challenge) => {
                         Outcome::Challenged(challenged(bound, challenge), Default::default())

@@ -37,7 +37,9 @@ impl Gate {
         }
         let slots = match self.take_slots(planned).await {
             Ok(slots) => slots,
-            Err(SlotRefusal::Busy(i)) => return busy(planned, &mut draws, i),
+            Err(SlotRefusal::Busy { index, limit }) => {
+                return busy(planned, &mut draws, index, limit)
+            }
             Err(SlotRefusal::Store) => return undecided(draws.undecided(Undecided::Refuse)),
         };
         // A place to be held lets a take prepay within `max_delay`; without one it cannot.
@@ -46,7 +48,7 @@ impl Gate {
         let takes: Few<Take<'g>> = planned
             .iter()
             .zip(&permits)
-            .map(|(p, permit)| p.take(permit.is_some()))
+            .map(|(p, permit)| p.take(permit.is_some(), &self.clock))
             .collect();
         let judged = match draws.decide_draws(&takes, false).await {
             Drawn::Judged(judged) => judged,
@@ -84,7 +86,7 @@ impl Gate {
             .filter(|(_, a)| a.is_allowed())
             .filter_map(|(p, _)| {
                 let rule = p.rules().settle.clone()?;
-                let take = p.take(false);
+                let take = p.take(false, &self.clock);
                 Some(Settlement {
                     policy: take.key.policy.clone(),
                     identity: take.key.identity,

@@ -44,8 +44,14 @@ impl Drop for HeldSlot {
 
 /// Why a request gets no slots.
 pub(super) enum SlotRefusal {
-    /// The caller holds all `max_in_flight` slots of the planned policy at this position.
-    Busy(usize),
+    /// The caller holds all `max_in_flight` (`limit`) slots of the planned policy at
+    /// `index`.
+    Busy {
+        /// The policy's position among the planned ones.
+        index: usize,
+        /// Its `max_in_flight`.
+        limit: u32,
+    },
     /// The store could not say, and `on_error` refuses.
     Store,
 }
@@ -74,7 +80,7 @@ impl Gate {
                     p.counters().in_flight_refused.inc();
                     if !p.is_shadow() {
                         release_all(slots).await;
-                        return Err(SlotRefusal::Busy(i));
+                        return Err(SlotRefusal::Busy { index: i, limit });
                     }
                 }
                 // `on_error = "allow"`: no limit while the store is away; and a shadow policy

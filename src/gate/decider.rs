@@ -78,7 +78,13 @@ impl Decider {
     /// What a front door does for `outcome`: forward with these RateLimit headers, or refuse.
     /// A deny names the category of `bot`, the crawler the request claimed.
     pub fn reply(&self, outcome: &Outcome<'_>, bot: Option<&BotClaim>) -> Reply {
-        reply(outcome, &self.policy_headers, self.throttle_status, bot)
+        reply(
+            outcome,
+            &self.policy_headers,
+            self.throttle_status,
+            bot,
+            self.gate.clock(),
+        )
     }
 }
 

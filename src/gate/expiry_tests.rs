@@ -1,8 +1,9 @@
-//! Bans and overrides end when their time is up, by the clock the gate and its control are
-//! handed: a set clock is moved past the end, nothing waits.
+//! Bans, overrides and a quota's period end when their time is up, by the clock the gate and
+//! its control are handed: a set clock is moved past the end, nothing waits.
 
 use crate::clock::Clock;
 use crate::control::{Ban, BanTarget, Control, Entry, Override};
+use crate::gate::reply::{reply, PolicyHeaders, Reply};
 use crate::gate::tests::from_config_by;
 use crate::gate::{Gate, OutcomeKind};
 use crate::identity::Request;
@@ -89,5 +90,32 @@ async fn an_override_applies_until_its_hour_is_up_then_the_policys_limits_again(
         decide(&gate).await,
         OutcomeKind::Allowed,
         "the policy's 10 again"
+    );
+}
+
+#[tokio::test]
+async fn a_spent_quota_resets_at_the_midnight_after_the_gates_clock() {
+    // 2023-11-14T22:13:20Z, years before the system's clock: the next UTC midnight is the 15th.
+    let clock = Clock::set_at(1_700_000_000_000);
+    let quota = "[[policy]]\nname = \"daily\"\nquota = 1\nperiod = \"day\"\n";
+    let (gate, _control) = from_config_by(quota, clock.clone());
+    assert_eq!(decide(&gate).await, OutcomeKind::Allowed);
+    let headers = HeaderMap::new();
+    let req = Request::new(&headers, None, "192.0.2.1".parse().ok(), None);
+    let route = RouteFacts {
+        method: &Method::GET,
+        host: None,
+        path: "/",
+    };
+    let decision = gate.decide(&req, &route).await;
+    let policies = PolicyHeaders::new(&gate);
+    let Reply::Refuse(refused) = reply(&decision.outcome, &policies, 429, None, gate.clock())
+    else {
+        panic!("a spent quota refuses");
+    };
+    let body = String::from_utf8_lossy(&refused.body);
+    assert!(
+        body.contains("\"resets_at\":\"2023-11-15T00:00:00"),
+        "{body}"
     );
 }

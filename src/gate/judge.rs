@@ -5,7 +5,7 @@
 //! pipeline (`pipeline.rs`) calls these.
 
 use super::trail::Trail;
-use super::{most_restrictive, Few, HeaderQuota, LevelId, Standing};
+use super::{most_restrictive, Few, HeaderQuota, LimitsOf, Standing};
 use crate::limiter::{Assessment, Penalty};
 use crate::policy::{Enforcement, QuotaCalendar};
 use crate::telemetry::{PenaltyEvent, PolicyCounters, PolicyOutcome};
@@ -22,7 +22,7 @@ pub struct Draw<'g> {
     /// Its rule's name.
     pub policy: &'g Arc<str>,
     /// Which limits of the rule.
-    pub level: LevelId,
+    pub level: LimitsOf,
     /// What the `RateLimit-Policy` header says of the bucket.
     pub quota: HeaderQuota,
     /// A calendar quota's calendar; `None` for a bucket.

@@ -47,7 +47,7 @@ pub use http_facts::HttpFacts;
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
-pub use standing::{most_restrictive, HeaderQuota, LevelId, Standing};
+pub use standing::{most_restrictive, HeaderQuota, LevelId, LimitsOf, Standing};
 pub use store_call::{timing_store, StoreTimes};
 pub use trail::{Checked, Trail};
 
@@ -178,6 +178,11 @@ impl Gate {
     /// Whether any policy reads the bot score (so it is worked out for every request).
     pub fn needs_score(&self) -> bool {
         self.needs_score
+    }
+
+    /// What bans, overrides, blocklist entries and quota periods are in force by.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The policies, in config order.
@@ -365,7 +370,6 @@ pub enum PlanError {
     Cost(BadCost),
 }
 
-/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
 /// Whether `policy`'s `match` or `unless` reads the bot score.
 fn reads_score(policy: &Policy) -> bool {
     policy.conditions.sender.reads_score()
@@ -375,6 +379,7 @@ fn reads_score(policy: &Policy) -> bool {
             .is_some_and(|u| u.conditions.sender.reads_score())
 }
 
+/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
 fn reads_host(policy: &Policy) -> bool {
     let tier_by_host = policy
         .tiers

@@ -1,7 +1,7 @@
 //! What the gate decided about a request: a typed outcome with no HTTP in it. The proxy
 //! renders it; what later phases need travels in the [`Ticket`] and the [`Aftercare`].
 
-use super::{Aftercare, BadCost, HeaderQuota, LevelId, Standing};
+use super::{Aftercare, BadCost, HeaderQuota, LimitsOf, Standing};
 use crate::control::{BanHit, Block, Remedy};
 use crate::identity::{Challenge, Identity, SourceSpec};
 use crate::limiter::Undecided;
@@ -82,7 +82,7 @@ pub struct Unpayable<'g> {
     /// The policy whose bucket is too small.
     pub policy: &'g Arc<str>,
     /// Which of its limits applied.
-    pub level: LevelId,
+    pub level: LimitsOf,
     /// The bucket's quota: its capacity is below `cost`.
     pub quota: HeaderQuota,
     /// Tokens the request would take.

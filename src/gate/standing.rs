@@ -24,6 +24,17 @@ impl LevelId {
     pub const OVERRIDE: usize = usize::MAX;
 }
 
+/// Whose limits a bucket is drawn under: a level of one of the proxy's policies, or a limit
+/// of the rate limit service's descriptors (which is no policy's, and has no level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitsOf {
+    /// A level of a policy of the gate's (its `RateLimit-Policy` value precomputed, but for an
+    /// override's).
+    Policy(LevelId),
+    /// A descriptor's limit in the rate limit service (its value made from its quota).
+    Descriptor,
+}
+
 /// What the `RateLimit-Policy` header says of a bucket: its quota (`q`) and window (`w`).
 /// Not a calendar quota (`QuotaCalendar`): any bucket has one, a calendar quota's without a
 /// window.
@@ -52,7 +63,7 @@ pub struct Standing<'g> {
     /// The policy's name.
     pub policy: &'g Arc<str>,
     /// Which limits applied.
-    pub level: LevelId,
+    pub level: LimitsOf,
     /// The quota of the caller's bucket (the policy's, its tier's or the caller's override).
     pub quota: HeaderQuota,
     /// A calendar quota's calendar (when it resets); `None` for a bucket.
@@ -120,10 +131,10 @@ pub(super) mod fixtures {
     ) -> Standing<'a> {
         Standing {
             policy: name,
-            level: LevelId {
+            level: LimitsOf::Policy(LevelId {
                 policy: 0,
                 level: 0,
-            },
+            }),
             quota: HeaderQuota::of(limits),
             calendar: None,
             cost: 1,

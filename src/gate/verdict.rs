@@ -35,18 +35,19 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], judgement: &Judged<'g>) -> Ve
     }
 }
 
-/// The refusal of a caller holding every slot of the planned policy at `index`: that policy
-/// counts it as throttled, the other enforcing ones as throttled by another.
+/// The refusal of a caller holding every slot (`limit`) of the planned policy at `index`: that
+/// policy counts it as throttled, the other enforcing ones as throttled by another.
 pub(super) fn busy<'g>(
     planned: &[Planned<'g>],
     draws: &mut Draws<'_, '_, 'g>,
     index: usize,
+    limit: u32,
 ) -> Outcome<'g> {
     draws.refused_by(index);
     let p = &planned[index];
     Outcome::Busy(Busy {
         policy: p.bound().policy.name(),
-        limit: p.rules().max_in_flight.unwrap_or(0),
+        limit,
         identity: p.identity(),
         source: p.source(),
         caller: stable_caller(planned).unwrap_or(p.identity()),

@@ -2,7 +2,7 @@
 //! and how the gate takes and judges it.
 
 use super::rules::Rule;
-use crate::gate::{Draw, HeaderQuota, LevelId};
+use crate::gate::{Draw, HeaderQuota, LimitsOf};
 use crate::identity::Identity;
 use crate::limiter::{BucketKey, Take, Terms};
 use crate::telemetry::Metrics;
@@ -43,10 +43,7 @@ impl Limited {
             enforcement: rule.enforcement,
             counters: rule.counters.of(metrics, &rule.name),
             policy: &rule.arc_name,
-            level: LevelId {
-                policy: 0,
-                level: 0,
-            },
+            level: LimitsOf::Descriptor,
             quota: HeaderQuota::of(&rule.limits),
             calendar: None,
             cost: self.cost,

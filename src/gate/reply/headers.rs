@@ -2,7 +2,7 @@
 //! as every front door sends them: the proxy and the decision endpoint as HTTP headers, the
 //! rate limit service as the headers Envoy passes to the client.
 
-use crate::gate::{Gate, HeaderQuota, LevelId, Standing};
+use crate::gate::{Gate, HeaderQuota, LevelId, LimitsOf, Standing};
 use bytes::Bytes;
 use http::HeaderValue;
 
@@ -45,10 +45,16 @@ impl PolicyHeaders {
         self.of_level(standing.level, standing.policy, standing.quota)
     }
 
-    /// The value of `level`, else (an override's) made from `name` and `quota`.
-    pub(super) fn of_level(&self, level: LevelId, name: &str, quota: HeaderQuota) -> HeaderValue {
-        let LevelId { policy, level } = level;
-        match self.0.get(policy).and_then(|levels| levels.get(level)) {
+    /// The value of a policy's `level`, else (an override's, a descriptor's) made from `name`
+    /// and `quota`.
+    pub(super) fn of_level(&self, level: LimitsOf, name: &str, quota: HeaderQuota) -> HeaderValue {
+        let precomputed = match level {
+            LimitsOf::Policy(LevelId { policy, level }) => {
+                self.0.get(policy).and_then(|levels| levels.get(level))
+            }
+            LimitsOf::Descriptor => None,
+        };
+        match precomputed {
             Some(value) => value.clone(),
             None => header_value(policy_text(name, quota)),
         }

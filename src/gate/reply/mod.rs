@@ -16,6 +16,7 @@ pub use headers::{
 pub use problem::{echo, problem_body, with_ref, MAX_ECHO, PROBLEM_JSON};
 
 use super::Outcome;
+use crate::clock::Clock;
 use crate::identity::BotClaim;
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
@@ -55,12 +56,13 @@ impl Refusal {
 }
 
 /// What a front door does for `outcome`: throttled requests get `throttle_status`, a deny names
-/// the crawler `bot` the request claimed.
+/// the crawler `bot` the request claimed; the time left on a ban or a quota is by `clock`.
 pub fn reply(
     outcome: &Outcome<'_>,
     policies: &PolicyHeaders,
     throttle_status: u16,
     bot: Option<&BotClaim>,
+    clock: &Clock,
 ) -> Reply {
     use refusals::*;
     let refusal = match outcome {
@@ -75,11 +77,13 @@ pub fn reply(
             }))
         }
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
-        Outcome::Banned(ban) => banned(ban),
+        Outcome::Banned(ban) => banned(ban, clock),
         Outcome::Denied(policy) => denied(policy, bot),
-        Outcome::Blocked(block) => blocked(block, throttle_status),
+        Outcome::Blocked(block) => blocked(block, throttle_status, clock),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
-        Outcome::Throttled(decided) => throttled(throttle_status, &decided.standing, policies),
+        Outcome::Throttled(decided) => {
+            throttled(throttle_status, &decided.standing, policies, clock)
+        }
         Outcome::Busy(busy) => concurrency_refusal(throttle_status, busy),
         Outcome::Unpayable(unpayable) => unpayable_refusal(throttle_status, unpayable, policies),
         Outcome::BadCost(bad) => bad_cost(bad),

@@ -5,8 +5,7 @@ use super::headers::{
 };
 use super::problem::{problem_body, throttled_body};
 use super::Refusal;
-use crate::clock::wall_now_ms;
-use crate::clock::wall_now_us;
+use crate::clock::Clock;
 use crate::control::{BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Standing, Unpayable};
 use crate::identity::BotClaim;
@@ -17,15 +16,20 @@ const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy")
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 /// The refusal of a throttled request: `status`, `Retry-After`, `RateLimit-Policy`,
-/// `RateLimit` and a problem body naming the policy.
-pub(super) fn throttled(status: u16, standing: &Standing<'_>, policies: &PolicyHeaders) -> Refusal {
+/// `RateLimit` and a problem body naming the policy (and when a quota resets, by `clock`).
+pub(super) fn throttled(
+    status: u16,
+    standing: &Standing<'_>,
+    policies: &PolicyHeaders,
+    clock: &Clock,
+) -> Refusal {
     let retry_after = retry_after(standing);
     let headers = [
         (RETRY_AFTER, HeaderValue::from(retry_after)),
         (RATELIMIT_POLICY, policies.of(standing)),
         (RATELIMIT, header_value(ratelimit_text(standing))),
     ];
-    let resets_at = standing.calendar.map(|c| c.resets_at(wall_now_us()));
+    let resets_at = standing.calendar.map(|c| c.resets_at(clock.now_us()));
     let body = throttled_body(status, standing.policy, retry_after, resets_at.as_deref());
     Refusal::new(status, body, &headers)
 }
@@ -112,11 +116,11 @@ pub(super) fn denied(policy: &str, bot: Option<&BotClaim>) -> Refusal {
 }
 
 /// The refusal of a banned client: 403, and while the ban has an end, `Retry-After` until
-/// then.
-pub(super) fn banned(ban: &BanHit) -> Refusal {
+/// then (by `clock`).
+pub(super) fn banned(ban: &BanHit, clock: &Clock) -> Refusal {
     let left = ban
         .expires_at_ms
-        .map(|end| end.saturating_sub(wall_now_ms()).div_ceil(1000).max(1));
+        .map(|end| end.saturating_sub(clock.now_ms()).div_ceil(1000).max(1));
     let detail = "This client is banned.";
     let extra = match left {
         Some(seconds) => serde_json::json!({ "banned": true, "retry_after": seconds }),
@@ -131,19 +135,22 @@ pub(super) fn banned(ban: &BanHit) -> Refusal {
 
 /// The refusal of a client on the blocklist: as banned, or the throttled answer (with
 /// `Retry-After` until the entry ends) when its remedy is to throttle. Why it is listed is
-/// logged, never answered.
-pub(super) fn blocked(block: &Block, throttle_status: u16) -> Refusal {
+/// logged, never answered. The time left is by `clock`.
+pub(super) fn blocked(block: &Block, throttle_status: u16, clock: &Clock) -> Refusal {
     match block.remedy {
         // A `captcha` decision the challenge could not reach (not a page load) stands as a
         // ban.
-        Remedy::Ban | Remedy::Challenge => banned(&BanHit {
-            id: block.id,
-            expires_at_ms: Some(block.expires_at_ms),
-        }),
+        Remedy::Ban | Remedy::Challenge => banned(
+            &BanHit {
+                id: block.id,
+                expires_at_ms: Some(block.expires_at_ms),
+            },
+            clock,
+        ),
         Remedy::Throttle => {
             let left = block
                 .expires_at_ms
-                .saturating_sub(wall_now_ms())
+                .saturating_sub(clock.now_ms())
                 .div_ceil(1000)
                 .max(1);
             let detail = format!("Too many requests from this client; retry in {left} s.");

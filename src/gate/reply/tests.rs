@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::gate::standing::fixtures::{assessment, limits, standing};
-use crate::gate::{Decided, HeaderQuota, LevelId, Unpayable};
+use crate::gate::{Decided, HeaderQuota, LevelId, LimitsOf, Unpayable};
 use crate::identity::Identity;
 use std::sync::Arc;
 
@@ -60,8 +60,13 @@ fn the_problem_body_names_the_policy() {
         source: None,
         caller: anonymous,
     };
-    let Reply::Refuse(refused) = reply(&Outcome::Throttled(decided), &no_headers(), 429, None)
-    else {
+    let Reply::Refuse(refused) = reply(
+        &Outcome::Throttled(decided),
+        &no_headers(),
+        429,
+        None,
+        &Clock::System,
+    ) else {
         panic!("a throttled request is answered");
     };
     assert_eq!(refused.status, 429);
@@ -86,18 +91,23 @@ fn a_request_that_can_never_pass_is_not_told_when_to_retry() {
     let anonymous = Identity::anonymous(&crate::identity::IdentityKey::from_bytes([0; 32]));
     let unpayable = Unpayable {
         policy: &name,
-        level: LevelId {
+        level: LimitsOf::Policy(LevelId {
             policy: 0,
             level: 0,
-        },
+        }),
         quota: HeaderQuota::of(&l),
         cost: 4_294_967_295,
         identity: anonymous,
         source: None,
         caller: anonymous,
     };
-    let Reply::Refuse(refused) = reply(&Outcome::Unpayable(unpayable), &no_headers(), 429, None)
-    else {
+    let Reply::Refuse(refused) = reply(
+        &Outcome::Unpayable(unpayable),
+        &no_headers(),
+        429,
+        None,
+        &Clock::System,
+    ) else {
         panic!("an unpayable request is answered");
     };
     assert_eq!(refused.status, 429);
@@ -128,7 +138,7 @@ fn refusals_are_answered_never_forwarded() {
         Outcome::InvalidToken,
         Outcome::Undecided(Undecided::Refuse),
     ] {
-        let reply = reply(&outcome, &no_headers(), 429, None);
+        let reply = reply(&outcome, &no_headers(), 429, None, &Clock::System);
         assert!(matches!(reply, Reply::Refuse(..)), "{outcome:?}");
     }
 }
