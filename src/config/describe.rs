@@ -1,5 +1,6 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
+use super::challenge::ChallengeLine;
 use super::decisions::CheckLine;
 use super::overload::OverloadLine;
 use super::rls::RlsLine;
@@ -225,30 +226,13 @@ impl Config {
         if !policies && !captcha {
             return Ok(());
         }
-        let c = &self.challenge;
         // A CrowdSec captcha is a `pow` challenge: only a policy can ask for `refresh`.
         let refresh = self.policies.iter().any(|p| {
             let kinds = p.action.challenge().into_iter().chain(&p.rules.on_limit);
             kinds.into_iter().any(|c| c.kind == ChallengeKind::Refresh)
         });
-        let wait = match refresh {
-            true => format!(
-                " (a refresh page reloads after {})",
-                humantime::format_duration(c.refresh_wait)
-            ),
-            false => String::new(),
-        };
-        writeln!(
-            f,
-            "challenge       pages answered {}{wait}; solutions at {}, nonces good {}s; \
-             passes in cookie `{}` for {}s; never on {}",
-            c.status,
-            c.path,
-            c.nonce_ttl.as_secs(),
-            c.cookie,
-            c.pass_ttl.as_secs(),
-            c.never_paths.join(" ")
-        )
+        let settings = &self.challenge;
+        write!(f, "{}", ChallengeLine { settings, refresh })
     }
 
     /// The crawler catalogue, how claims are verified.
