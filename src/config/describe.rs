@@ -1,6 +1,7 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
 use super::challenge::ChallengeLine;
+use super::crowdsec::CrowdSecLine;
 use super::decisions::CheckLine;
 use super::overload::OverloadLine;
 use super::rls::RlsLine;
@@ -129,14 +130,7 @@ impl fmt::Display for Config {
             write!(f, "{}", RlsLine(rls))?;
         }
         if let Some(cs) = &self.crowdsec {
-            writeln!(
-                f,
-                "crowdsec        {} every {}s, scopes [{}], captcha → {}",
-                cs.url,
-                cs.poll_interval.as_secs(),
-                cs.scopes.join(", "),
-                cs.on_captcha.word()
-            )?;
+            write!(f, "{}", CrowdSecLine(cs))?;
         }
         if let Some(traces) = &self.traces {
             let kept = traces.sampling;
