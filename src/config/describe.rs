@@ -3,12 +3,12 @@
 use super::challenge::ChallengeLine;
 use super::crowdsec::CrowdSecLine;
 use super::decisions::CheckLine;
+use super::identity::IdentityLines;
 use super::overload::OverloadLine;
 use super::rls::RlsLine;
 use super::runtime::Config;
 use super::store::StoreLines;
 use crate::identity::ChallengeKind;
-use crate::limiter::StoreSettings;
 use crate::proxy::PoolSettings;
 use std::fmt;
 
@@ -159,42 +159,15 @@ impl fmt::Display for Config {
             self.proxy_lines(f)?;
         }
         write!(f, "{}", StoreLines(&self.store))?;
-        let id = &self.identity;
-        writeln!(
-            f,
-            "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
-            id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
-        )?;
-        let keyed_by = match (&self.hash_key, &self.store) {
-            (Some(_), _) => "identity.hash_key (hidden)",
-            (None, StoreSettings::Memory { .. }) => "a random key of this process",
-            (None, StoreSettings::Redis(_)) => "the fleet's key in Redis (`prefix:hash_key`)",
+        let identity = IdentityLines {
+            chain: &self.identity,
+            hash_key: self.hash_key.as_ref(),
+            store: &self.store,
+            client_ip: &self.client_ip,
+            jwt: self.jwt.as_ref(),
+            access: &self.access,
         };
-        writeln!(f, "digests         keyed BLAKE3, keyed by {keyed_by}")?;
-        let trusted: Vec<String> = self
-            .client_ip
-            .trusted()
-            .iter()
-            .map(|n| n.to_string())
-            .collect();
-        match trusted.is_empty() {
-            true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
-            false => writeln!(
-                f,
-                "client address  `{}` (and no other forwarding header) from {}",
-                self.client_ip.header(),
-                trusted.join(", ")
-            )?,
-        }
-        if let Some(jwt) = &self.jwt {
-            writeln!(f, "bearer tokens   verified by {jwt:?}")?;
-        }
-        for rule in self.access.allow() {
-            writeln!(f, "allow           {rule}")?;
-        }
-        for rule in self.access.deny() {
-            writeln!(f, "deny (403)      {rule}")?;
-        }
+        write!(f, "{identity}")?;
         write!(f, "{}", self.response)?;
         if self.server.shadow {
             writeln!(f, "shadow mode     every policy counts but never blocks")?;
