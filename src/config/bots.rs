@@ -16,6 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
+pub(crate) use lines::BotsLines;
+
 config_keys! {
     DnsTimeout = "bots.dns_timeout",
 }
@@ -194,6 +196,8 @@ fn resolver(check: &Checker<'_>, text: &Spanned<String>) -> Result<SocketAddr, C
             check.error(text, message)
         })
 }
+
+mod lines;
 
 #[cfg(test)]
 mod tests {

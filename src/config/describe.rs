@@ -1,5 +1,6 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
+use super::bots::BotsLines;
 use super::challenge::ChallengeLine;
 use super::crowdsec::CrowdSecLine;
 use super::decisions::CheckLine;
@@ -178,7 +179,7 @@ impl fmt::Display for Config {
         for policy in &self.policies {
             writeln!(f, "policy          {policy}")?;
         }
-        self.describe_bots(f)
+        write!(f, "{}", BotsLines(&self.bots))
     }
 }
 
@@ -200,44 +201,5 @@ impl Config {
         });
         let settings = &self.challenge;
         write!(f, "{}", ChallengeLine { settings, refresh })
-    }
-
-    /// The crawler catalogue, how claims are verified.
-    fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let crawlers = &self.bots.crawlers;
-        let catalogue = &crawlers.catalogue;
-        writeln!(
-            f,
-            "crawlers        {} in the catalogue of {}, {} with published ranges loaded",
-            catalogue.len(),
-            catalogue.updated(),
-            crawlers.with_ranges()
-        )?;
-        let dns = &self.bots.dns;
-        let resolver = dns
-            .resolver
-            .map_or("the system's resolver".to_owned(), |r| r.to_string());
-        writeln!(
-            f,
-            "reverse DNS     {resolver}, a request waits at most {:?}",
-            dns.timeout
-        )?;
-        let signed = &self.bots.signed;
-        if signed.is_empty() {
-            return Ok(());
-        }
-        writeln!(
-            f,
-            "signed agents   directories of {} fetched{}, {} keys in the config",
-            match signed.agents.is_empty() {
-                true => "none".to_owned(),
-                false => signed.agents.join(" "),
-            },
-            signed
-                .ca_file
-                .as_ref()
-                .map_or(String::new(), |p| format!(" (CA {})", p.display())),
-            signed.keys.len()
-        )
     }
 }
