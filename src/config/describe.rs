@@ -9,44 +9,9 @@ use super::overload::OverloadLine;
 use super::rls::RlsLine;
 use super::runtime::Config;
 use super::store::StoreLines;
+use super::upstream::PoolLine;
 use crate::identity::ChallengeKind;
-use crate::proxy::PoolSettings;
 use std::fmt;
-
-/// One pool on one line: backends, balance, Host, health.
-fn describe_pool(pool: &PoolSettings) -> String {
-    let backends: Vec<String> = pool
-        .backends
-        .iter()
-        .map(|b| {
-            let weight = match b.weight {
-                1 => String::new(),
-                w => format!(" weight {w}"),
-            };
-            match &b.tls_name {
-                Some(name) => format!("https://{} (verified as {name}){weight}", b.address),
-                None if b.h2c => format!("h2c://{}{weight}", b.address),
-                None => format!("{}{weight}", b.address),
-            }
-        })
-        .collect();
-    let mut line = format!("{} ({}", backends.join(", "), pool.balance.as_str());
-    if let Some(host) = &pool.host {
-        line.push_str(&format!("; Host {host}"));
-    }
-    let h = &pool.health;
-    if let Some(c) = &h.active {
-        line.push_str(&format!(
-            "; GET {} every {:?} (timeout {:?}), out after {}, back after {}",
-            c.path, c.interval, c.timeout, c.unhealthy_after, c.healthy_after
-        ));
-    }
-    match h.eject_after {
-        0 => line.push_str("; no ejection)"),
-        n => line.push_str(&format!("; ejected {:?} after {n} failures)", h.eject_for)),
-    }
-    line
-}
 
 impl Config {
     /// The lines about what only the proxy does: its TLS listener, its timeouts to backends,
@@ -149,7 +114,7 @@ impl fmt::Display for Config {
             write!(f, "{}", OverloadLine(overload))?;
         }
         for pool in &u.pools {
-            writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
+            write!(f, "{}", PoolLine(pool))?;
         }
         for route in &u.routes {
             let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());

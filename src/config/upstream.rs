@@ -8,6 +8,7 @@ use super::value::{config_keys, Period};
 use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
 use health::{health, HealthFile};
 use routes::pool_routes;
+pub(crate) use pool_line::PoolLine;
 pub(crate) use routes::RouteFile;
 use serde::Deserialize;
 use std::time::Duration;
@@ -305,6 +306,7 @@ fn backend_host(address: &str) -> Option<&str> {
 }
 
 mod health;
+mod pool_line;
 mod routes;
 #[cfg(test)]
 mod tests;
