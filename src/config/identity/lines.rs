@@ -31,7 +31,11 @@ impl fmt::Display for IdentityLines<'_> {
             "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
             id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
         )?;
-        writeln!(f, "digests         keyed BLAKE3, keyed by {}", self.keyed_by())?;
+        writeln!(
+            f,
+            "digests         keyed BLAKE3, keyed by {}",
+            self.keyed_by()
+        )?;
         self.client_address(f)?;
         if let Some(jwt) = self.jwt {
             writeln!(f, "bearer tokens   verified by {jwt:?}")?;
