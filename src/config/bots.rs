@@ -4,28 +4,24 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::signed::SignedFile;
-use super::value::{config_keys, Period};
 use crate::bots::{
     BotsSettings, Catalogue, Crawler, CrawlerError, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT,
 };
 use crate::identity::Category;
 use serde::Deserialize;
-use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 use toml::Spanned;
 
-config_keys! {
-    DnsTimeout = "bots.dns_timeout",
-}
+pub(crate) use lines::BotsLines;
+use values::{DnsWait, Resolver};
 
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BotsFile {
-    pub(crate) dns_timeout: Option<Spanned<Period<DnsTimeout>>>,
-    pub(crate) resolver: Option<Spanned<String>>,
+    pub(crate) dns_timeout: Option<DnsWait>,
+    pub(crate) resolver: Option<Resolver>,
     pub(crate) ranges_dir: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) crawler: Vec<CrawlerFile>,
@@ -47,9 +43,6 @@ pub(crate) struct CrawlerFile {
     pub(crate) rdns: Vec<String>,
 }
 
-/// The longest `bots.dns_timeout` may be: a request must never wait on DNS for long.
-const MAX_DNS_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// The checked `[bots]` table (the defaults when it is absent).
 pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings, ConfigError> {
     let entries = file
@@ -62,11 +55,8 @@ pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings,
     Ok(BotsSettings {
         crawlers: Arc::new(Crawlers { catalogue, ranges }),
         dns: DnsSettings {
-            timeout: dns_timeout(check, file)?,
-            resolver: match &file.resolver {
-                Some(text) => Some(resolver(check, text)?),
-                None => None,
-            },
+            timeout: file.dns_timeout.as_ref().map_or(DNS_TIMEOUT, |wait| wait.0),
+            resolver: file.resolver.as_ref().map(|resolver| resolver.0),
         },
         signed: super::signed::signed(check, file.signed.as_ref())?,
         score: super::score::score(check, file.score.as_ref(), file.ranges_dir.as_ref())?,
@@ -167,33 +157,8 @@ fn load(
     })
 }
 
-/// `bots.dns_timeout`: from 1 ms to 5 s, 200 ms when not given.
-fn dns_timeout(check: &Checker<'_>, file: &BotsFile) -> Result<Duration, ConfigError> {
-    let Some(at) = &file.dns_timeout else {
-        return Ok(DNS_TIMEOUT);
-    };
-    let timeout = at.get_ref().get();
-    if timeout < Duration::from_millis(1) || timeout > MAX_DNS_TIMEOUT {
-        let message = "`bots.dns_timeout` must be from 1ms to 5s".to_owned();
-        return Err(check.error(at, message));
-    }
-    Ok(timeout)
-}
-
-/// `bots.resolver`: an address and port (`127.0.0.1:5353`, `[::1]:53`), or an address alone
-/// (port 53).
-fn resolver(check: &Checker<'_>, text: &Spanned<String>) -> Result<SocketAddr, ConfigError> {
-    let value = text.get_ref().trim();
-    value
-        .parse::<SocketAddr>()
-        .or_else(|_| value.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
-        .map_err(|_| {
-            let message = format!(
-                "`bots.resolver` must be a DNS server's address, like 127.0.0.1:53, not `{value}`"
-            );
-            check.error(text, message)
-        })
-}
+mod lines;
+mod values;
 
 #[cfg(test)]
 mod tests {

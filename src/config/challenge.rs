@@ -11,6 +11,8 @@ use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
 
+pub(crate) use line::ChallengeLine;
+
 config_keys! {
     PassTtl = "challenge.pass_ttl",
     NonceTtl = "challenge.nonce_ttl",
@@ -298,5 +300,6 @@ fn cookie_name(check: &Checker<'_>, name: &Spanned<String>) -> Result<String, Co
     }
 }
 
+mod line;
 #[cfg(test)]
 mod tests;

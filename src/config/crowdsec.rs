@@ -7,6 +7,7 @@ use super::value::{config_keys, Bounded, Period};
 use crate::control::Remedy;
 use crate::crowdsec::CrowdSecSettings;
 use serde::Deserialize;
+use std::fmt;
 use std::time::Duration;
 use toml::Spanned;
 
@@ -102,6 +103,23 @@ pub(crate) fn crowdsec(
             None => CrowdSecSettings::MAX_ANSWER_BYTES,
         },
     })
+}
+
+/// `--test`'s line for the CrowdSec bouncer.
+pub(crate) struct CrowdSecLine<'a>(pub(crate) &'a CrowdSecSettings);
+
+impl fmt::Display for CrowdSecLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cs = self.0;
+        writeln!(
+            f,
+            "crowdsec        {} every {}s, scopes [{}], captcha → {}",
+            cs.url,
+            cs.poll_interval.as_secs(),
+            cs.scopes.join(", "),
+            cs.on_captcha.word()
+        )
+    }
 }
 
 #[cfg(test)]

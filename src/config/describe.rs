@@ -1,49 +1,17 @@
 //! `floodgate --test`: the effective configuration, as a person reads it (secrets hidden).
 
+use super::bots::BotsLines;
+use super::challenge::ChallengeLine;
+use super::crowdsec::CrowdSecLine;
 use super::decisions::CheckLine;
+use super::identity::IdentityLines;
 use super::overload::OverloadLine;
 use super::rls::RlsLine;
 use super::runtime::Config;
 use super::store::StoreLines;
+use super::upstream::PoolLine;
 use crate::identity::ChallengeKind;
-use crate::limiter::StoreSettings;
-use crate::proxy::PoolSettings;
 use std::fmt;
-
-/// One pool on one line: backends, balance, Host, health.
-fn describe_pool(pool: &PoolSettings) -> String {
-    let backends: Vec<String> = pool
-        .backends
-        .iter()
-        .map(|b| {
-            let weight = match b.weight {
-                1 => String::new(),
-                w => format!(" weight {w}"),
-            };
-            match &b.tls_name {
-                Some(name) => format!("https://{} (verified as {name}){weight}", b.address),
-                None if b.h2c => format!("h2c://{}{weight}", b.address),
-                None => format!("{}{weight}", b.address),
-            }
-        })
-        .collect();
-    let mut line = format!("{} ({}", backends.join(", "), pool.balance.as_str());
-    if let Some(host) = &pool.host {
-        line.push_str(&format!("; Host {host}"));
-    }
-    let h = &pool.health;
-    if let Some(c) = &h.active {
-        line.push_str(&format!(
-            "; GET {} every {:?} (timeout {:?}), out after {}, back after {}",
-            c.path, c.interval, c.timeout, c.unhealthy_after, c.healthy_after
-        ));
-    }
-    match h.eject_after {
-        0 => line.push_str("; no ejection)"),
-        n => line.push_str(&format!("; ejected {:?} after {n} failures)", h.eject_for)),
-    }
-    line
-}
 
 impl Config {
     /// The lines about what only the proxy does: its TLS listener, its timeouts to backends,
@@ -128,14 +96,7 @@ impl fmt::Display for Config {
             write!(f, "{}", RlsLine(rls))?;
         }
         if let Some(cs) = &self.crowdsec {
-            writeln!(
-                f,
-                "crowdsec        {} every {}s, scopes [{}], captcha → {}",
-                cs.url,
-                cs.poll_interval.as_secs(),
-                cs.scopes.join(", "),
-                cs.on_captcha.word()
-            )?;
+            write!(f, "{}", CrowdSecLine(cs))?;
         }
         if let Some(traces) = &self.traces {
             let kept = traces.sampling;
@@ -153,7 +114,7 @@ impl fmt::Display for Config {
             write!(f, "{}", OverloadLine(overload))?;
         }
         for pool in &u.pools {
-            writeln!(f, "pool {:<10} {}", pool.name, describe_pool(pool))?;
+            write!(f, "{}", PoolLine(pool))?;
         }
         for route in &u.routes {
             let pool = u.pools.get(route.pool).map_or("?", |p| p.name.as_str());
@@ -164,42 +125,15 @@ impl fmt::Display for Config {
             self.proxy_lines(f)?;
         }
         write!(f, "{}", StoreLines(&self.store))?;
-        let id = &self.identity;
-        writeln!(
-            f,
-            "identity        {id} (ipv4 /{}, ipv6 /{}; invalid tokens: {:?})",
-            id.ip.ipv4_prefix, id.ip.ipv6_prefix, id.on_invalid_token
-        )?;
-        let keyed_by = match (&self.hash_key, &self.store) {
-            (Some(_), _) => "identity.hash_key (hidden)",
-            (None, StoreSettings::Memory { .. }) => "a random key of this process",
-            (None, StoreSettings::Redis(_)) => "the fleet's key in Redis (`prefix:hash_key`)",
+        let identity = IdentityLines {
+            chain: &self.identity,
+            hash_key: self.hash_key.as_ref(),
+            store: &self.store,
+            client_ip: &self.client_ip,
+            jwt: self.jwt.as_ref(),
+            access: &self.access,
         };
-        writeln!(f, "digests         keyed BLAKE3, keyed by {keyed_by}")?;
-        let trusted: Vec<String> = self
-            .client_ip
-            .trusted()
-            .iter()
-            .map(|n| n.to_string())
-            .collect();
-        match trusted.is_empty() {
-            true => writeln!(f, "client address  the TCP peer (no trusted proxies)")?,
-            false => writeln!(
-                f,
-                "client address  `{}` (and no other forwarding header) from {}",
-                self.client_ip.header(),
-                trusted.join(", ")
-            )?,
-        }
-        if let Some(jwt) = &self.jwt {
-            writeln!(f, "bearer tokens   verified by {jwt:?}")?;
-        }
-        for rule in self.access.allow() {
-            writeln!(f, "allow           {rule}")?;
-        }
-        for rule in self.access.deny() {
-            writeln!(f, "deny (403)      {rule}")?;
-        }
+        write!(f, "{identity}")?;
         write!(f, "{}", self.response)?;
         if self.server.shadow {
             writeln!(f, "shadow mode     every policy counts but never blocks")?;
@@ -210,7 +144,7 @@ impl fmt::Display for Config {
         for policy in &self.policies {
             writeln!(f, "policy          {policy}")?;
         }
-        self.describe_bots(f)
+        write!(f, "{}", BotsLines(&self.bots))
     }
 }
 
@@ -225,68 +159,12 @@ impl Config {
         if !policies && !captcha {
             return Ok(());
         }
-        let c = &self.challenge;
         // A CrowdSec captcha is a `pow` challenge: only a policy can ask for `refresh`.
         let refresh = self.policies.iter().any(|p| {
             let kinds = p.action.challenge().into_iter().chain(&p.rules.on_limit);
             kinds.into_iter().any(|c| c.kind == ChallengeKind::Refresh)
         });
-        let wait = match refresh {
-            true => format!(
-                " (a refresh page reloads after {})",
-                humantime::format_duration(c.refresh_wait)
-            ),
-            false => String::new(),
-        };
-        writeln!(
-            f,
-            "challenge       pages answered {}{wait}; solutions at {}, nonces good {}s; \
-             passes in cookie `{}` for {}s; never on {}",
-            c.status,
-            c.path,
-            c.nonce_ttl.as_secs(),
-            c.cookie,
-            c.pass_ttl.as_secs(),
-            c.never_paths.join(" ")
-        )
-    }
-
-    /// The crawler catalogue, how claims are verified.
-    fn describe_bots(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let crawlers = &self.bots.crawlers;
-        let catalogue = &crawlers.catalogue;
-        writeln!(
-            f,
-            "crawlers        {} in the catalogue of {}, {} with published ranges loaded",
-            catalogue.len(),
-            catalogue.updated(),
-            crawlers.with_ranges()
-        )?;
-        let dns = &self.bots.dns;
-        let resolver = dns
-            .resolver
-            .map_or("the system's resolver".to_owned(), |r| r.to_string());
-        writeln!(
-            f,
-            "reverse DNS     {resolver}, a request waits at most {:?}",
-            dns.timeout
-        )?;
-        let signed = &self.bots.signed;
-        if signed.is_empty() {
-            return Ok(());
-        }
-        writeln!(
-            f,
-            "signed agents   directories of {} fetched{}, {} keys in the config",
-            match signed.agents.is_empty() {
-                true => "none".to_owned(),
-                false => signed.agents.join(" "),
-            },
-            signed
-                .ca_file
-                .as_ref()
-                .map_or(String::new(), |p| format!(" (CA {})", p.display())),
-            signed.keys.len()
-        )
+        let settings = &self.challenge;
+        write!(f, "{}", ChallengeLine { settings, refresh })
     }
 }

@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
+pub(crate) use lines::IdentityLines;
+
 config_keys! {
     Ipv4Prefix = "identity.ip.ipv4_prefix",
     Ipv6Prefix = "identity.ip.ipv6_prefix",
@@ -253,5 +255,6 @@ pub(crate) fn access(check: &Checker<'_>, file: &AccessFile) -> Result<AccessRul
     ))
 }
 
+mod lines;
 #[cfg(test)]
 mod tests;

@@ -2,11 +2,9 @@
 //! service they are from (`service_name`), and how many are kept (`sample_ratio`, a number
 //! for allowed requests, or a table of `allowed` and `refused`), each error located.
 
-use super::check::Checker;
-use super::error::ConfigError;
-use crate::trace::{traces_url, Sampling, TraceSettings};
+use crate::trace::TraceSettings;
 use serde::Deserialize;
-use toml::Spanned;
+use values::{OtlpEndpoint, SampleRatio, ServiceName};
 
 /// The service name spans carry unless `service_name` says otherwise.
 const SERVICE_NAME: &str = "floodgate";
@@ -15,85 +13,29 @@ const SERVICE_NAME: &str = "floodgate";
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TelemetryFile {
-    otlp_endpoint: Option<Spanned<String>>,
-    service_name: Option<Spanned<String>>,
-    sample_ratio: Option<Spanned<toml::Value>>,
+    otlp_endpoint: Option<OtlpEndpoint>,
+    service_name: Option<ServiceName>,
+    sample_ratio: Option<SampleRatio>,
 }
 
 /// The trace settings of `[telemetry]`: none without a table or an `otlp_endpoint`.
-pub(crate) fn traces(
-    check: &Checker<'_>,
-    file: Option<&TelemetryFile>,
-) -> Result<Option<TraceSettings>, ConfigError> {
-    let Some(file) = file else {
-        return Ok(None);
-    };
-    let sampling = match &file.sample_ratio {
-        Some(value) => sampling(check, value)?,
-        None => Sampling::default(),
-    };
-    let service_name = match &file.service_name {
-        Some(name) if name.get_ref().trim().is_empty() => {
-            return Err(check.error(name, "`telemetry.service_name` is empty".to_owned()))
-        }
-        Some(name) => name.get_ref().clone(),
-        None => SERVICE_NAME.to_owned(),
-    };
-    let Some(endpoint) = &file.otlp_endpoint else {
-        return Ok(None);
-    };
-    let url = traces_url(endpoint.get_ref()).map_err(|e| {
-        let message = format!(
-            "`telemetry.otlp_endpoint`: {e} (an OTLP/HTTP URL such as `http://127.0.0.1:4318`)"
-        );
-        check.error(endpoint, message)
-    })?;
-    Ok(Some(TraceSettings {
-        url,
-        service_name,
-        sampling,
-    }))
+pub(crate) fn traces(file: Option<&TelemetryFile>) -> Option<TraceSettings> {
+    let file = file?;
+    let endpoint = file.otlp_endpoint.as_ref()?;
+    Some(TraceSettings {
+        url: endpoint.0.clone(),
+        service_name: file
+            .service_name
+            .as_ref()
+            .map_or(SERVICE_NAME.to_owned(), |name| name.0.clone()),
+        sampling: file
+            .sample_ratio
+            .as_ref()
+            .map_or_else(Default::default, |ratio| ratio.0),
+    })
 }
 
-/// `sample_ratio`'s table form.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RatioTable {
-    allowed: Option<toml::Value>,
-    refused: Option<toml::Value>,
-}
-
-/// `sample_ratio`: a number (allowed requests; refusals all kept) or `{ allowed, refused }`.
-fn sampling(check: &Checker<'_>, value: &Spanned<toml::Value>) -> Result<Sampling, ConfigError> {
-    let bad = |what: String| check.error(value, format!("`telemetry.sample_ratio`: {what}"));
-    let ratio = |key: &str, v: &toml::Value| -> Result<f64, ConfigError> {
-        let n = match v {
-            toml::Value::Float(f) => *f,
-            toml::Value::Integer(i) => *i as f64,
-            _ => return Err(bad(format!("{key} must be a number from 0 to 1"))),
-        };
-        match (0.0..=1.0).contains(&n) {
-            true => Ok(n),
-            false => Err(bad(format!("{key} is {n}: a ratio is from 0 to 1"))),
-        }
-    };
-    let mut sampling = Sampling::default();
-    match value.get_ref() {
-        toml::Value::Table(table) => {
-            let both: RatioTable = toml::Value::Table(table.clone())
-                .try_into()
-                .map_err(|e: toml::de::Error| bad(e.message().trim().to_owned()))?;
-            if let Some(allowed) = &both.allowed {
-                sampling.allowed = ratio("allowed", allowed)?;
-            }
-            if let Some(refused) = &both.refused {
-                sampling.refused = ratio("refused", refused)?;
-            }
-        }
-        number => sampling.allowed = ratio("the ratio", number)?,
-    }
-    Ok(sampling)
-}
+mod values;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use super::error::ConfigError;
 use super::value::{config_keys, Period};
 use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
 use health::{health, HealthFile};
+pub(crate) use pool_line::PoolLine;
 use routes::pool_routes;
 pub(crate) use routes::RouteFile;
 use serde::Deserialize;
@@ -305,6 +306,7 @@ fn backend_host(address: &str) -> Option<&str> {
 }
 
 mod health;
+mod pool_line;
 mod routes;
 #[cfg(test)]
 mod tests;

@@ -84,7 +84,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             Some(table) => Some(super::overload::overload(&check, table)?),
             None => None,
         },
-        traces: super::telemetry::traces(&check, file.telemetry.as_ref())?,
+        traces: super::telemetry::traces(file.telemetry.as_ref()),
         decisions: super::explain::decisions(&check, file.decisions.as_ref())?,
     })
 }
