@@ -19,6 +19,7 @@ mod head_watch;
 mod header_case;
 mod hygiene;
 mod ja4;
+mod passthrough;
 mod pick;
 mod preface;
 mod render;

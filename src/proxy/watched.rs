@@ -13,17 +13,12 @@ use async_trait::async_trait;
 use bytes::{Buf, BytesMut};
 use pingora::protocols::http::ServerSession;
 use pingora::protocols::l4::socket::SocketAddr;
-use pingora::protocols::raw_connect::ProxyDigest;
-use pingora::protocols::tls::{SslDigest, TlsRef};
-use pingora::protocols::{
-    GetProxyDigest, GetSocketDigest, GetTimingDigest, Peek, Shutdown, SocketDigest, Ssl, Stream,
-    TimingDigest, UniqueID, UniqueIDType, ALPN,
-};
+use pingora::protocols::{Peek, Stream};
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 use std::task::{ready, Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The whole 431 response, sent as the connection closes.
@@ -228,66 +223,7 @@ impl AsyncWrite for WatchedStream {
     }
 }
 
-#[async_trait]
-impl Shutdown for WatchedStream {
-    async fn shutdown(&mut self) {
-        self.inner.shutdown().await
-    }
-}
-
-impl UniqueID for WatchedStream {
-    fn id(&self) -> UniqueIDType {
-        self.inner.id()
-    }
-}
-
-impl Ssl for WatchedStream {
-    fn get_ssl(&self) -> Option<&TlsRef> {
-        self.inner.get_ssl()
-    }
-
-    fn get_ssl_digest(&self) -> Option<Arc<SslDigest>> {
-        self.inner.get_ssl_digest()
-    }
-
-    fn selected_alpn_proto(&self) -> Option<ALPN> {
-        self.inner.selected_alpn_proto()
-    }
-}
-
-impl GetTimingDigest for WatchedStream {
-    fn get_timing_digest(&self) -> Vec<Option<TimingDigest>> {
-        self.inner.get_timing_digest()
-    }
-
-    fn get_read_pending_time(&self) -> Duration {
-        self.inner.get_read_pending_time()
-    }
-
-    fn get_write_pending_time(&self) -> Duration {
-        self.inner.get_write_pending_time()
-    }
-}
-
-impl GetProxyDigest for WatchedStream {
-    fn get_proxy_digest(&self) -> Option<Arc<ProxyDigest>> {
-        self.inner.get_proxy_digest()
-    }
-
-    fn set_proxy_digest(&mut self, digest: ProxyDigest) {
-        self.inner.set_proxy_digest(digest)
-    }
-}
-
-impl GetSocketDigest for WatchedStream {
-    fn get_socket_digest(&self) -> Option<Arc<SocketDigest>> {
-        self.inner.get_socket_digest()
-    }
-
-    fn set_socket_digest(&mut self, digest: SocketDigest) {
-        self.inner.set_socket_digest(digest)
-    }
-}
+super::passthrough::pass_stream_traits!(WatchedStream);
 
 #[async_trait]
 impl Peek for WatchedStream {

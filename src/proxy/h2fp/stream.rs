@@ -7,17 +7,11 @@
 use super::frames::{FrameReader, Progress};
 use super::registry::{register, Registered};
 use async_trait::async_trait;
-use pingora::protocols::raw_connect::ProxyDigest;
-use pingora::protocols::tls::{SslDigest, TlsRef};
-use pingora::protocols::{
-    GetProxyDigest, GetSocketDigest, GetTimingDigest, Peek, Shutdown, SocketDigest, Ssl, Stream,
-    TimingDigest, UniqueID, UniqueIDType, ALPN,
-};
+use pingora::protocols::{Peek, SocketDigest, Stream};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// A downstream HTTP/2 stream whose first frames are read for its fingerprint.
@@ -114,66 +108,7 @@ impl AsyncWrite for FingerprintedStream {
     }
 }
 
-#[async_trait]
-impl Shutdown for FingerprintedStream {
-    async fn shutdown(&mut self) {
-        self.inner.shutdown().await
-    }
-}
-
-impl UniqueID for FingerprintedStream {
-    fn id(&self) -> UniqueIDType {
-        self.inner.id()
-    }
-}
-
-impl Ssl for FingerprintedStream {
-    fn get_ssl(&self) -> Option<&TlsRef> {
-        self.inner.get_ssl()
-    }
-
-    fn get_ssl_digest(&self) -> Option<Arc<SslDigest>> {
-        self.inner.get_ssl_digest()
-    }
-
-    fn selected_alpn_proto(&self) -> Option<ALPN> {
-        self.inner.selected_alpn_proto()
-    }
-}
-
-impl GetTimingDigest for FingerprintedStream {
-    fn get_timing_digest(&self) -> Vec<Option<TimingDigest>> {
-        self.inner.get_timing_digest()
-    }
-
-    fn get_read_pending_time(&self) -> Duration {
-        self.inner.get_read_pending_time()
-    }
-
-    fn get_write_pending_time(&self) -> Duration {
-        self.inner.get_write_pending_time()
-    }
-}
-
-impl GetProxyDigest for FingerprintedStream {
-    fn get_proxy_digest(&self) -> Option<Arc<ProxyDigest>> {
-        self.inner.get_proxy_digest()
-    }
-
-    fn set_proxy_digest(&mut self, digest: ProxyDigest) {
-        self.inner.set_proxy_digest(digest)
-    }
-}
-
-impl GetSocketDigest for FingerprintedStream {
-    fn get_socket_digest(&self) -> Option<Arc<SocketDigest>> {
-        self.inner.get_socket_digest()
-    }
-
-    fn set_socket_digest(&mut self, digest: SocketDigest) {
-        self.inner.set_socket_digest(digest)
-    }
-}
+super::super::passthrough::pass_stream_traits!(FingerprintedStream);
 
 #[async_trait]
 impl Peek for FingerprintedStream {
