@@ -3,6 +3,7 @@
 //! ([`Record::to_json`]) or shipped to the fleet.
 
 use super::Reference;
+use crate::gate::OutcomeKind;
 use crate::identity::{BotClaim, H2Fp, Identity, Ja4, Proof, Verification};
 use crate::policy::Priority;
 use serde_json::{json, Value};
@@ -47,6 +48,8 @@ pub struct Record {
     pub blocked_by: Option<Arc<str>>,
     /// The final decision: the access log's `decision` word.
     pub decision: &'static str,
+    /// What the gate made of the request, when it decided (not a solution, not a bad head).
+    pub outcome: Option<OutcomeKind>,
     /// The status the client got (0: none was written).
     pub status: u16,
 }
@@ -135,7 +138,7 @@ impl Record {
 
     /// Whether the request was refused (or shown the challenge page): not forwarded.
     pub fn refused(&self) -> bool {
-        self.status >= 400 || self.decision == "challenged"
+        self.status >= 400 || self.outcome == Some(OutcomeKind::Challenged)
     }
 
     /// About how many bytes the record holds, itself and what it owns alone (shared names
@@ -229,6 +232,7 @@ mod tests {
             overload: None,
             blocked_by: None,
             decision: "allowed",
+            outcome: Some(OutcomeKind::Allowed),
             status: 200,
         };
         let json = record.to_json("i1");

@@ -96,6 +96,7 @@ mod tests {
             overload: None,
             blocked_by: None,
             decision: "allowed",
+            outcome: Some(crate::gate::OutcomeKind::Allowed),
             status: 200,
         })
     }

@@ -4,7 +4,7 @@
 //! `max_age` ([`Budget`]). Records queue (bounded) to a writer off the request path that
 //! sends them in batches: a full queue drops the record (counted, warned about at most once a
 //! minute), never holds a request up. Keys share one Cluster slot (`{decisions}`), so a batch
-//! is one script call.
+//! is one script call, gathered for up to 100 ms.
 
 use super::{Budget, Record, Reference};
 use crate::limiter::RedisDriver;
@@ -22,6 +22,9 @@ use tokio::sync::mpsc;
 pub const QUEUE: usize = 4096;
 /// The most records one call writes.
 const BATCH: usize = 128;
+/// How long the writer lets a batch gather after its first record (a flood's records then
+/// take a call per 100 ms, not one each; another instance finds a decision that much later).
+const GATHER: Duration = Duration::from_millis(100);
 /// How often a dropped record is warned about, at most.
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
@@ -154,6 +157,15 @@ impl BackgroundService for ShelfWriter {
                 n = queue.recv_many(&mut batch, BATCH) => {
                     if n == 0 {
                         return;
+                    }
+                }
+            }
+            if batch.len() < BATCH {
+                tokio::time::sleep(GATHER).await;
+                while batch.len() < BATCH {
+                    match queue.try_recv() {
+                        Ok(record) => batch.push(record),
+                        Err(_) => break,
                     }
                 }
             }

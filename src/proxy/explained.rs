@@ -154,6 +154,7 @@ pub(super) fn keep(
         overload: draft.overload,
         blocked_by: ctx.blocked_by.clone(),
         decision: access_log::decision(ctx),
+        outcome: ctx.outcome,
         status: written.unwrap_or(0),
     };
     decisions.keep(record, now_ms);
