@@ -7,6 +7,7 @@ mod acme;
 mod answer;
 mod challenge;
 mod connection;
+mod context;
 mod decide;
 mod edits;
 mod explained;
@@ -34,6 +35,7 @@ mod watched;
 
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
+pub use context::RequestCtx;
 pub use front::FrontSettings;
 pub use h2fp::{connection_h2fp, fingerprinted, FingerprintedStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
@@ -46,10 +48,6 @@ pub use upstream::{
 };
 pub use watched::{head_watch, peer_ip, WatchedStream};
 
-use crate::gate::reply::RateLimitHeaders;
-use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, H2Fp, Identity, Ja4, Score};
-use crate::overload::Permit;
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
@@ -73,49 +71,6 @@ pub struct Floodgate {
     keepalive: bool,
     /// The ACME validations' answers (HTTP-01 tokens), when `[tls.acme]` is configured.
     acme: Option<Arc<crate::acme::Answers>>,
-}
-
-/// Per-request state carried between pingora's phases.
-pub struct RequestCtx {
-    /// The snapshot this request runs under, start to finish, whatever reloads happen: whom
-    /// to trust and what to decide come from the same config.
-    snapshot: Arc<Snapshot>,
-    ratelimit: Option<RateLimitHeaders>,
-    outcome: Option<OutcomeKind>,
-    /// What a solution to the challenge came to (the solution endpoint's requests, which the
-    /// gate does not decide), for the log line.
-    solved: Option<challenge::Solved>,
-    /// Why the blocklist refused the request (CrowdSec's scenario), for the log line.
-    blocked_by: Option<Arc<str>>,
-    ticket: Option<Ticket>,
-    /// Settlements and slots the response phases owe the request's policies.
-    aftercare: Aftercare,
-    upstream: Attempts,
-    /// When the head was in, for the access log (read only when it is on).
-    started: Option<Instant>,
-    upstream_started: Option<Instant>,
-    /// The request id, the way in, gRPC or not.
-    front: front::Front,
-    /// The crawler the request claimed, for the log line and a deny's body.
-    bot: Option<BotClaim>,
-    /// The `deny`, `allow` or `challenge` policy that decided the request, for the log line.
-    ruled_by: Option<Arc<str>>,
-    /// The digest of the pass the request carried (what the control API names it by), for
-    /// the log line.
-    pass: Option<Identity>,
-    /// The request's JA4, for the log line and the backend (`upstream.ja4_header`).
-    ja4: Option<Ja4>,
-    /// The request's HTTP/2 fingerprint, for the log line and the backend
-    /// (`upstream.h2fp_header`).
-    h2fp: Option<H2Fp>,
-    /// The request's bot score, when it was worked out, for the log line and the backend.
-    score: Option<Score>,
-    /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
-    slot: Option<Permit>,
-    /// The request's trace, when requests are traced (`traced.rs`).
-    trace: Option<crate::trace::RequestTrace>,
-    /// What is known of the decision so far, to be kept when the request ends (`[decisions]`).
-    explained: explained::Draft,
 }
 
 impl Floodgate {
@@ -154,29 +109,8 @@ impl ProxyHttp for Floodgate {
     type CTX = RequestCtx;
 
     fn new_ctx(&self) -> Self::CTX {
-        RequestCtx {
-            // Loaded once the request's head is in (pingora makes the context then).
-            snapshot: self.snapshot.load_full(),
-            ratelimit: None,
-            outcome: None,
-            solved: None,
-            blocked_by: None,
-            ticket: None,
-            aftercare: Aftercare::default(),
-            upstream: Attempts::default(),
-            started: None,
-            upstream_started: None,
-            front: front::Front::default(),
-            bot: None,
-            ruled_by: None,
-            pass: None,
-            ja4: None,
-            h2fp: None,
-            score: None,
-            slot: None,
-            trace: None,
-            explained: explained::Draft::default(),
-        }
+        // Loaded once the request's head is in (pingora makes the context then).
+        RequestCtx::new(self.snapshot.load_full())
     }
 
     async fn early_request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<()> {
