@@ -7,12 +7,11 @@
 //! is one script call, gathered for up to 100 ms.
 
 use super::{Budget, Record, Reference};
-use crate::limiter::RedisDriver;
+use crate::limiter::{read_json, RedisDriver};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
-use redis::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,8 +31,6 @@ const WARN_EVERY: Duration = Duration::from_secs(60);
 const WRITE: &str = "local ttl = ARGV[#ARGV] \
                      for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[i], 'PX', ttl) end \
                      return #KEYS";
-/// `GET key`.
-const READ: &str = "return redis.call('GET', KEYS[1])";
 
 /// Where records go to be written, and where other instances' are read.
 pub struct Shelf {
@@ -106,19 +103,8 @@ impl Shelf {
 
     /// The record another instance kept under `reference`, as JSON.
     pub async fn get(&self, reference: &Reference) -> Result<Option<serde_json::Value>, String> {
-        let keys = [key(self.redis.prefix(), reference)];
-        let value = self
-            .redis
-            .eval(READ, &keys, &[])
-            .await
-            .map_err(|e| e.to_string())?;
-        match value {
-            Value::Nil => Ok(None),
-            Value::BulkString(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| format!("the stored decision does not read: {e}")),
-            other => Err(format!("unexpected reply {other:?}")),
-        }
+        let key = key(self.redis.prefix(), reference);
+        read_json(&self.redis, key, "decision").await
     }
 }
 

@@ -4,9 +4,8 @@
 //! instance's alone.
 
 use super::level::Switch;
-use crate::limiter::RedisDriver;
+use crate::limiter::{read_json, RedisDriver};
 use async_trait::async_trait;
-use redis::Value;
 use std::sync::Arc;
 
 /// A place every instance reads the switch from.
@@ -18,8 +17,6 @@ pub trait SharedSwitch: Send + Sync {
     async fn write(&self, switch: Option<&Switch>, now_ms: u64) -> Result<(), String>;
 }
 
-/// `GET` of the switch's key.
-const READ: &str = "return redis.call('GET', KEYS[1])";
 /// `SET … PX ttl` of the switch, or `DEL` when ARGV[1] is empty.
 const WRITE: &str = "if ARGV[1] == '' then return redis.call('DEL', KEYS[1]) end \
                      return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])";
@@ -41,19 +38,7 @@ impl RedisSwitch {
 #[async_trait]
 impl SharedSwitch for RedisSwitch {
     async fn read(&self) -> Result<Option<Switch>, String> {
-        let keys = [self.key.clone()];
-        let value = self
-            .redis
-            .eval(READ, &keys, &[])
-            .await
-            .map_err(|e| e.to_string())?;
-        match value {
-            Value::Nil => Ok(None),
-            Value::BulkString(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| format!("the stored switch does not read: {e}")),
-            other => Err(format!("unexpected reply {other:?}")),
-        }
+        read_json(&self.redis, self.key.clone(), "switch").await
     }
 
     async fn write(&self, switch: Option<&Switch>, now_ms: u64) -> Result<(), String> {
