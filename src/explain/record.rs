@@ -71,7 +71,7 @@ pub struct Step {
 #[derive(Debug, Clone)]
 pub struct Caller {
     /// The source (`header:x-api-key`, `ip`…), or `None` for the anonymous caller.
-    pub source: Option<Box<str>>,
+    pub source: Option<Arc<str>>,
     /// The caller's digest.
     pub digest: Identity,
 }
@@ -148,16 +148,7 @@ impl Record {
             true => self.steps.capacity() * std::mem::size_of::<Step>(),
             false => 0,
         };
-        let caller = self
-            .caller
-            .as_ref()
-            .and_then(|c| c.source.as_ref())
-            .map_or(0, |s| s.len());
-        std::mem::size_of::<Self>()
-            + self.reference.as_str().len()
-            + self.path.len()
-            + steps
-            + caller
+        std::mem::size_of::<Self>() + self.reference.as_str().len() + self.path.len() + steps
     }
 }
 

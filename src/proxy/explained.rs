@@ -90,7 +90,7 @@ impl Draft {
 /// The caller named by `source` (`None`: anonymous) as `digest`.
 fn caller(source: Option<&SourceSpec>, digest: Identity) -> Caller {
     Caller {
-        source: source.map(|s| s.to_string().into_boxed_str()),
+        source: source.map(SourceSpec::shared_tag),
         digest,
     }
 }
