@@ -14,7 +14,7 @@ use crate::gate::reply::echo;
 use crate::gate::Gate;
 use crate::identity::{Identity, IdentityChain, NamedCaller, SourceSpec};
 use crate::limiter::BucketKey;
-use crate::policy::Policy;
+use crate::policy::{Limit, Policy};
 use http::StatusCode;
 use serde_json::{json, Value};
 use std::net::IpAddr;
@@ -43,6 +43,18 @@ pub(super) fn chain_with<'g>(
             "source",
             &format!("`{}` identifies no caller of {whose}", echo(source)),
         )
+    })
+}
+
+/// `policy`'s bucket and its terms, or a 400 naming `policy` when it takes from no bucket.
+pub(super) fn limit_of(policy: &Policy) -> Result<&Limit, Reply> {
+    policy.limit().ok_or_else(|| {
+        let detail = format!(
+            "policy `{}` is a `{}` policy: it takes from no bucket",
+            policy.name(),
+            policy.action.word()
+        );
+        Reply::bad_field("policy", &detail)
     })
 }
 
@@ -116,14 +128,14 @@ impl ControlApi {
         let view = self.control.view();
         let now = wall_now_ms();
         let mut shown = Vec::new();
-        for policy in policies {
+        for (policy, limit) in policies {
             let chain = gate.chain_of(policy);
             let (spec, caller) = match caller_of(gate, chain, &source, &named) {
                 Ok(found) => found,
                 Err(reply) => return reply,
             };
             let ban = ban_of(&view, &spec, caller, &named, now);
-            match self.standing(policy, caller, &view, now).await {
+            match self.standing((policy, limit), caller, &view, now).await {
                 Ok(mut standing) => {
                     standing["ban"] = ban;
                     standing["caller"] = json!(caller.hex());
@@ -141,7 +153,7 @@ impl ControlApi {
     /// How `caller` stands under `policy`, nothing taken.
     async fn standing(
         &self,
-        policy: &Policy,
+        (policy, limit): (&Policy, &Limit),
         caller: Identity,
         view: &ControlView,
         now: u64,
@@ -150,7 +162,7 @@ impl ControlApi {
         let overridden_key = override_key(policy.name());
         let (limits, bucket) = match applied {
             Some(applied) => (&applied.limits, &overridden_key),
-            None => (&policy.limits, &policy.key),
+            None => (&limit.limits, &policy.key),
         };
         let key = BucketKey {
             policy: bucket,
@@ -160,10 +172,10 @@ impl ControlApi {
             let detail = format!("the store cannot be read now: {e}");
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
-        let calendar = policy.calendar.as_deref();
+        let calendar = limit.calendar.as_deref();
         let spec = limits.spec(calendar, wall_now_us());
         let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
-        let in_flight = match policy.rules.max_in_flight {
+        let in_flight = match limit.rules.max_in_flight {
             Some(_) => {
                 let slots = BucketKey {
                     policy: &policy.key,
@@ -177,7 +189,7 @@ impl ControlApi {
         let remaining = peek.remaining.max(0.0).floor() as u64;
         let mut shown = json!({
             "policy": &**policy.name(),
-            "tiers": policy.tiers.is_some() && applied.is_none(),
+            "tiers": limit.tiers.is_some() && applied.is_none(),
             "remaining": remaining,
             "full_in": seconds(peek.full_in_us),
             "blocked_for": seconds(peek.blocked_for_us),
@@ -219,7 +231,7 @@ impl ControlApi {
         };
         let mut reset = Vec::new();
         let mut shown = String::new();
-        for policy in policies {
+        for (policy, _) in policies {
             let (spec, caller) = match caller_of(gate, gate.chain_of(policy), &body.source, &named)
             {
                 Ok(found) => found,
@@ -262,7 +274,7 @@ impl ControlApi {
         gate: &'g Gate,
         source: &str,
         only: Option<&str>,
-    ) -> Result<Vec<&'g Policy>, Reply> {
+    ) -> Result<Vec<(&'g Policy, &'g Limit)>, Reply> {
         if let Some(name) = only {
             let policy = gate
                 .policies()
@@ -270,13 +282,15 @@ impl ControlApi {
                 .ok_or_else(|| {
                     Reply::unknown("policy", &format!("no policy is called `{}`", echo(name)))
                 })?;
+            let limit = limit_of(policy)?;
             chain_with(gate, source, Some(policy))?;
-            return Ok(vec![policy]);
+            return Ok(vec![(policy, limit)]);
         }
         chain_with(gate, source, None)?;
         Ok(gate
             .policies()
-            .filter(|p| chain_with(gate, source, Some(p)).is_ok())
+            .filter_map(|p| Some((p, p.limit()?)))
+            .filter(|(p, _)| chain_with(gate, source, Some(p)).is_ok())
             .collect())
     }
 }

@@ -1,7 +1,7 @@
 //! `/v1/bans` and `/v1/overrides`: add, list (paged by id) and delete.
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::callers::{caller_of, chain_with, short};
+use super::callers::{caller_of, chain_with, limit_of, short};
 use super::change::{IdempotencyKey, Outcome};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
@@ -109,7 +109,11 @@ impl ControlApi {
         let Some(policy) = gate.policies().find(|p| **p.name() == *body.policy) else {
             return Reply::unknown("policy", &format!("no policy is called `{}`", body.policy));
         };
-        let limits = match limits_of(&body, policy.calendar.is_some()) {
+        let limit = match limit_of(policy) {
+            Ok(limit) => limit,
+            Err(reply) => return reply,
+        };
+        let limits = match limits_of(&body, limit.calendar.is_some()) {
             Ok(checked) => checked,
             Err(reply) => return reply,
         };

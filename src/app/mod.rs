@@ -81,8 +81,8 @@ fn check_service(
     in_service: Arc<InService>,
 ) -> Service<Listener<Served<CheckApp>>> {
     let after = config.policies.iter().filter(|p| {
-        let rules = &p.rules;
-        rules.max_in_flight.is_some() || rules.settle.is_some()
+        p.limit()
+            .is_some_and(|l| l.rules.max_in_flight.is_some() || l.rules.settle.is_some())
     });
     for policy in after {
         log::warn!(

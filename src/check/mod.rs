@@ -187,7 +187,7 @@ fn signed_target(asked: &Asked) -> http::Uri {
 /// answer given to the first.
 fn callers(gate: &Gate, request: &Request<'_>) -> String {
     let key = gate.digest_key();
-    let own = gate.policies().filter_map(|p| p.sources.as_ref());
+    let own = gate.policies().filter_map(|p| p.limit()?.sources.as_ref());
     std::iter::once(gate.identity())
         .chain(own)
         .map(|chain| match chain.identify(request, key) {

@@ -67,8 +67,16 @@ pub(crate) fn on_limit(
             warn_without_pass(check, file);
             Ok(Some(challenge(check, file)?))
         }
-        false if challenges_on_overload(file) => Ok(None),
-        false => no_challenge_keys(check, file).map(|()| None),
+        false => none_asked(check, file).map(|()| None),
+    }
+}
+
+/// Refuses the challenge keys of a policy that challenges no one (by neither `action`,
+/// `on_limit` nor `on_overload`).
+pub(crate) fn none_asked(check: &Checker<'_>, file: &PolicyFile) -> Result<(), ConfigError> {
+    match challenges_on_overload(file) {
+        true => Ok(()),
+        false => no_challenge_keys(check, file),
     }
 }
 
@@ -107,7 +115,7 @@ fn challenges_on_overload(file: &PolicyFile) -> bool {
 }
 
 /// Refuses the challenge keys of a policy that challenges no one.
-pub(crate) fn no_challenge_keys(check: &Checker<'_>, file: &PolicyFile) -> Result<(), ConfigError> {
+fn no_challenge_keys(check: &Checker<'_>, file: &PolicyFile) -> Result<(), ConfigError> {
     let given = [
         ("challenge", file.challenge.as_ref().map(Spanned::span)),
         ("difficulty", file.difficulty.as_ref().map(Spanned::span)),
@@ -147,9 +155,7 @@ fn challenge(check: &Checker<'_>, file: &PolicyFile) -> Result<Challenge, Config
         ("refresh", None) => ChallengeKind::Refresh,
         (_, bits) => ChallengeKind::Pow {
             difficulty: match bits {
-                Some(bits) => {
-                    check.integer(bits, "policy.difficulty", 1..=i64::from(MAX_DIFFICULTY))? as u8
-                }
+                Some(bits) => u8::try_from(bits.get_ref().count()).unwrap_or(MAX_DIFFICULTY),
                 None => DEFAULT_DIFFICULTY,
             },
         },

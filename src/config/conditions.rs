@@ -1,10 +1,10 @@
-//! A policy's `match.headers`, `match.user_agent` and `match.networks`, and its `action`.
+//! A policy's `match.headers`, `match.user_agent` and `match.networks`.
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::policy_table::{PolicyFile, PolicyMatchFile as MatchFile};
+use super::policy_table::PolicyMatchFile as MatchFile;
 use crate::identity::Network;
-use crate::policy::{Action, Conditions, HeaderRule, Limits, Rate, UserAgent};
+use crate::policy::{Conditions, HeaderRule, UserAgent};
 use http::HeaderName;
 use ipnet::IpNet;
 use regex::Regex;
@@ -30,71 +30,6 @@ pub(crate) fn conditions(
         networks: networks(check, file, table)?,
         sender: super::sender::sender(check, file, table)?,
     })
-}
-
-/// The policy's `action`: `limit` when not given.
-pub(crate) fn action(check: &Checker<'_>, file: &PolicyFile) -> Result<Action, ConfigError> {
-    let Some(word) = &file.action else {
-        return Ok(super::overload::default_action(file));
-    };
-    match Action::from_word(word.get_ref()) {
-        Some(Action::Challenge(_)) => {
-            Ok(Action::Challenge(super::challenge::of_action(check, file)?))
-        }
-        Some(action) => Ok(action),
-        None => {
-            let message = format!(
-                "`policy.action` must be `limit`, `deny`, `allow`, `challenge` or `classify`, not `{}`",
-                word.get_ref()
-            );
-            Err(check.error(word, message))
-        }
-    }
-}
-
-/// Refuses, where it stands, the first key of a `deny` or `allow` policy that only a `limit`
-/// policy uses (its bucket, cost and rules): such a policy takes from no bucket.
-pub(crate) fn no_bucket_keys(
-    check: &Checker<'_>,
-    file: &PolicyFile,
-    action: Action,
-) -> Result<(), ConfigError> {
-    if action == Action::Limit {
-        return Ok(());
-    }
-    let given = [
-        ("capacity", file.capacity.as_ref().map(Spanned::span)),
-        ("rate", file.rate.as_ref().map(Spanned::span)),
-        ("quota", file.quota.as_ref().map(Spanned::span)),
-        ("period", file.period.as_ref().map(Spanned::span)),
-        ("cost", file.cost.as_ref().map(Spanned::span)),
-        ("tier", file.tier.as_ref().map(Spanned::span)),
-        ("cost_header", file.cost_header.as_ref().map(Spanned::span)),
-        (
-            "count_status",
-            file.count_status.as_ref().map(Spanned::span),
-        ),
-        (
-            "settle_header",
-            file.settle_header.as_ref().map(Spanned::span),
-        ),
-        (
-            "max_in_flight",
-            file.max_in_flight.as_ref().map(Spanned::span),
-        ),
-        ("max_delay", file.max_delay.as_ref().map(Spanned::span)),
-        ("block_for", file.block_for.as_ref().map(Spanned::span)),
-        ("on_limit", file.on_limit.as_ref().map(Spanned::span)),
-    ];
-    match given.into_iter().find(|(_, at)| at.is_some()) {
-        None => Ok(()),
-        Some((key, at)) => {
-            let message = format!(
-                "`policy.{key}` is for `limit` policies: a `{action}` policy takes from no bucket"
-            );
-            Err(ConfigError::at(check.path, check.text, at, message))
-        }
-    }
 }
 
 fn headers(
@@ -165,13 +100,6 @@ fn networks(check: &Checker<'_>, file: &MatchFile, table: &str) -> Result<Vec<Ip
             Ok(network.net)
         })
         .collect()
-}
-
-/// The limits of a `deny` or `allow` policy given none: never drawn on, since such a policy
-/// takes from no bucket.
-pub(crate) fn unused_limits() -> Limits {
-    let rate: Rate = "1/s".parse().expect("a constant rate");
-    Limits::new(1, rate).expect("a constant bucket")
 }
 
 #[cfg(test)]

@@ -161,8 +161,9 @@ impl Config {
         }
         // A CrowdSec captcha is a `pow` challenge: only a policy can ask for `refresh`.
         let refresh = self.policies.iter().any(|p| {
-            let kinds = p.action.challenge().into_iter().chain(&p.rules.on_limit);
-            kinds.into_iter().any(|c| c.kind == ChallengeKind::Refresh)
+            let on_limit = p.limit().and_then(|l| l.rules.on_limit.as_ref());
+            let mut kinds = p.action.challenge().into_iter().chain(on_limit);
+            kinds.any(|c| c.kind == ChallengeKind::Refresh)
         });
         let settings = &self.challenge;
         write!(f, "{}", ChallengeLine { settings, refresh })

@@ -3,6 +3,7 @@
 //! names are resolved and stores connected when the server is built.
 
 mod acme;
+mod action;
 mod admin;
 mod bots;
 mod challenge;

@@ -1,6 +1,7 @@
 //! `[overload]` → overload protection's settings, and a policy's `priority` and
 //! `on_overload`.
 
+use super::action::ActionWord;
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
@@ -9,7 +10,7 @@ use crate::overload::{
     MaxInFlight, OverloadSettings, DEFAULT_CEILING, DEFAULT_MIN_IN_FLIGHT, DEFAULT_QUEUE_TIME,
     MAX_QUEUE_TIME,
 };
-use crate::policy::{Action, OverloadClass, Priority};
+use crate::policy::{OverloadClass, Priority};
 use serde::Deserialize;
 use std::fmt;
 use toml::Spanned;
@@ -187,8 +188,8 @@ fn never_pages(
     let denies = file
         .action
         .as_ref()
-        .and_then(|a| Action::from_word(a.get_ref()))
-        .is_some_and(|a| a == Action::Deny);
+        .and_then(|a| ActionWord::from_word(a.get_ref()))
+        .is_some_and(|a| a == ActionWord::Deny);
     if only_others || denies {
         let why = match denies {
             true => "a `deny` policy forwards nothing",
@@ -204,15 +205,15 @@ fn never_pages(
 
 /// The action of a policy given no `action`: `classify` when it has overload keys and no
 /// bucket keys, else `limit`.
-pub(crate) fn default_action(file: &PolicyFile) -> Action {
+pub(crate) fn default_action(file: &PolicyFile) -> ActionWord {
     let classifies = file.priority.is_some() || file.on_overload.is_some();
     let bucket = file.capacity.is_some()
         || file.rate.is_some()
         || file.quota.is_some()
         || file.tier.is_some();
     match classifies && !bucket {
-        true => Action::Classify,
-        false => Action::Limit,
+        true => ActionWord::Classify,
+        false => ActionWord::Limit,
     }
 }
 

@@ -1,5 +1,6 @@
 //! `[[policy]]` tables → policies: limits, cost, route, own sources, tiers.
 
+use super::action::{action_word, no_bucket_keys, ActionWord};
 use super::check::Checker;
 use super::conditions;
 use super::error::ConfigError;
@@ -8,7 +9,7 @@ use super::policy_table::{MatchFile, PolicyFile, PolicyMatchFile};
 use super::quota::{calendar, limits, LimitKeys};
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Enforcement, Policy, Route, Tiers, Unless};
+use crate::policy::{Action, Enforcement, Limit, Policy, Route, Tiers, Unless};
 use std::collections::HashSet;
 use toml::Spanned;
 
@@ -50,39 +51,17 @@ fn policy(
             format!("`policy.name` must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{name}`");
         return Err(check.error(&file.name, message));
     }
-    let action = conditions::action(check, file)?;
-    conditions::no_bucket_keys(check, file, action)?;
-    let calendar = calendar(check, file)?;
-    let quota = calendar.is_some();
-    let keys = LimitKeys::of_policy(file);
-    let limits = match action {
-        Action::Limit => limits(check, keys, "policy", quota, &file.name)?,
-        Action::Deny | Action::Allow | Action::Challenge(_) | Action::Classify => {
-            conditions::unused_limits()
-        }
+    let word = action_word(check, file)?;
+    no_bucket_keys(check, file, word)?;
+    let action = match word {
+        ActionWord::Limit => Action::Limit(Box::new(limit(check, file, global)?)),
+        ActionWord::Challenge => Action::Challenge(super::challenge::of_action(check, file)?),
+        ActionWord::Deny => no_challenge(check, file, Action::Deny)?,
+        ActionWord::Allow => no_challenge(check, file, Action::Allow)?,
+        ActionWord::Classify => no_challenge(check, file, Action::Classify)?,
     };
-    let cost = match &file.cost {
-        Some(cost) => cost.get_ref().count() as u64,
-        None => 1,
-    };
-    let tiers = tiers(check, file, quota)?;
-    let smallest = tiers
-        .iter()
-        .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity()))
-        .fold(limits.capacity(), u64::min);
-    if cost > smallest {
-        let what = if quota { "a quota" } else { "a capacity" };
-        let message = format!("`policy.cost` ({cost}) is above {what} of this policy ({smallest}): no request could ever pass");
-        let at = file
-            .cost
-            .as_ref()
-            .expect("a cost above capacity was given explicitly");
-        return Err(check.error(at, message));
-    }
     Ok(Policy {
         key: PolicyKey::new(name),
-        limits,
-        cost,
         enforcement: Enforcement::shadow_if(file.shadow),
         route: match &file.route {
             Some(m) => route(check, &m.route(), "policy.match")?,
@@ -94,6 +73,53 @@ fn policy(
             None => None,
         },
         action,
+        overload: super::overload::class(check, file)?,
+    })
+}
+
+/// `action`, once the challenge keys of a policy that challenges no one are refused.
+fn no_challenge(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+    action: Action,
+) -> Result<Action, ConfigError> {
+    super::challenge::none_asked(check, file)?;
+    Ok(action)
+}
+
+/// A `limit` policy's bucket and its terms: limits or a quota, cost, own sources, tiers and
+/// rules.
+fn limit(
+    check: &Checker<'_>,
+    file: &PolicyFile,
+    global: &IdentityChain,
+) -> Result<Limit, ConfigError> {
+    let calendar = calendar(check, file)?;
+    let quota = calendar.is_some();
+    let limits = limits(
+        check,
+        LimitKeys::of_policy(file),
+        "policy",
+        quota,
+        &file.name,
+    )?;
+    let cost = match &file.cost {
+        Some(cost) => cost.get_ref().count() as u64,
+        None => 1,
+    };
+    let tiers = tiers(check, file, quota)?;
+    let smallest = tiers
+        .iter()
+        .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity()))
+        .fold(limits.capacity(), u64::min);
+    if let (Some(given), true) = (&file.cost, cost > smallest) {
+        let what = if quota { "a quota" } else { "a capacity" };
+        let message = format!("`policy.cost` ({cost}) is above {what} of this policy ({smallest}): no request could ever pass");
+        return Err(check.error(given, message));
+    }
+    Ok(Limit {
+        limits,
+        cost,
         sources: match &file.sources {
             Some(list) => Some(own_chain(check, list, global)?),
             None => None,
@@ -101,7 +127,6 @@ fn policy(
         tiers,
         calendar,
         rules: super::rules::rules(check, file)?,
-        overload: super::overload::class(check, file)?,
     })
 }
 

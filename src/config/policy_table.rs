@@ -2,7 +2,8 @@
 //! sender.rs and challenge.rs each check a part of, and the `match` table a `[[route]]` shares.
 
 use super::identity::SourceList;
-use super::value::{config_keys, Bounded};
+use super::value::{config_keys, Bounded, Header, Period};
+use crate::identity::MAX_DIFFICULTY;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -14,6 +15,11 @@ config_keys! {
     Cost = "policy.cost",
     MaxInFlight = "policy.max_in_flight",
     MaxHeld = "policy.max_held",
+    MaxDelay = "policy.max_delay",
+    BlockFor = "policy.block_for",
+    CostHeader = "policy.cost_header",
+    SettleHeader = "policy.settle_header",
+    Difficulty = "policy.difficulty",
 }
 
 /// `[[policy]]` as written.
@@ -36,16 +42,16 @@ pub(crate) struct PolicyFile {
     pub(crate) unless: Option<Spanned<PolicyMatchFile>>,
     pub(crate) tier: Option<Spanned<String>>,
     pub(crate) tiers: Option<std::collections::BTreeMap<String, TierFile>>,
-    pub(crate) cost_header: Option<Spanned<String>>,
+    pub(crate) cost_header: Option<Spanned<Header<CostHeader>>>,
     pub(crate) count_status: Option<Spanned<Vec<Spanned<i64>>>>,
-    pub(crate) settle_header: Option<Spanned<String>>,
+    pub(crate) settle_header: Option<Spanned<Header<SettleHeader>>>,
     pub(crate) max_in_flight: Option<Spanned<Bounded<MaxInFlight, 1, 1_000_000>>>,
-    pub(crate) max_delay: Option<Spanned<String>>,
+    pub(crate) max_delay: Option<Spanned<Period<MaxDelay>>>,
     pub(crate) max_held: Option<Spanned<Bounded<MaxHeld, 1, 100_000>>>,
-    pub(crate) block_for: Option<Spanned<String>>,
+    pub(crate) block_for: Option<Spanned<Period<BlockFor>>>,
     pub(crate) action: Option<Spanned<String>>,
     pub(crate) challenge: Option<Spanned<String>>,
-    pub(crate) difficulty: Option<Spanned<i64>>,
+    pub(crate) difficulty: Option<Spanned<Bounded<Difficulty, 1, { MAX_DIFFICULTY as i64 }>>>,
     pub(crate) bind: Option<Spanned<String>>,
     pub(crate) on_limit: Option<Spanned<String>>,
     pub(crate) priority: Option<Spanned<String>>,

@@ -184,11 +184,11 @@ mod tests {
              tier = \"header:x-plan\"\n[policy.tiers.pro]\nquota = 100000\n",
         )
         .unwrap();
-        let policy = &config.policies[0];
-        assert!(policy.limits.is_quota());
-        assert_eq!(policy.limits.capacity(), 1000);
+        let limit = config.policies[0].limit().unwrap();
+        assert!(limit.limits.is_quota());
+        assert_eq!(limit.limits.capacity(), 1000);
         assert_eq!(
-            policy.tiers.as_ref().unwrap().levels[0].1.capacity(),
+            limit.tiers.as_ref().unwrap().levels[0].1.capacity(),
             100_000
         );
         let shown = config.to_string();

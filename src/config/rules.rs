@@ -4,8 +4,8 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
+use super::value::{Key, Period};
 use crate::policy::{Rules, Settle, Shaping};
-use http::HeaderName;
 use std::time::Duration;
 use toml::Spanned;
 
@@ -17,12 +17,6 @@ const MAX_DELAY: Duration = Duration::from_secs(60);
 const MAX_BLOCK: Duration = Duration::from_secs(30 * 86_400);
 
 pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, ConfigError> {
-    let header = |value: &Spanned<String>, key: &str| {
-        HeaderName::from_bytes(value.get_ref().as_bytes()).map_err(|_| {
-            let message = format!("`{key}` must be a header name, not `{}`", value.get_ref());
-            check.error(value, message)
-        })
-    };
     let settle = match (&file.count_status, &file.settle_header) {
         (Some(_), Some(h)) => {
             let message = "`policy.count_status` and `policy.settle_header` cannot be combined: \
@@ -30,7 +24,7 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
             return Err(check.error(h, message.to_owned()));
         }
         (Some(list), None) => Some(Settle::CountStatus(statuses(check, list)?)),
-        (None, Some(h)) => Some(Settle::Header(header(h, "policy.settle_header")?)),
+        (None, Some(h)) => Some(Settle::Header(h.get_ref().get())),
         (None, None) => None,
     };
     let max_held = match (&file.max_held, &file.max_delay) {
@@ -44,20 +38,14 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
     };
     let shaping = match &file.max_delay {
         Some(d) => Some(Shaping {
-            max_delay: positive(check, d, "policy.max_delay", MAX_DELAY)?,
+            max_delay: positive(check, d, MAX_DELAY)?,
             max_held,
         }),
         None => None,
     };
     Ok(Rules {
-        on_limit: match file.action.as_ref().map(|a| a.get_ref().as_str()) {
-            Some("challenge") => None,
-            _ => super::challenge::on_limit(check, file)?,
-        },
-        cost_header: match &file.cost_header {
-            Some(h) => Some(header(h, "policy.cost_header")?),
-            None => None,
-        },
+        on_limit: super::challenge::on_limit(check, file)?,
+        cost_header: file.cost_header.as_ref().map(|h| h.get_ref().get()),
         settle,
         max_in_flight: file
             .max_in_flight
@@ -65,7 +53,7 @@ pub(crate) fn rules(check: &Checker<'_>, file: &PolicyFile) -> Result<Rules, Con
             .map(|n| n.get_ref().count() as u32),
         shaping,
         block_for: match &file.block_for {
-            Some(d) => Some(positive(check, d, "policy.block_for", MAX_BLOCK)?),
+            Some(d) => Some(positive(check, d, MAX_BLOCK)?),
             None => None,
         },
     })
@@ -86,16 +74,18 @@ fn statuses(
         .collect()
 }
 
-/// A duration above zero and at most `max`.
-fn positive(
+/// A duration above zero and at most `max`, written under key `K`.
+fn positive<K: Key>(
     check: &Checker<'_>,
-    value: &Spanned<String>,
-    key: &str,
+    value: &Spanned<Period<K>>,
     max: Duration,
 ) -> Result<Duration, ConfigError> {
-    let d = check.duration(Some(value), key, Duration::ZERO)?;
+    let d = value.get_ref().get();
     if d.is_zero() || d > max {
-        let message = format!("`{key}` must be above zero and at most {max:?}, not {d:?}");
+        let message = format!(
+            "`{}` must be above zero and at most {max:?}, not {d:?}",
+            K::NAME
+        );
         return Err(check.error(value, message));
     }
     Ok(d)
@@ -127,7 +117,7 @@ mod tests {
         let keys = "cost_header = \"x-cost\"\ncount_status = [401, 403]\nmax_in_flight = 3\n\
                     max_delay = \"500ms\"\nmax_held = 7\nblock_for = \"10m\"";
         let config = parse(&policy(keys), Path::new("f.toml")).unwrap();
-        let rules = &config.policies[0].rules;
+        let rules = &config.policies[0].limit().unwrap().rules;
         assert_eq!(
             rules.cost_header.as_ref().map(|h| h.as_str()),
             Some("x-cost")

@@ -269,14 +269,15 @@ fn a_full_policy_is_read_and_global_shadow_applies_to_all() {
            tier = \"header:x-plan\"\n[policy.tiers.pro]\ncapacity = 5\nrate = \"5/m\"\n";
     let config = parse(&text, Path::new("f.toml")).unwrap();
     let policy = &config.policies[0];
+    let limit = policy.limit().unwrap();
     assert!(policy.enforcement.is_shadow());
     assert_eq!(policy.route.host.as_deref(), Some("api.example.com"));
     assert_eq!(policy.route.methods, vec![http::Method::POST]);
     assert_eq!(
-        policy.sources.as_ref().unwrap().sources[0].to_string(),
+        limit.sources.as_ref().unwrap().sources[0].to_string(),
         "query:telephone"
     );
-    assert_eq!(policy.tiers.as_ref().unwrap().levels[0].1.capacity(), 5);
+    assert_eq!(limit.tiers.as_ref().unwrap().levels[0].1.capacity(), 5);
     let printed = config.to_string();
     assert!(
         printed.contains("applies to POST host api.example.com path /sendCaptcha*"),

@@ -34,7 +34,10 @@ impl Config {
 
 /// Whether `policy` reads the HTTP/2 fingerprint: its sources or its conditions.
 fn policy_wants_h2fp(policy: &Policy) -> bool {
-    policy.sources.as_ref().is_some_and(reads_h2fp)
+    policy
+        .limit()
+        .and_then(|l| l.sources.as_ref())
+        .is_some_and(reads_h2fp)
         || !policy.conditions.sender.h2fp.is_empty()
         || policy
             .unless

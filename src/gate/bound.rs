@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::control::{override_key, Applied};
 use crate::identity::{Identified, Identity, Request, SourceSpec};
 use crate::limiter::{BucketKey, PolicyKey, Take};
-use crate::policy::{Enforcement, Limits, Policy, Rules};
+use crate::policy::{Enforcement, Limit, Limits, Policy, Rules};
 use crate::telemetry::PolicyCounters;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -18,7 +18,8 @@ pub(crate) struct BoundPolicy {
     pub(crate) policy: Policy,
     pub(crate) counters: Arc<PolicyCounters>,
     index: usize,
-    /// The policy's own limits first, then one per tier in `policy.tiers` order.
+    /// A `limit` policy's own limits first, then one per tier in `tiers` order (none for a
+    /// policy of another action).
     levels: Vec<Limits>,
     /// Requests held now under this policy on this instance (at most `max_held`).
     pub(crate) held: AtomicUsize,
@@ -29,17 +30,15 @@ pub(crate) struct BoundPolicy {
 impl BoundPolicy {
     /// The policy at position `index` of the config, counting into `counters`.
     pub(crate) fn new(index: usize, policy: &Policy, counters: PolicyCounters) -> Self {
-        let tiers = policy
-            .tiers
-            .iter()
-            .flat_map(|t| t.levels.iter().map(|(_, l)| l.clone()));
+        let levels = policy.limit().into_iter().flat_map(|limit| {
+            let tiers = limit.tiers.iter().flat_map(|t| &t.levels);
+            std::iter::once(&limit.limits).chain(tiers.map(|(_, l)| l))
+        });
         Self {
             policy: policy.clone(),
             counters: Arc::new(counters),
             index,
-            levels: std::iter::once(policy.limits.clone())
-                .chain(tiers)
-                .collect(),
+            levels: levels.cloned().collect(),
             held: AtomicUsize::new(0),
             override_key: override_key(policy.name()),
         }
@@ -56,50 +55,51 @@ impl BoundPolicy {
         })
     }
 
-    /// The level `req` gets: its tier's, or the policy's own.
-    fn level_for(&self, req: &Request<'_>) -> usize {
-        let tier = self.policy.tiers.as_ref().and_then(|t| t.select_index(req));
+    /// The level `req` gets under `limit`: its tier's, or the policy's own.
+    fn level_for(limit: &Limit, req: &Request<'_>) -> usize {
+        let tier = limit.tiers.as_ref().and_then(|t| t.select_index(req));
         tier.map_or(0, |i| i + 1)
     }
 
-    /// This policy's share of a request by the caller `found`, whose limits `overridden`
-    /// replaces when an operator said so; fails on a bad `cost_header`.
+    /// This `limit` policy's share of a request by the caller `found`, whose limits
+    /// `overridden` replaces when an operator said so; fails on a bad `cost_header`.
     pub(crate) fn plan<'g>(
         &'g self,
+        limit: &'g Limit,
         req: &Request<'_>,
         found: Identified<'g>,
         overridden: Option<Arc<Applied>>,
     ) -> Result<Planned<'g>, BadCost> {
         // An override made for the other kind of limits (before a reload turned the policy
         // into a quota or back) does not apply.
-        let overridden =
-            overridden.filter(|a| a.limits.is_quota() == self.policy.calendar.is_some());
+        let overridden = overridden.filter(|a| a.limits.is_quota() == limit.calendar.is_some());
         let level = match overridden {
             Some(_) => LevelId::OVERRIDE,
-            None => self.level_for(req),
+            None => Self::level_for(limit, req),
         };
         let mut planned = Planned {
             bound: self,
+            limit,
             identity: found.identity,
             source: found.source,
             level,
             overridden,
-            cost: self.policy.cost,
+            cost: limit.cost,
         };
-        planned.cost = self.cost_of(req, planned.limits().capacity())?;
+        planned.cost = self.cost_of(limit, req, planned.limits().capacity())?;
         Ok(planned)
     }
 
     /// The request's cost: its `cost_header`, else the policy's `cost`.
-    fn cost_of(&self, req: &Request<'_>, capacity: u64) -> Result<u64, BadCost> {
-        let Some(header) = &self.policy.rules.cost_header else {
-            return Ok(self.policy.cost);
+    fn cost_of(&self, limit: &Limit, req: &Request<'_>, capacity: u64) -> Result<u64, BadCost> {
+        let Some(header) = &limit.rules.cost_header else {
+            return Ok(limit.cost);
         };
         match header_cost(req.headers.get(header), capacity) {
-            HeaderCost::Absent => Ok(self.policy.cost),
+            HeaderCost::Absent => Ok(limit.cost),
             HeaderCost::Valid(cost) => Ok(cost),
             // A shadow policy never refuses: a bad header costs what the policy says.
-            HeaderCost::Invalid if self.policy.enforcement.is_shadow() => Ok(self.policy.cost),
+            HeaderCost::Invalid if self.policy.enforcement.is_shadow() => Ok(limit.cost),
             HeaderCost::Invalid => Err(BadCost {
                 policy: self.policy.name().clone(),
                 header: header.clone(),
@@ -112,6 +112,8 @@ impl BoundPolicy {
 /// One applicable policy's share of a request: whose bucket, how big, at what cost.
 pub struct Planned<'g> {
     bound: &'g BoundPolicy,
+    /// The policy's bucket and its terms.
+    limit: &'g Limit,
     identity: Identity,
     /// The source that named the caller (`None`: anonymous).
     source: Option<&'g SourceSpec>,
@@ -146,7 +148,7 @@ impl<'g> Planned<'g> {
     /// The bucket take this share asks the store for; a `holdable` one may prepay within
     /// the policy's `max_delay`; a quota's period is the one `clock` stands in.
     pub(crate) fn take(&self, holdable: bool, clock: &Clock) -> Take<'g> {
-        let calendar = self.bound.policy.calendar.as_deref();
+        let calendar = self.limit.calendar.as_deref();
         // Only a quota reads the wall clock.
         let now_us = calendar.map_or(0, |_| clock.now_us());
         let spec = self.limits().spec(calendar, now_us);
@@ -174,7 +176,12 @@ impl<'g> Planned<'g> {
 
     /// The policy's rules.
     pub(crate) fn rules(&self) -> &'g Rules {
-        &self.bound.policy.rules
+        &self.limit.rules
+    }
+
+    /// The policy's bucket and its terms.
+    pub(crate) fn limit(&self) -> &'g Limit {
+        self.limit
     }
 
     /// The policy, bound.
@@ -197,7 +204,7 @@ impl<'g> Planned<'g> {
             policy: self.bound.policy.name(),
             level: self.level_id(),
             quota: HeaderQuota::of(self.limits()),
-            calendar: self.bound.policy.calendar.as_deref(),
+            calendar: self.limit.calendar.as_deref(),
             cost: self.cost,
         }
     }

@@ -72,7 +72,7 @@ impl Gate {
                     return Outcome::Throttled(decided);
                 };
                 let bound = &self.policies[policy];
-                match bound.policy.rules.on_limit.as_ref() {
+                match bound.policy.limit().and_then(|l| l.rules.on_limit.as_ref()) {
                     Some(challenge) if challengeable(req, challenge) => {
                         Outcome::Challenged(challenged(bound, challenge), Default::default())
                     }
@@ -146,6 +146,6 @@ mod tests;
 /// `on_overload`).
 pub fn challenges(policy: &Policy) -> bool {
     policy.action.challenge().is_some()
-        || policy.rules.on_limit.is_some()
+        || policy.limit().is_some_and(|l| l.rules.on_limit.is_some())
         || policy.overload.on_overload.is_some()
 }

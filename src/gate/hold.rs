@@ -26,7 +26,7 @@ impl BoundPolicy {
     /// A place to hold one more request, unless the policy does not shape or `max_held`
     /// requests hold all its places.
     pub(crate) fn try_hold(&self) -> Option<HeldPermit<'_>> {
-        let max = self.policy.rules.shaping?.max_held;
+        let max = self.policy.limit()?.rules.shaping?.max_held;
         self.held
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)

@@ -57,7 +57,7 @@ use crate::identity::{
     Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
 };
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Action, Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
+use crate::policy::{Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{IntCounter, IntCounterVec};
@@ -192,7 +192,8 @@ impl Gate {
 
     /// The chain that identifies `policy`'s callers: its own, or `[identity] sources`.
     pub fn chain_of<'a>(&'a self, policy: &'a Policy) -> &'a IdentityChain {
-        policy.sources.as_ref().unwrap_or(&self.identity)
+        let own = policy.limit().and_then(|limit| limit.sources.as_ref());
+        own.unwrap_or(&self.identity)
     }
 
     /// The global chain (`[identity] sources`).
@@ -210,7 +211,7 @@ impl Gate {
     pub fn levels(&self) -> impl Iterator<Item = (LevelId, &Arc<str>, &Limits, Option<u32>)> {
         self.policies.iter().flat_map(|b| {
             let name = b.policy.name();
-            let in_flight = b.policy.rules.max_in_flight;
+            let in_flight = b.policy.limit().and_then(|l| l.rules.max_in_flight);
             b.levels()
                 .map(move |(id, limits)| (id, name, limits, in_flight))
         })
@@ -335,9 +336,9 @@ impl Gate {
     ) -> Result<Few<Planned<'g>>, PlanError> {
         let mut caller = None;
         let mut planned = Few::new();
-        let limits = matched.iter().filter(|b| b.policy.action == Action::Limit);
-        for &bound in limits {
-            let found = match &bound.policy.sources {
+        let limits = matched.iter().filter_map(|&b| Some((b, b.policy.limit()?)));
+        for (bound, limit) in limits {
+            let found = match &limit.sources {
                 Some(chain) => chain.identified(req, &self.key)?,
                 None => match caller {
                     Some(found) => found,
@@ -351,7 +352,7 @@ impl Gate {
             });
             planned.push(
                 bound
-                    .plan(req, found, overridden)
+                    .plan(limit, req, found, overridden)
                     .map_err(PlanError::Cost)?,
             );
         }
@@ -381,9 +382,9 @@ fn reads_score(policy: &Policy) -> bool {
 
 /// Whether `policy` matches on the host or identifies callers (or tiers) by it.
 fn reads_host(policy: &Policy) -> bool {
-    let tier_by_host = policy
-        .tiers
-        .as_ref()
+    let limit = policy.limit();
+    let tier_by_host = limit
+        .and_then(|l| l.tiers.as_ref())
         .is_some_and(|t| t.source == Source::Fact(Fact::Host));
     let unless_by_host = policy
         .unless
@@ -392,8 +393,7 @@ fn reads_host(policy: &Policy) -> bool {
     policy.route.host.is_some()
         || unless_by_host
         || tier_by_host
-        || policy
-            .sources
-            .as_ref()
+        || limit
+            .and_then(|l| l.sources.as_ref())
             .is_some_and(IdentityChain::uses_host)
 }

@@ -35,8 +35,9 @@ pub(super) fn rule<'g>(
     trail: &mut Trail<'g>,
 ) -> Ruling<'g> {
     let mut allowed_by = None;
-    let ruling = |action: Action| matched.iter().filter(move |b| b.policy.action == action);
-    for bound in ruling(Action::Deny) {
+    let ruling =
+        |action: fn(&Action) -> bool| matched.iter().filter(move |b| action(&b.policy.action));
+    for bound in ruling(|a| matches!(a, Action::Deny)) {
         if bound.policy.enforcement.is_shadow() {
             note(trail, bound, PolicyOutcome::ShadowDenied);
         } else {
@@ -44,7 +45,7 @@ pub(super) fn rule<'g>(
             return Ruling::Decided(Outcome::Denied(bound.policy.name()));
         }
     }
-    for bound in ruling(Action::Allow) {
+    for bound in ruling(|a| matches!(a, Action::Allow)) {
         if bound.policy.enforcement.is_shadow() {
             note(trail, bound, PolicyOutcome::ShadowAllowed);
         } else if allowed_by.is_none() {

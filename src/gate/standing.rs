@@ -109,7 +109,7 @@ pub fn most_restrictive(standings: &[Standing<'_>]) -> Option<usize> {
 pub(super) fn stable_caller(planned: &[Planned<'_>]) -> Option<Identity> {
     planned
         .iter()
-        .find(|p| p.bound().policy.sources.is_none())
+        .find(|p| p.limit().sources.is_none())
         .or(planned.first())
         .map(Planned::identity)
 }

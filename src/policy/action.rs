@@ -1,15 +1,16 @@
-//! What a policy does to the requests it matches: limit them, deny them, let them past every
-//! limit, challenge them, or only classify them for overload (`priority`).
+//! What a policy does to the requests it matches: limit them (with its bucket's terms), deny
+//! them, let them past every limit, challenge them, or only classify them for overload
+//! (`priority`).
 
-use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY};
+use super::Limit;
+use crate::identity::Challenge;
 use std::fmt;
 
-/// A policy's `action`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A policy's `action`, with what that action needs: only a `limit` policy has a bucket.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// `"limit"`: take from the policy's bucket (the default).
-    #[default]
-    Limit,
+    Limit(Box<Limit>),
     /// `"deny"`: refuse with 403, taking nothing from any bucket.
     Deny,
     /// `"allow"`: the request skips every limit.
@@ -23,33 +24,25 @@ pub enum Action {
 }
 
 impl Action {
-    /// The action `word` names (a `challenge` with the default challenge), or `None`.
-    pub fn from_word(word: &str) -> Option<Self> {
-        let challenge = Challenge {
-            kind: ChallengeKind::Pow {
-                difficulty: DEFAULT_DIFFICULTY,
-            },
-            bind: Bind::default(),
-        };
-        [
-            Self::Limit,
-            Self::Deny,
-            Self::Allow,
-            Self::Challenge(challenge),
-            Self::Classify,
-        ]
-        .into_iter()
-        .find(|action| action.word() == word)
-    }
+    /// The words of `action` in config files, in the order of the variants.
+    pub const WORDS: [&'static str; 5] = ["limit", "deny", "allow", "challenge", "classify"];
 
     /// The word in config files.
-    pub fn word(self) -> &'static str {
+    pub fn word(&self) -> &'static str {
         match self {
-            Self::Limit => "limit",
+            Self::Limit(_) => "limit",
             Self::Deny => "deny",
             Self::Allow => "allow",
             Self::Challenge(_) => "challenge",
             Self::Classify => "classify",
+        }
+    }
+
+    /// The bucket's terms, if this is `limit`.
+    pub fn limit(&self) -> Option<&Limit> {
+        match self {
+            Self::Limit(limit) => Some(limit.as_ref()),
+            _ => None,
         }
     }
 

@@ -6,6 +6,7 @@ mod calendar;
 mod conditions;
 mod enforcement;
 mod index;
+mod limit;
 mod limits;
 mod path;
 mod priority;
@@ -23,6 +24,7 @@ pub use calendar::{Calendar, CalendarError, Period};
 pub use conditions::{Conditions, HeaderRule, UserAgent};
 pub use enforcement::Enforcement;
 pub use index::{Matches, RouteIndex, INDEX_FROM};
+pub use limit::Limit;
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
 pub use priority::{Class, OverloadClass, Priority};
@@ -35,20 +37,16 @@ pub use tier::Tiers;
 pub use unless::Unless;
 pub use user_agents::{SeenUserAgent, UserAgentIndex};
 
-use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
 use std::fmt;
 use std::sync::Arc;
 
-/// One named limit: a bucket per caller, refilled continuously.
+/// One named policy: the requests it applies to and what it does to them (its [`Action`],
+/// which for `limit` holds its bucket's terms).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// The policy's name, and how the stores name its buckets.
     pub key: PolicyKey,
-    /// Capacity and rate when no tier applies.
-    pub limits: Limits,
-    /// Tokens one request takes.
-    pub cost: u64,
     /// Whether it acts, or only counts what it would do (`shadow`).
     pub enforcement: Enforcement,
     /// The requests this policy applies to.
@@ -59,14 +57,6 @@ pub struct Policy {
     pub unless: Option<Unless>,
     /// What the policy does to the requests it matches.
     pub action: Action,
-    /// This policy's own identity chain, instead of the global one.
-    pub sources: Option<IdentityChain>,
-    /// Limits chosen by a value of the request.
-    pub tiers: Option<Tiers>,
-    /// A quota policy's calendar (its limits, tiers and overrides are quotas per period).
-    pub calendar: Option<Arc<QuotaCalendar>>,
-    /// Cost from a header, settling by the response, concurrency, shaping and penalties.
-    pub rules: Rules,
     /// `priority` and `on_overload`: what the policy's requests count for when the backend is
     /// overloaded.
     pub overload: OverloadClass,
@@ -77,9 +67,17 @@ impl Policy {
     pub fn name(&self) -> &Arc<str> {
         self.key.name()
     }
-}
 
-impl Policy {
+    /// The bucket and its terms, if this is a `limit` policy.
+    pub fn limit(&self) -> Option<&Limit> {
+        self.action.limit()
+    }
+
+    /// Whether a request on `facts`, showing `req`, is exempt from this policy (`unless`).
+    pub fn exempts(&self, facts: &RouteFacts<'_>, req: &crate::identity::Request<'_>) -> bool {
+        self.unless.as_ref().is_some_and(|u| u.holds(facts, req))
+    }
+
     /// `; when …` for the conditions and `; unless …` for the exemption, if any.
     fn fmt_conditions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.conditions.is_empty() {
@@ -89,11 +87,6 @@ impl Policy {
             Some(unless) => write!(f, "; {unless}"),
             None => Ok(()),
         }
-    }
-
-    /// Whether a request on `facts`, showing `req`, is exempt from this policy (`unless`).
-    pub fn exempts(&self, facts: &RouteFacts<'_>, req: &crate::identity::Request<'_>) -> bool {
-        self.unless.as_ref().is_some_and(|u| u.holds(facts, req))
     }
 
     /// `; priority …` (every policy's, `normal` when it names none) and `; on overload …`.
@@ -111,57 +104,28 @@ impl Policy {
 
 impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.action != Action::Limit {
-            let shadow = if self.enforcement.is_shadow() {
-                ", shadow"
-            } else {
-                ""
-            };
-            write!(
-                f,
-                "{}: {}{shadow}; applies to {}",
-                self.name(),
-                self.action,
-                self.route
-            )?;
-            self.fmt_conditions(f)?;
-            return self.fmt_overload(f);
+        let shadow = if self.enforcement.is_shadow() {
+            ", shadow"
+        } else {
+            ""
+        };
+        write!(f, "{}: ", self.name())?;
+        match &self.action {
+            Action::Limit(limit) => {
+                limit.fmt_size(f)?;
+                write!(
+                    f,
+                    ", cost {}{shadow}; applies to {}",
+                    limit.cost, self.route
+                )?;
+                self.fmt_conditions(f)?;
+                limit.fmt_terms(f)?;
+            }
+            action => {
+                write!(f, "{action}{shadow}; applies to {}", self.route)?;
+                self.fmt_conditions(f)?;
+            }
         }
-        write!(
-            f,
-            "{}: {}, cost {}{}; applies to {}",
-            self.name(),
-            match (self.limits.rate(), &self.calendar) {
-                (Some(rate), _) =>
-                    format!("capacity {} refilled at {rate}", self.limits.capacity()),
-                (None, Some(calendar)) =>
-                    format!("quota {} per {calendar:?}", self.limits.capacity()),
-                (None, None) => format!("quota {}", self.limits.capacity()),
-            },
-            self.cost,
-            if self.enforcement.is_shadow() {
-                ", shadow"
-            } else {
-                ""
-            },
-            self.route
-        )?;
-        self.fmt_conditions(f)?;
-        if let Some(chain) = &self.sources {
-            write!(f, "; callers by {chain}")?;
-        }
-        if let Some(tiers) = &self.tiers {
-            let levels: Vec<String> = tiers
-                .levels
-                .iter()
-                .map(|(name, l)| match l.rate() {
-                    Some(rate) => format!("{name} = {} at {rate}", l.capacity()),
-                    None => format!("{name} = {}", l.capacity()),
-                })
-                .collect();
-            write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
-        }
-        self.rules.fmt(f)?;
         self.fmt_overload(f)
     }
 }
@@ -174,17 +138,13 @@ mod tests {
     fn the_bucket_key_depends_on_the_name_only() {
         let policy = |capacity| Policy {
             key: PolicyKey::new("p"),
-            limits: Limits::new(capacity, "1/s".parse().unwrap()).unwrap(),
-            cost: 1,
             enforcement: Enforcement::Enforce,
             route: Route::default(),
             conditions: Conditions::default(),
             unless: None,
-            action: Action::Limit,
-            sources: None,
-            tiers: None,
-            calendar: None,
-            rules: Rules::default(),
+            action: Action::Limit(Box::new(Limit::of(
+                Limits::new(capacity, "1/s".parse().unwrap()).unwrap(),
+            ))),
             overload: OverloadClass::default(),
         };
         assert_eq!(policy(10).key, policy(20).key);

@@ -39,7 +39,8 @@ fn a_challenge_policy_defaults_to_pow_at_16_bits_bound_to_the_network() {
     );
     let keys =
         "name = \"p\"\ncapacity = 5\nrate = \"1/s\"\non_limit = \"challenge\"\ndifficulty = 20";
-    let on_limit = read(keys).unwrap().policies[0].rules.on_limit.unwrap();
+    let config = read(keys).unwrap();
+    let on_limit = config.policies[0].limit().unwrap().rules.on_limit.unwrap();
     assert_eq!(on_limit.kind, ChallengeKind::Pow { difficulty: 20 });
 }
 

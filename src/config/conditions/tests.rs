@@ -21,7 +21,7 @@ fn conditions_and_actions_are_read() {
     ));
     let config = parse(&text, Path::new("f.toml")).unwrap();
     let keyed = &config.policies[0];
-    assert_eq!(keyed.action, Action::Limit);
+    assert!(matches!(keyed.action, Action::Limit(_)));
     let rules: Vec<(&str, &HeaderRule)> = keyed
         .conditions
         .headers
@@ -43,8 +43,8 @@ fn conditions_and_actions_are_read() {
     assert_eq!(keyed.conditions.networks[1].to_string(), "10.0.0.0/8");
     let deny = &config.policies[1];
     assert_eq!(
-        (deny.action, deny.enforcement),
-        (Action::Deny, Enforcement::Shadow)
+        (&deny.action, deny.enforcement),
+        (&Action::Deny, Enforcement::Shadow)
     );
 }
 

@@ -80,7 +80,7 @@ fn a_policy_with_only_a_priority_classifies() {
     assert!(policy.to_string().contains("priority high"), "{policy}");
     let limited = load("[[policy]]\nname = \"p\"\ncapacity = 5\nrate = \"1/s\"\npriority = \"low\"\non_overload = \"challenge\"\ndifficulty = 4\n").unwrap();
     let policy = &limited.policies[0];
-    assert_eq!(policy.action, Action::Limit);
+    assert!(matches!(policy.action, Action::Limit(_)));
     assert!(policy.overload.on_overload.is_some());
     assert!(
         policy.to_string().contains("on overload: challenge"),

@@ -1,0 +1,67 @@
+//! A `limit` policy's bucket and its terms: how big and how fast it refills, what a request
+//! costs, whose bucket it is, the tiers and calendar that change its size, and its rules.
+
+use super::{Limits, QuotaCalendar, Rules, Tiers};
+use crate::identity::IdentityChain;
+use std::fmt;
+use std::sync::Arc;
+
+/// What a `limit` policy takes from, and on what terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    /// Capacity and rate when no tier applies.
+    pub limits: Limits,
+    /// Tokens one request takes.
+    pub cost: u64,
+    /// This policy's own identity chain, instead of the global one.
+    pub sources: Option<IdentityChain>,
+    /// Limits chosen by a value of the request.
+    pub tiers: Option<Tiers>,
+    /// A quota policy's calendar (its limits, tiers and overrides are quotas per period).
+    pub calendar: Option<Arc<QuotaCalendar>>,
+    /// Cost from a header, settling by the response, concurrency, shaping and penalties.
+    pub rules: Rules,
+}
+
+impl Limit {
+    /// A bucket of `limits` at cost 1, by the global chain, with no tiers, calendar or rules.
+    pub fn of(limits: Limits) -> Self {
+        Self {
+            limits,
+            cost: 1,
+            sources: None,
+            tiers: None,
+            calendar: None,
+            rules: Rules::default(),
+        }
+    }
+
+    /// `capacity 10 refilled at 1/s` or `quota 1000 per Day`.
+    pub(super) fn fmt_size(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let capacity = self.limits.capacity();
+        match (self.limits.rate(), &self.calendar) {
+            (Some(rate), _) => write!(f, "capacity {capacity} refilled at {rate}"),
+            (None, Some(calendar)) => write!(f, "quota {capacity} per {calendar:?}"),
+            (None, None) => write!(f, "quota {capacity}"),
+        }
+    }
+
+    /// `; callers by …`, `; tiers by …` and the rules, each when given.
+    pub(super) fn fmt_terms(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(chain) = &self.sources {
+            write!(f, "; callers by {chain}")?;
+        }
+        if let Some(tiers) = &self.tiers {
+            let levels: Vec<String> = tiers
+                .levels
+                .iter()
+                .map(|(name, l)| match l.rate() {
+                    Some(rate) => format!("{name} = {} at {rate}", l.capacity()),
+                    None => format!("{name} = {}", l.capacity()),
+                })
+                .collect();
+            write!(f, "; tiers by {}: {}", tiers.source, levels.join(", "))?;
+        }
+        write!(f, "{}", self.rules)
+    }
+}
