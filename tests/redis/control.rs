@@ -86,8 +86,16 @@ fn without_a_token_file_the_control_api_is_off_and_a_wrong_token_is_401() {
 fn bad_calls_change_nothing_and_say_which_field() {
     let upstream = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let proxy =
-        Proxy::start_with_tables(&[&upstream.addr], "", &admin_tables(dir.path(), ""), POLICY);
+    // A `deny` policy takes from no bucket: nothing overrides, inspects or resets one.
+    let config = format!(
+        "{POLICY}\n[[policy]]\nname = \"blocked\"\naction = \"deny\"\nmatch = {{ path_prefix = \"/blocked\" }}\n"
+    );
+    let proxy = Proxy::start_with_tables(
+        &[&upstream.addr],
+        "",
+        &admin_tables(dir.path(), ""),
+        &config,
+    );
     let cases = [
         (
             json!({"scope": "cidr", "value": "10.0.0.0/33"}),
@@ -126,6 +134,11 @@ fn bad_calls_change_nothing_and_say_which_field() {
             "policy",
         ),
         (
+            json!({"policy": "blocked", "source": "ip", "value": "127.0.0.1", "capacity": 5, "rate": "1/s"}),
+            400,
+            "policy",
+        ),
+        (
             json!({"policy": "per-user", "source": "ip", "value": "127.0.0.1", "capacity": 0, "rate": "1/s"}),
             400,
             "capacity",
@@ -149,6 +162,24 @@ fn bad_calls_change_nothing_and_say_which_field() {
             "{body}"
         );
     }
+    let inspect_blocked = "/v1/callers?source=ip&value=127.0.0.1&policy=blocked";
+    let (got, problem) = control(&proxy, "GET", inspect_blocked, None);
+    assert_eq!((got, problem["field"].as_str()), (400, Some("policy")));
+    let reset = json!({"source": "ip", "value": "127.0.0.1", "policy": "blocked"});
+    let (got, problem) = control(&proxy, "POST", "/v1/callers/reset", Some(reset));
+    assert_eq!((got, problem["field"].as_str()), (400, Some("policy")));
+    let (_, inspected) = control(&proxy, "GET", "/v1/callers?source=ip&value=127.0.0.1", None);
+    let names: Vec<&str> = inspected["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["policy"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["per-user"],
+        "only a limit policy has a bucket to show"
+    );
     let big = json!({"scope": "cidr", "value": "10.0.0.0/8", "reason": "x".repeat(70_000)});
     assert_eq!(control(&proxy, "POST", "/v1/bans", Some(big)).0, 413);
     assert_eq!(control(&proxy, "PUT", "/v1/bans", None).0, 405);

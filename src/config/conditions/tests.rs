@@ -94,6 +94,11 @@ fn actions_are_checked_and_only_limit_needs_a_bucket() {
         message.starts_with("f.toml:12:8: `policy.rate` is for `limit` policies"),
         "{message}"
     );
+    let message = error_of("name = \"p\"\naction = \"allow\"\nsources = [\"ip\"]");
+    assert!(
+        message.starts_with("f.toml:12:11: `policy.sources` is for `limit` policies"),
+        "{message}"
+    );
 }
 
 #[test]
