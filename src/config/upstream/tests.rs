@@ -107,7 +107,24 @@ fn bad_values_are_located() {
         ),
         (
             "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhealth = { unhealthy_after = 0 }\n",
-            "f.toml:8:30: `upstream.pools.x.health.unhealthy_after` must be between 1 and 1000",
+            "f.toml:8:30: `upstream.pools.<name>.health.unhealthy_after` must be between 1 and \
+             1000, not 0",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhealth = { eject_for = \"0s\" }\n",
+            "f.toml:8:24: `upstream.pools.<name>.health.eject_for` must be above zero",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhost = \"a/b\"\n",
+            "f.toml:8:8: `upstream.pools.<name>.host` must be a host name like api.internal",
+        ),
+        (
+            "host = \"\"\n",
+            "f.toml:6:8: `upstream.host` must be a host name like api.internal",
+        ),
+        (
+            "[upstream.health]\nactive = false\neject_after = 1001\n",
+            "f.toml:8:15: `upstream.health.eject_after` must be between 0 and 1000, not 1001",
         ),
         (
             "[[route]]\nmatch = { methods = [\"G T\"] }\npool = \"default\"\n",
