@@ -57,37 +57,6 @@ impl Checker<'_> {
         }
     }
 
-    /// A header Floodgate sets on the way to the backend (`upstream.ja4_header`): a header
-    /// name of no other use (not HTTP's own, a forwarding header or a RateLimit one).
-    pub(crate) fn backend_header(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<http::HeaderName, ConfigError> {
-        let header = self.header_name(value, key)?;
-        if RESERVED_HEADERS.contains(&header.as_str()) || header.as_str().starts_with("ratelimit") {
-            let text = value.get_ref();
-            let message = format!("`{key}`: `{text}` has another use; name another header");
-            return Err(self.error(value, message));
-        }
-        Ok(header)
-    }
-
-    /// A header name (`x-ja4`), read in lower case.
-    pub(crate) fn header_name(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<http::HeaderName, ConfigError> {
-        let text = value.get_ref();
-        http::HeaderName::from_bytes(text.as_bytes()).map_err(|_| {
-            self.error(
-                value,
-                format!("`{key}` must be a header name, not `{text}`"),
-            )
-        })
-    }
-
     /// A `redis://` or `rediss://` URL in a list, parsed only (the store connects when the
     /// server is built).
     pub(crate) fn redis_url(

@@ -4,8 +4,8 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::value::{config_keys, Period, PositivePeriod};
-use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
+use super::value::{config_keys, BackendHeader, Period, PositivePeriod};
+use crate::proxy::{Backend, Balance, PoolSettings, ScoreHeaders, UpstreamSettings, DEFAULT_POOL};
 use health::{health, HealthFile, PoolHealth, UpstreamHealth};
 pub(crate) use pool_line::PoolLine;
 use routes::pool_routes;
@@ -22,6 +22,10 @@ config_keys! {
     IdleTimeout = "upstream.idle_timeout",
     Host = "upstream.host",
     PoolHost = "upstream.pools.<name>.host",
+    Ja4Header = "upstream.ja4_header",
+    H2fpHeader = "upstream.h2fp_header",
+    ScoreHeader = "upstream.score_header",
+    SignalsHeader = "upstream.signals_header",
 }
 
 /// `[upstream]` as written.
@@ -39,10 +43,10 @@ pub(crate) struct UpstreamFile {
     pub(crate) health: Option<HealthFile<UpstreamHealth>>,
     #[serde(default)]
     pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
-    pub(crate) ja4_header: Option<Spanned<String>>,
-    pub(crate) h2fp_header: Option<Spanned<String>>,
-    pub(crate) score_header: Option<Spanned<String>>,
-    pub(crate) signals_header: Option<Spanned<String>>,
+    pub(crate) ja4_header: Option<BackendHeader<Ja4Header>>,
+    pub(crate) h2fp_header: Option<BackendHeader<H2fpHeader>>,
+    pub(crate) score_header: Option<BackendHeader<ScoreHeader>>,
+    pub(crate) signals_header: Option<BackendHeader<SignalsHeader>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -115,21 +119,12 @@ pub(crate) fn upstream(
             .idle_timeout
             .as_ref()
             .map_or(IDLE_TIMEOUT, PositivePeriod::get),
-        ja4_header: file
-            .ja4_header
-            .as_ref()
-            .map(|name| check.backend_header(name, "upstream.ja4_header"))
-            .transpose()?,
-        h2fp_header: file
-            .h2fp_header
-            .as_ref()
-            .map(|name| check.backend_header(name, "upstream.h2fp_header"))
-            .transpose()?,
-        score_headers: super::told_header::score_headers(
-            check,
-            file.score_header.as_ref(),
-            file.signals_header.as_ref(),
-        )?,
+        ja4_header: file.ja4_header.as_ref().map(BackendHeader::get),
+        h2fp_header: file.h2fp_header.as_ref().map(BackendHeader::get),
+        score_headers: ScoreHeaders {
+            score: file.score_header.as_ref().map(BackendHeader::get),
+            signals: file.signals_header.as_ref().map(BackendHeader::get),
+        },
     })
 }
 

@@ -19,7 +19,7 @@ pub(crate) use address::Address;
 pub(crate) use bounded::Bounded;
 pub(crate) use duration::{Period, PositivePeriod};
 pub(crate) use fraction::Fraction;
-pub(crate) use header::Header;
+pub(crate) use header::{BackendHeader, Header};
 pub(crate) use key::{config_keys, Key};
 pub(crate) use redis_url::{redis_url, RedisUrl};
 

@@ -168,3 +168,43 @@ fn a_timeout_that_is_no_duration_is_located_at_its_value() {
          number at 0"
     );
 }
+
+/// The score headers of `[upstream]` with `keys`.
+fn read_score_headers(keys: &str) -> Result<crate::proxy::ScoreHeaders, String> {
+    load(&format!("{keys}\n"))
+        .map(|c| c.upstream.score_headers.clone())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn score_headers_are_read_and_http_s_own_names_refused_where_they_stand() {
+    let headers =
+        read_score_headers("score_header = \"X-Bot-Score\"\nsignals_header = \"x-bot-signals\"")
+            .unwrap();
+    assert_eq!(headers.score.unwrap().as_str(), "x-bot-score");
+    assert_eq!(headers.signals.unwrap().as_str(), "x-bot-signals");
+    for (keys, says) in [
+        (
+            "score_header = \"Host\"",
+            "`upstream.score_header`: `Host` has another use",
+        ),
+        (
+            "signals_header = \"via\"",
+            "`upstream.signals_header`: `via` has another use",
+        ),
+        ("score_header = \"a b\"", "must be a header name"),
+        (
+            "ja4_header = \"X-Forwarded-For\"",
+            "f.toml:6:14: `upstream.ja4_header`: `X-Forwarded-For` has another use; name another \
+             header",
+        ),
+        (
+            "h2fp_header = \"ratelimit-policy\"",
+            "f.toml:6:15: `upstream.h2fp_header`: `ratelimit-policy` has another use",
+        ),
+    ] {
+        let error = read_score_headers(keys).unwrap_err();
+        assert!(error.contains(says), "{keys}: {error}");
+        assert!(error.starts_with("f.toml:"), "located: {error}");
+    }
+}
