@@ -13,7 +13,7 @@ pub(crate) use routes::RouteFile;
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
-use values::HostName;
+use values::{HostName, PoolName};
 
 config_keys! {
     ConnectTimeout = "upstream.connect_timeout",
@@ -42,7 +42,7 @@ pub(crate) struct UpstreamFile {
     pub(crate) host: Option<HostName<Host>>,
     pub(crate) health: Option<HealthFile<UpstreamHealth>>,
     #[serde(default)]
-    pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
+    pub(crate) pools: std::collections::BTreeMap<PoolName, PoolFile>,
     pub(crate) ja4_header: Option<BackendHeader<Ja4Header>>,
     pub(crate) h2fp_header: Option<BackendHeader<H2fpHeader>>,
     pub(crate) score_header: Option<BackendHeader<ScoreHeader>>,
@@ -152,28 +152,14 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
 /// where it sets none.
 fn named_pool(
     check: &Checker<'_>,
-    name: &Spanned<String>,
+    name: &PoolName,
     file: &PoolFile,
     upstream: &UpstreamFile,
     ca_file: &Option<String>,
 ) -> Result<PoolSettings, ConfigError> {
-    let text = name.get_ref();
-    let valid = !text.is_empty()
-        && text.len() <= 64
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if text == DEFAULT_POOL {
-        let message = format!("`upstream.pools`: `{DEFAULT_POOL}` is the pool of `upstream.backends`; give this pool another name");
-        return Err(check.error(name, message));
-    }
-    if !valid {
-        let message = format!("`upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, not `{text}`");
-        return Err(check.error(name, message));
-    }
-    let key = format!("upstream.pools.{text}");
+    let key = format!("upstream.pools.{}", name.get());
     Ok(PoolSettings {
-        name: text.clone(),
+        name: name.get().to_owned(),
         backends: backends(check, &file.backends, &format!("{key}.backends"))?,
         balance: balance(file.balance),
         host: file.host.as_ref().map(HostName::get),

@@ -98,6 +98,11 @@ fn bad_values_are_located() {
             "f.toml:6:17: `upstream.pools`: `default` is the pool of `upstream.backends`",
         ),
         (
+            "[upstream.pools]\n\"a b\" = { backends = [\"127.0.0.1:1\"] }\n",
+            "f.toml:7:1: `upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, \
+             not `a b`",
+        ),
+        (
             "[upstream.pools.x]\nbackends = [\"127.0.0.1:1 weight=0\"]\n",
             "f.toml:7:13: `upstream.pools.x.backends`: `127.0.0.1:1 weight=0`: a weight",
         ),

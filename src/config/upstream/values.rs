@@ -1,7 +1,8 @@
-//! `[upstream]`'s typed values of its own (a probed path, a host name): each checks itself
-//! while the file is parsed, so toml locates its error at the value.
+//! `[upstream]`'s typed values of its own (a probed path, a host name, a pool's name): each
+//! checks itself while the file is parsed, so toml locates its error where it stands.
 
 use crate::config::value::Key;
+use crate::proxy::DEFAULT_POOL;
 use serde::{de::Error, Deserialize, Deserializer};
 use std::marker::PhantomData;
 
@@ -67,5 +68,42 @@ impl<'de, K: Key> Deserialize<'de> for HostName<K> {
             value: text,
             key: PhantomData,
         })
+    }
+}
+
+/// The name of an `[upstream.pools.NAME]` table: 1 to 64 letters, digits, `-`, `_` or `.`,
+/// and not `default` (the pool of `upstream.backends`); anything else is refused with a
+/// message naming `upstream.pools`.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct PoolName(String);
+
+impl PoolName {
+    /// The name.
+    pub(crate) fn get(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for PoolName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let valid = !text.is_empty()
+            && text.len() <= 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if text == DEFAULT_POOL {
+            return Err(D::Error::custom(format!(
+                "`upstream.pools`: `{DEFAULT_POOL}` is the pool of `upstream.backends`; give this \
+                 pool another name"
+            )));
+        }
+        if !valid {
+            return Err(D::Error::custom(format!(
+                "`upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, not \
+                 `{text}`"
+            )));
+        }
+        Ok(Self(text))
     }
 }
