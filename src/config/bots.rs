@@ -37,7 +37,7 @@ pub(crate) struct CrawlerFile {
     pub(crate) category: Spanned<CategoryName>,
     pub(crate) user_agent: Spanned<String>,
     pub(crate) ranges_file: Option<Spanned<String>>,
-    pub(crate) ranges_url: Option<Spanned<String>>,
+    pub(crate) ranges_url: Option<String>,
     pub(crate) rdns: Option<Spanned<Vec<String>>>,
 }
 
@@ -82,7 +82,7 @@ fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigEr
         let at = field_of(entry, &e);
         ConfigError::at(check.path, check.text, Some(at), message)
     })?;
-    crawler.ranges_url = entry.ranges_url.as_ref().map(|u| u.get_ref().clone());
+    crawler.ranges_url = entry.ranges_url.clone();
     Ok(crawler)
 }
 
