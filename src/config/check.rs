@@ -7,25 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
-/// Headers Floodgate sets no value of its own in (a request id, a fingerprint for the
-/// backend): HTTP's own and the forwarding headers.
-pub(crate) const RESERVED_HEADERS: [&str; 14] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "upgrade",
-    "via",
-    "forwarded",
-    "x-forwarded-for",
-    "x-forwarded-proto",
-    "x-forwarded-host",
-];
-
 /// Locates errors in one config file.
 pub(crate) struct Checker<'a> {
     pub(crate) path: &'a Path,

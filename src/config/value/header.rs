@@ -1,10 +1,29 @@
-//! A header name, and one Floodgate sets on the way to the backend.
+//! A header name, and one Floodgate sets on the way to the backend (a request id, a
+//! fingerprint, the score).
 
 use super::Key;
-use crate::config::check::RESERVED_HEADERS;
 use http::HeaderName;
 use serde::{de::Error, Deserialize, Deserializer};
 use std::marker::PhantomData;
+
+/// Headers Floodgate sets no value of its own in (a request id, a fingerprint for the
+/// backend): HTTP's own and the forwarding headers.
+const RESERVED_HEADERS: [&str; 14] = [
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "via",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-forwarded-host",
+];
 
 /// A header name (`x-ja4`, read in lower case) written under key `K`; anything else is refused
 /// with "`K` must be a header name, not `text`".
