@@ -7,14 +7,13 @@ use super::signed::SignedFile;
 use crate::bots::{
     BotsSettings, Catalogue, Crawler, CrawlerError, Crawlers, DnsSettings, Ranges, DNS_TIMEOUT,
 };
-use crate::identity::Category;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::Spanned;
 
 pub(crate) use lines::BotsLines;
-use values::{DnsWait, Resolver};
+use values::{CategoryName, DnsWait, Resolver};
 
 /// `[bots]`: the crawler catalogue's additions and how claims are verified.
 #[derive(Debug, Default, Deserialize)]
@@ -35,12 +34,11 @@ pub(crate) struct BotsFile {
 pub(crate) struct CrawlerFile {
     pub(crate) name: Spanned<String>,
     pub(crate) operator: Option<Spanned<String>>,
-    pub(crate) category: Spanned<String>,
+    pub(crate) category: Spanned<CategoryName>,
     pub(crate) user_agent: Spanned<String>,
     pub(crate) ranges_file: Option<Spanned<String>>,
-    pub(crate) ranges_url: Option<Spanned<String>>,
-    #[serde(default)]
-    pub(crate) rdns: Vec<String>,
+    pub(crate) ranges_url: Option<String>,
+    pub(crate) rdns: Option<Spanned<Vec<String>>>,
 }
 
 /// The checked `[bots]` table (the defaults when it is absent).
@@ -65,11 +63,6 @@ pub(crate) fn bots(check: &Checker<'_>, file: &BotsFile) -> Result<BotsSettings,
 
 /// One `[[bots.crawler]]`.
 fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigError> {
-    let category: Category = entry
-        .category
-        .get_ref()
-        .parse()
-        .map_err(|e| check.error(&entry.category, format!("`bots.crawler.category`: {e}")))?;
     let ranges_file = match &entry.ranges_file {
         Some(path) => Some(PathBuf::from(
             check.readable(path, "bots.crawler.ranges_file")?,
@@ -79,27 +72,29 @@ fn crawler(check: &Checker<'_>, entry: &CrawlerFile) -> Result<Crawler, ConfigEr
     let mut crawler = Crawler::new(
         entry.name.get_ref(),
         entry.operator.as_ref().map(|o| o.get_ref().as_str()),
-        category,
+        entry.category.get_ref().0,
         entry.user_agent.get_ref(),
         ranges_file,
-        &entry.rdns,
+        entry.rdns.as_ref().map_or(&[][..], |r| r.get_ref()),
     )
     .map_err(|e| {
         let message = format!("`bots.crawler` `{}`: {e}", entry.name.get_ref());
-        check.error(field_of(entry, &e), message)
+        let at = field_of(entry, &e);
+        ConfigError::at(check.path, check.text, Some(at), message)
     })?;
-    crawler.ranges_url = entry.ranges_url.as_ref().map(|u| u.get_ref().clone());
+    crawler.ranges_url = entry.ranges_url.clone();
     Ok(crawler)
 }
 
-/// Where in `entry` the key `error` is about stands (`rdns`, a list of plain strings, at the
-/// entry's name).
-fn field_of<'f>(entry: &'f CrawlerFile, error: &CrawlerError) -> &'f Spanned<String> {
+/// Where in `entry` the key `error` is about stands (a bad `rdns` suffix at the list: toml
+/// locates no element of a list).
+fn field_of(entry: &CrawlerFile, error: &CrawlerError) -> std::ops::Range<usize> {
     match error {
-        CrawlerError::Spoofed => &entry.category,
-        CrawlerError::EmptyOperator => entry.operator.as_ref().unwrap_or(&entry.name),
-        CrawlerError::BadRegex(_) | CrawlerError::MatchesEverything(_) => &entry.user_agent,
-        CrawlerError::BadName(_) | CrawlerError::BadSuffix(_) => &entry.name,
+        CrawlerError::Spoofed => entry.category.span(),
+        CrawlerError::EmptyOperator => entry.operator.as_ref().unwrap_or(&entry.name).span(),
+        CrawlerError::BadRegex(_) | CrawlerError::MatchesEverything(_) => entry.user_agent.span(),
+        CrawlerError::BadSuffix(_) => entry.rdns.as_ref().map_or(entry.name.span(), Spanned::span),
+        CrawlerError::BadName(_) => entry.name.span(),
     }
 }
 
@@ -177,7 +172,7 @@ mod tests {
         for (bots, at, says) in [
             (
                 entry("category = \"crawler\"\nuser_agent = \"X/\""),
-                "f.toml:11:",
+                "f.toml:11:12: `bots.crawler.category`: `crawler` is not a bot category",
                 "not a bot category",
             ),
             (
@@ -194,6 +189,11 @@ mod tests {
                 entry("category = \"monitor\"\nuser_agent = \".*\""),
                 "f.toml:12:",
                 "matches every",
+            ),
+            (
+                entry("category = \"monitor\"\nuser_agent = \"X/\"\nrdns = [\"a..b\"]"),
+                "f.toml:13:8: `bots.crawler` `X`: `rdns` suffix `a..b`",
+                "not a domain name",
             ),
             (
                 "[bots]\ndns_timeout = \"0s\"".to_owned(),

@@ -7,25 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
-/// Headers Floodgate sets no value of its own in (a request id, a fingerprint for the
-/// backend): HTTP's own and the forwarding headers.
-pub(crate) const RESERVED_HEADERS: [&str; 14] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "upgrade",
-    "via",
-    "forwarded",
-    "x-forwarded-for",
-    "x-forwarded-proto",
-    "x-forwarded-host",
-];
-
 /// Locates errors in one config file.
 pub(crate) struct Checker<'a> {
     pub(crate) path: &'a Path,
@@ -55,37 +36,6 @@ impl Checker<'_> {
                 format!("`{key}` must be between {lo} and {hi}, not {n}"),
             ))
         }
-    }
-
-    /// A header Floodgate sets on the way to the backend (`upstream.ja4_header`): a header
-    /// name of no other use (not HTTP's own, a forwarding header or a RateLimit one).
-    pub(crate) fn backend_header(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<http::HeaderName, ConfigError> {
-        let header = self.header_name(value, key)?;
-        if RESERVED_HEADERS.contains(&header.as_str()) || header.as_str().starts_with("ratelimit") {
-            let text = value.get_ref();
-            let message = format!("`{key}`: `{text}` has another use; name another header");
-            return Err(self.error(value, message));
-        }
-        Ok(header)
-    }
-
-    /// A header name (`x-ja4`), read in lower case.
-    pub(crate) fn header_name(
-        &self,
-        value: &Spanned<String>,
-        key: &str,
-    ) -> Result<http::HeaderName, ConfigError> {
-        let text = value.get_ref();
-        http::HeaderName::from_bytes(text.as_bytes()).map_err(|_| {
-            self.error(
-                value,
-                format!("`{key}` must be a header name, not `{text}`"),
-            )
-        })
     }
 
     /// A `redis://` or `rediss://` URL in a list, parsed only (the store connects when the

@@ -32,7 +32,6 @@ mod server;
 mod signed;
 mod store;
 mod telemetry;
-mod told_header;
 mod upstream;
 mod validate;
 mod value;

@@ -5,18 +5,18 @@ use super::check::Checker;
 use super::error::ConfigError;
 use crate::bots::score::refresh::BROWSERS_FILE;
 use crate::bots::score::{Published, ScoreSettings, Weights};
-use crate::identity::{Signal, MAX_SCORE};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use toml::Spanned;
+use values::{SignalName, Weight};
 
 /// `[bots.score]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ScoreFile {
     #[serde(default)]
-    pub(crate) weights: BTreeMap<String, Spanned<i64>>,
+    pub(crate) weights: BTreeMap<SignalName, Weight>,
     pub(crate) hosting_asns: Option<Spanned<Vec<Spanned<toml::Value>>>>,
 }
 
@@ -33,13 +33,12 @@ pub(crate) fn score(
             ..ScoreSettings::default()
         });
     };
-    let mut weights = Weights::default();
-    for (name, value) in &file.weights {
-        let signal: Signal = name
-            .parse()
-            .map_err(|e| check.error(value, format!("`bots.score.weights`: {e}")))?;
-        weights = weights.with(signal, weight(check, name, value)?);
-    }
+    let weights = file
+        .weights
+        .iter()
+        .fold(Weights::default(), |weights, (signal, weight)| {
+            weights.with(signal.0, weight.0)
+        });
     let hosting_asns = match &file.hosting_asns {
         Some(list) => list
             .get_ref()
@@ -75,19 +74,7 @@ fn updated_lists(
         .map_err(|e| check.error(dir, format!("`bots.ranges_dir`: {}: {e}", path.display())))
 }
 
-/// A signal's weight: 0 to 100.
-fn weight(check: &Checker<'_>, name: &str, value: &Spanned<i64>) -> Result<u8, ConfigError> {
-    match u8::try_from(*value.get_ref()) {
-        Ok(n) if n <= MAX_SCORE => Ok(n),
-        _ => Err(check.error(
-            value,
-            format!(
-                "`bots.score.weights.{name}` must be from 0 to 100, not {}",
-                value.get_ref()
-            ),
-        )),
-    }
-}
+mod values;
 
 #[cfg(test)]
 mod tests {
@@ -119,15 +106,15 @@ mod tests {
         for (table, says) in [
             (
                 "weights = { robot = 10 }",
-                "`bots.score.weights`: `robot` is not a signal",
+                "f.toml:10:13: `bots.score.weights`: `robot` is not a signal",
             ),
             (
                 "weights = { headless = 101 }",
-                "`bots.score.weights.headless` must be from 0 to 100, not 101",
+                "f.toml:10:24: `bots.score.weights`: a weight must be from 0 to 100, not 101",
             ),
             (
                 "weights = { headless = -1 }",
-                "`bots.score.weights.headless` must be from 0 to 100, not -1",
+                "f.toml:10:24: `bots.score.weights`: a weight must be from 0 to 100, not -1",
             ),
             (
                 "hosting_asns = [0]",

@@ -5,10 +5,9 @@
 use super::check::Checker;
 use super::error::ConfigError;
 use super::upstream::UpstreamFile;
-use super::value::{config_keys, Address, Bounded, Period};
+use super::value::{config_keys, Address, BackendHeader, Bounded, Period};
 
 use crate::proxy::{AccessLogSettings, ConnectionLimits, FrontSettings, LogFormat};
-use http::HeaderName;
 use serde::Deserialize;
 pub use settings::{ServerSettings, TlsFiles, TlsListener};
 use std::net::SocketAddr;
@@ -25,6 +24,7 @@ config_keys! {
     KeepaliveTimeout = "server.keepalive_timeout",
     MaxHeaderBytes = "server.max_header_bytes",
     MaxConnections = "server.max_connections",
+    RequestIdHeader = "server.request_id_header",
 }
 
 /// The largest head a request may have (Pingora itself refuses heads past 1 MiB).
@@ -64,7 +64,7 @@ pub(crate) struct ServerFile {
     pub(crate) via: bool,
     #[serde(default)]
     pub(crate) preserve_header_case: bool,
-    pub(crate) request_id_header: Option<Spanned<String>>,
+    pub(crate) request_id_header: Option<BackendHeader<RequestIdHeader>>,
 }
 
 /// The validated `[server]` table; the proxy listens only when there is an `[upstream]`.
@@ -103,10 +103,10 @@ pub(super) fn server(
         limits: limits(check, file)?,
         h2c: file.h2c,
         front: FrontSettings {
-            request_id_header: match &file.request_id_header {
-                Some(name) => request_id_header(check, name)?,
-                None => default.front.request_id_header,
-            },
+            request_id_header: file
+                .request_id_header
+                .as_ref()
+                .map_or(default.front.request_id_header, BackendHeader::get),
             via: file.via,
             preserve_header_case: file.preserve_header_case,
         },
@@ -177,24 +177,6 @@ fn pid_file(check: &Checker<'_>, value: &Spanned<String>) -> Result<PathBuf, Con
 fn upgrade_sock(check: &Checker<'_>, text: &str) -> String {
     let path = check.path.parent().unwrap_or(Path::new("")).join(text);
     path.display().to_string()
-}
-
-/// `server.request_id_header`: a header name of no other use.
-fn request_id_header(
-    check: &Checker<'_>,
-    name: &Spanned<String>,
-) -> Result<HeaderName, ConfigError> {
-    let text = name.get_ref();
-    let key = "server.request_id_header";
-    let header = HeaderName::from_bytes(text.as_bytes())
-        .map_err(|_| check.error(name, format!("`{key}` must be a header name, not `{text}`")))?;
-    if super::check::RESERVED_HEADERS.contains(&header.as_str())
-        || header.as_str().starts_with("ratelimit")
-    {
-        let message = format!("`{key}`: `{text}` has another use; name another header");
-        return Err(check.error(name, message));
-    }
-    Ok(header)
 }
 
 /// `header_timeout`, `keepalive_timeout`, `max_header_bytes` and the connection caps.

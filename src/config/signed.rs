@@ -4,13 +4,16 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::config_keys;
 use crate::bots::signed::{ConfiguredKey, SignedSettings};
-use http::uri::Authority;
 use serde::Deserialize;
 use std::path::PathBuf;
-use std::sync::Arc;
 use toml::Spanned;
-use web_bot_auth::keyring::Thumbprintable;
+use values::{authority, AgentAuthority, Jwk};
+
+config_keys! {
+    KeyAgent = "bots.signed.key.agent",
+}
 
 /// `[bots.signed]`: signed agents (Web Bot Auth).
 #[derive(Debug, Default, Deserialize)]
@@ -27,16 +30,8 @@ pub(crate) struct SignedFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SignedKeyFile {
-    pub(crate) agent: Spanned<String>,
-    pub(crate) jwk: Spanned<JwkFile>,
-}
-
-/// A public key as a JWK (members other than these, like `kid` or `use`, are passed over).
-#[derive(Debug, Deserialize)]
-pub(crate) struct JwkFile {
-    pub(crate) kty: String,
-    pub(crate) crv: String,
-    pub(crate) x: String,
+    pub(crate) agent: AgentAuthority<KeyAgent>,
+    pub(crate) jwk: Jwk,
 }
 
 /// The checked `[bots.signed]` table (nothing verified when it is absent).
@@ -50,7 +45,10 @@ pub(crate) fn signed(
     let agents = file
         .agents
         .iter()
-        .map(|agent| authority(check, agent, "bots.signed.agents"))
+        .map(|agent| {
+            authority(agent.get_ref(), "bots.signed.agents")
+                .map_err(|message| check.error(agent, message))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let ca_file = match &file.ca_file {
         Some(path) => Some(ca_file(check, path)?),
@@ -59,31 +57,16 @@ pub(crate) fn signed(
     let keys = file
         .key
         .iter()
-        .map(|key| configured_key(check, key))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|key| ConfiguredKey {
+            agent: key.agent.get(),
+            jwk: key.jwk.0.clone(),
+        })
+        .collect();
     Ok(SignedSettings {
         agents,
         ca_file,
         keys,
     })
-}
-
-/// An agent's authority: a host, or a host and port (`chatgpt.com`, `127.0.0.1:8443`).
-fn authority(
-    check: &Checker<'_>,
-    text: &Spanned<String>,
-    key: &str,
-) -> Result<Arc<str>, ConfigError> {
-    let value = text.get_ref().trim().to_ascii_lowercase();
-    match value.parse::<Authority>() {
-        Ok(a) if !value.contains('@') && !a.host().is_empty() => Ok(value.into()),
-        _ => Err(check.error(
-            text,
-            format!(
-                "`{key}`: `{value}` is not an agent's authority (a host or host:port, like \"chatgpt.com\")"
-            ),
-        )),
-    }
 }
 
 /// `bots.signed.ca_file`: a readable file of PEM certificates.
@@ -100,27 +83,7 @@ fn ca_file(check: &Checker<'_>, path: &Spanned<String>) -> Result<PathBuf, Confi
     }
 }
 
-/// One `[[bots.signed.key]]`: an agent and its Ed25519 public key as a JWK.
-fn configured_key(check: &Checker<'_>, key: &SignedKeyFile) -> Result<ConfiguredKey, ConfigError> {
-    let agent = authority(check, &key.agent, "bots.signed.key.agent")?;
-    let jwk = key.jwk.get_ref();
-    let bad = |why: &str| {
-        check.error(
-            &key.jwk,
-            format!("`bots.signed.key.jwk`: {why} (an Ed25519 public key: kty = \"OKP\", crv = \"Ed25519\", x = its 32 bytes in base64url)"),
-        )
-    };
-    if jwk.kty != "OKP" || jwk.crv != "Ed25519" {
-        return Err(bad("not an Ed25519 key"));
-    }
-    let jwk = Thumbprintable::OKP {
-        crv: jwk.crv.clone(),
-        x: jwk.x.clone(),
-    };
-    jwk.public_key()
-        .map_err(|_| bad("`x` is no Ed25519 public key"))?;
-    Ok(ConfiguredKey { agent, jwk })
-}
+mod values;
 
 #[cfg(test)]
 mod tests {
@@ -150,7 +113,7 @@ mod tests {
             ),
             (
                 format!("[[bots.signed.key]]\nagent = \"a.example\"\njwk = {{ kty = \"RSA\", crv = \"Ed25519\", x = \"{X}\" }}"),
-                "f.toml:11:",
+                "f.toml:11:7: `bots.signed.key.jwk`: ",
                 "not an Ed25519 key",
             ),
             (
@@ -160,7 +123,7 @@ mod tests {
             ),
             (
                 format!("[[bots.signed.key]]\nagent = \"a b\"\njwk = {{ kty = \"OKP\", crv = \"Ed25519\", x = \"{X}\" }}"),
-                "f.toml:10:",
+                "f.toml:10:9: `bots.signed.key.agent`: `a b` is not",
                 "not an agent's authority",
             ),
         ] {

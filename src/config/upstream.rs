@@ -4,21 +4,28 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::value::{config_keys, Period};
-use crate::proxy::{Backend, Balance, PoolSettings, UpstreamSettings, DEFAULT_POOL};
-use health::{health, HealthFile};
+use super::value::{config_keys, BackendHeader, Period, PositivePeriod};
+use crate::proxy::{Backend, Balance, PoolSettings, ScoreHeaders, UpstreamSettings, DEFAULT_POOL};
+use health::{health, HealthFile, PoolHealth, UpstreamHealth};
 pub(crate) use pool_line::PoolLine;
 use routes::pool_routes;
 pub(crate) use routes::RouteFile;
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
+use values::{HostName, PoolName};
 
 config_keys! {
     ConnectTimeout = "upstream.connect_timeout",
     ReadTimeout = "upstream.read_timeout",
     WriteTimeout = "upstream.write_timeout",
     IdleTimeout = "upstream.idle_timeout",
+    Host = "upstream.host",
+    PoolHost = "upstream.pools.<name>.host",
+    Ja4Header = "upstream.ja4_header",
+    H2fpHeader = "upstream.h2fp_header",
+    ScoreHeader = "upstream.score_header",
+    SignalsHeader = "upstream.signals_header",
 }
 
 /// `[upstream]` as written.
@@ -29,17 +36,17 @@ pub(crate) struct UpstreamFile {
     pub(crate) connect_timeout: Option<Period<ConnectTimeout>>,
     pub(crate) read_timeout: Option<Period<ReadTimeout>>,
     pub(crate) write_timeout: Option<Period<WriteTimeout>>,
-    pub(crate) idle_timeout: Option<Spanned<Period<IdleTimeout>>>,
+    pub(crate) idle_timeout: Option<PositivePeriod<IdleTimeout>>,
     pub(crate) ca_file: Option<Spanned<String>>,
     pub(crate) balance: Option<BalanceFile>,
-    pub(crate) host: Option<Spanned<String>>,
-    pub(crate) health: Option<HealthFile>,
+    pub(crate) host: Option<HostName<Host>>,
+    pub(crate) health: Option<HealthFile<UpstreamHealth>>,
     #[serde(default)]
-    pub(crate) pools: std::collections::BTreeMap<Spanned<String>, PoolFile>,
-    pub(crate) ja4_header: Option<Spanned<String>>,
-    pub(crate) h2fp_header: Option<Spanned<String>>,
-    pub(crate) score_header: Option<Spanned<String>>,
-    pub(crate) signals_header: Option<Spanned<String>>,
+    pub(crate) pools: std::collections::BTreeMap<PoolName, PoolFile>,
+    pub(crate) ja4_header: Option<BackendHeader<Ja4Header>>,
+    pub(crate) h2fp_header: Option<BackendHeader<H2fpHeader>>,
+    pub(crate) score_header: Option<BackendHeader<ScoreHeader>>,
+    pub(crate) signals_header: Option<BackendHeader<SignalsHeader>>,
 }
 
 /// `[upstream.pools.NAME]`.
@@ -48,9 +55,9 @@ pub(crate) struct UpstreamFile {
 pub(crate) struct PoolFile {
     pub(crate) backends: Spanned<Vec<Spanned<String>>>,
     pub(crate) balance: Option<BalanceFile>,
-    pub(crate) host: Option<Spanned<String>>,
+    pub(crate) host: Option<HostName<PoolHost>>,
     pub(crate) ca_file: Option<Spanned<String>>,
-    pub(crate) health: Option<HealthFile>,
+    pub(crate) health: Option<HealthFile<PoolHealth>>,
 }
 
 /// `balance`: how a pool picks a backend.
@@ -91,9 +98,9 @@ pub(crate) fn upstream(
         name: DEFAULT_POOL.to_owned(),
         backends: backends(check, &file.backends, "upstream.backends")?,
         balance: balance(file.balance),
-        host: host(check, file.host.as_ref(), "upstream.host")?,
+        host: file.host.as_ref().map(HostName::get),
         ca_file: ca_file.clone(),
-        health: health(check, file.health.as_ref(), None, "upstream.health")?,
+        health: health(file.health.as_ref().map(HealthFile::given), None),
     }];
     for (name, pool) in &file.pools {
         pools.push(named_pool(check, name, pool, file, &ca_file)?);
@@ -108,22 +115,16 @@ pub(crate) fn upstream(
             .map_or(CONNECT_TIMEOUT, Period::get),
         read_timeout: file.read_timeout.as_ref().map_or(IO_TIMEOUT, Period::get),
         write_timeout: file.write_timeout.as_ref().map_or(IO_TIMEOUT, Period::get),
-        idle_timeout: idle_timeout(check, file)?,
-        ja4_header: file
-            .ja4_header
+        idle_timeout: file
+            .idle_timeout
             .as_ref()
-            .map(|name| check.backend_header(name, "upstream.ja4_header"))
-            .transpose()?,
-        h2fp_header: file
-            .h2fp_header
-            .as_ref()
-            .map(|name| check.backend_header(name, "upstream.h2fp_header"))
-            .transpose()?,
-        score_headers: super::told_header::score_headers(
-            check,
-            file.score_header.as_ref(),
-            file.signals_header.as_ref(),
-        )?,
+            .map_or(IDLE_TIMEOUT, PositivePeriod::get),
+        ja4_header: file.ja4_header.as_ref().map(BackendHeader::get),
+        h2fp_header: file.h2fp_header.as_ref().map(BackendHeader::get),
+        score_headers: ScoreHeaders {
+            score: file.score_header.as_ref().map(BackendHeader::get),
+            signals: file.signals_header.as_ref().map(BackendHeader::get),
+        },
     })
 }
 
@@ -147,57 +148,29 @@ fn no_upstream(check: &Checker<'_>, routes: &[RouteFile]) -> Result<UpstreamSett
     })
 }
 
-/// `upstream.idle_timeout`: above zero.
-fn idle_timeout(check: &Checker<'_>, file: &UpstreamFile) -> Result<Duration, ConfigError> {
-    match &file.idle_timeout {
-        Some(at) if at.get_ref().get().is_zero() => {
-            let message = "`upstream.idle_timeout` must be above zero".to_owned();
-            Err(check.error(at, message))
-        }
-        Some(at) => Ok(at.get_ref().get()),
-        None => Ok(IDLE_TIMEOUT),
-    }
-}
-
 /// `[upstream.pools.NAME]`: its own keys, with `upstream.health` keys and `upstream.ca_file`
 /// where it sets none.
 fn named_pool(
     check: &Checker<'_>,
-    name: &Spanned<String>,
+    name: &PoolName,
     file: &PoolFile,
     upstream: &UpstreamFile,
     ca_file: &Option<String>,
 ) -> Result<PoolSettings, ConfigError> {
-    let text = name.get_ref();
-    let valid = !text.is_empty()
-        && text.len() <= 64
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if text == DEFAULT_POOL {
-        let message = format!("`upstream.pools`: `{DEFAULT_POOL}` is the pool of `upstream.backends`; give this pool another name");
-        return Err(check.error(name, message));
-    }
-    if !valid {
-        let message = format!("`upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, not `{text}`");
-        return Err(check.error(name, message));
-    }
-    let key = format!("upstream.pools.{text}");
+    let key = format!("upstream.pools.{}", name.get());
     Ok(PoolSettings {
-        name: text.clone(),
+        name: name.get().to_owned(),
         backends: backends(check, &file.backends, &format!("{key}.backends"))?,
         balance: balance(file.balance),
-        host: host(check, file.host.as_ref(), &format!("{key}.host"))?,
+        host: file.host.as_ref().map(HostName::get),
         ca_file: match &file.ca_file {
             Some(own) => Some(check.readable(own, &format!("{key}.ca_file"))?),
             None => ca_file.clone(),
         },
         health: health(
-            check,
-            file.health.as_ref(),
-            upstream.health.as_ref(),
-            &format!("{key}.health"),
-        )?,
+            file.health.as_ref().map(HealthFile::given),
+            upstream.health.as_ref().map(HealthFile::given),
+        ),
     })
 }
 
@@ -206,25 +179,6 @@ fn balance(file: Option<BalanceFile>) -> Balance {
         BalanceFile::RoundRobin => Balance::RoundRobin,
         BalanceFile::Hash => Balance::Hash,
     }
-}
-
-/// A pool's `host`: a name (or `name:port`) for the `Host` header and the TLS name.
-fn host(
-    check: &Checker<'_>,
-    host: Option<&Spanned<String>>,
-    key: &str,
-) -> Result<Option<String>, ConfigError> {
-    let Some(host) = host else { return Ok(None) };
-    let text = host.get_ref();
-    let valid = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_graphic())
-        && !text.contains(['/', '@', '?', '#']);
-    if !valid {
-        let message =
-            format!("`{key}` must be a host name like api.internal (or name:port), not `{text}`");
-        return Err(check.error(host, message));
-    }
-    Ok(Some(text.clone()))
 }
 
 fn backends(
@@ -310,3 +264,4 @@ mod pool_line;
 mod routes;
 #[cfg(test)]
 mod tests;
+mod values;

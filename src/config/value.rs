@@ -17,9 +17,9 @@ mod redis_url;
 
 pub(crate) use address::Address;
 pub(crate) use bounded::Bounded;
-pub(crate) use duration::Period;
+pub(crate) use duration::{Period, PositivePeriod};
 pub(crate) use fraction::Fraction;
-pub(crate) use header::Header;
+pub(crate) use header::{BackendHeader, Header};
 pub(crate) use key::{config_keys, Key};
 pub(crate) use redis_url::{redis_url, RedisUrl};
 

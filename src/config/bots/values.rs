@@ -2,6 +2,7 @@
 //! error at the value.
 
 use crate::config::value::{config_keys, Period};
+use crate::identity::Category;
 use serde::{de::Error, Deserialize, Deserializer};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -47,5 +48,20 @@ impl<'de> Deserialize<'de> for Resolver {
                     "`bots.resolver` must be a DNS server's address, like 127.0.0.1:53, not `{value}`"
                 ))
             })
+    }
+}
+
+/// `bots.crawler.category`: a bot category's name; anything else is refused with
+/// "`bots.crawler.category`: `x` is not a bot category (…)". (`spoofed` reads here and is
+/// refused with the entry, as the shipped catalogue's is.)
+#[derive(Debug)]
+pub(crate) struct CategoryName(pub(crate) Category);
+
+impl<'de> Deserialize<'de> for CategoryName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse()
+            .map(Self)
+            .map_err(|e| D::Error::custom(format!("`bots.crawler.category`: {e}")))
     }
 }

@@ -1,133 +1,166 @@
 //! `[upstream.health]` and a pool's `health` table → its health settings. A pool's keys
-//! override `upstream.health`'s, key by key; errors name the table the value came from.
+//! override `upstream.health`'s, key by key. Each value is typed, so toml locates a bad one
+//! where it stands; its message names the table it is written in: `upstream.health.interval`,
+//! or `upstream.pools.<name>.health.interval` (a key type is fixed, so a pool's is named as
+//! the reference names it, and the location says which pool).
 
-use crate::config::check::Checker;
-use crate::config::error::ConfigError;
+use super::values::ProbePath;
+use crate::config::value::{Bounded, Key, PositivePeriod};
 use crate::proxy::{ActiveCheck, HealthSettings};
 use serde::Deserialize;
+use std::marker::PhantomData;
 use std::time::Duration;
-use toml::Spanned;
 
-/// `[upstream.health]` or a pool's `health` table; a pool's keys override the upstream's.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct HealthFile {
-    pub(crate) active: Option<bool>,
-    pub(crate) path: Option<Spanned<String>>,
-    pub(crate) interval: Option<Spanned<String>>,
-    pub(crate) timeout: Option<Spanned<String>>,
-    pub(crate) unhealthy_after: Option<Spanned<i64>>,
-    pub(crate) healthy_after: Option<Spanned<i64>>,
-    pub(crate) eject_after: Option<Spanned<i64>>,
-    pub(crate) eject_for: Option<Spanned<String>>,
+/// Where a health table is written, as its keys' names.
+pub(crate) trait HealthTable {
+    /// `path`'s name; the others alike.
+    const PATH: &'static str;
+    const INTERVAL: &'static str;
+    const TIMEOUT: &'static str;
+    const UNHEALTHY_AFTER: &'static str;
+    const HEALTHY_AFTER: &'static str;
+    const EJECT_AFTER: &'static str;
+    const EJECT_FOR: &'static str;
+}
+
+/// Declares a [`HealthTable`] whose keys are under `$prefix`.
+macro_rules! health_table {
+    ($(#[$doc:meta])* $table:ident = $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(crate) struct $table;
+        impl HealthTable for $table {
+            const PATH: &'static str = concat!($prefix, ".path");
+            const INTERVAL: &'static str = concat!($prefix, ".interval");
+            const TIMEOUT: &'static str = concat!($prefix, ".timeout");
+            const UNHEALTHY_AFTER: &'static str = concat!($prefix, ".unhealthy_after");
+            const HEALTHY_AFTER: &'static str = concat!($prefix, ".healthy_after");
+            const EJECT_AFTER: &'static str = concat!($prefix, ".eject_after");
+            const EJECT_FOR: &'static str = concat!($prefix, ".eject_for");
+        }
+    };
+}
+
+health_table!(
+    /// `[upstream.health]`.
+    UpstreamHealth = "upstream.health"
+);
+health_table!(
+    /// A pool's `health` table.
+    PoolHealth = "upstream.pools.<name>.health"
+);
+
+/// Declares key types generic over the [`HealthTable`] they are written in.
+macro_rules! health_keys {
+    ($($(#[$doc:meta])* $key:ident = $name:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug)]
+            pub(crate) struct $key<T>(PhantomData<T>);
+            impl<T: HealthTable> Key for $key<T> {
+                const NAME: &'static str = T::$name;
+            }
+        )*
+    };
+}
+
+health_keys! {
+    /// `path`.
+    Path = PATH,
+    /// `interval`.
+    Interval = INTERVAL,
+    /// `timeout`.
+    Timeout = TIMEOUT,
+    /// `unhealthy_after`.
+    UnhealthyAfter = UNHEALTHY_AFTER,
+    /// `healthy_after`.
+    HealthyAfter = HEALTHY_AFTER,
+    /// `eject_after`.
+    EjectAfter = EJECT_AFTER,
+    /// `eject_for`.
+    EjectFor = EJECT_FOR,
 }
 
 /// The largest `unhealthy_after`, `healthy_after` and `eject_after`.
 const MAX_COUNT: i64 = 1000;
 
-/// The pool's own health table (named `key`) over `upstream.health`.
-struct Layers<'a> {
-    own: Option<&'a HealthFile>,
-    key: &'a str,
-    inherited: Option<&'a HealthFile>,
+/// `[upstream.health]` or a pool's `health` table (`T` names its keys); a pool's keys
+/// override the upstream's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, bound = "")]
+pub(crate) struct HealthFile<T: HealthTable> {
+    active: Option<bool>,
+    path: Option<ProbePath<Path<T>>>,
+    interval: Option<PositivePeriod<Interval<T>>>,
+    timeout: Option<PositivePeriod<Timeout<T>>>,
+    unhealthy_after: Option<Bounded<UnhealthyAfter<T>, 1, MAX_COUNT>>,
+    healthy_after: Option<Bounded<HealthyAfter<T>, 1, MAX_COUNT>>,
+    eject_after: Option<Bounded<EjectAfter<T>, 0, MAX_COUNT>>,
+    eject_for: Option<PositivePeriod<EjectFor<T>>>,
 }
 
-impl<'a> Layers<'a> {
-    /// The value of `field` (`pick` reads it) and the full key that names it.
-    fn get<T>(
-        &self,
-        field: &str,
-        pick: impl Fn(&'a HealthFile) -> Option<&'a Spanned<T>>,
-    ) -> (Option<&'a Spanned<T>>, String) {
-        if let Some(value) = self.own.and_then(&pick) {
-            return (Some(value), format!("{}.{field}", self.key));
-        }
-        if let Some(value) = self.inherited.and_then(&pick) {
-            return (Some(value), format!("upstream.health.{field}"));
-        }
-        (None, format!("{}.{field}", self.key))
-    }
+/// The keys one health table gives, whichever table it is.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Given<'a> {
+    active: Option<bool>,
+    path: Option<&'a str>,
+    interval: Option<Duration>,
+    timeout: Option<Duration>,
+    unhealthy_after: Option<usize>,
+    healthy_after: Option<usize>,
+    eject_after: Option<u32>,
+    eject_for: Option<Duration>,
+}
 
-    /// Active checks run when either table exists, unless `active = false`.
-    fn active(&self) -> bool {
-        let active = self
-            .own
-            .and_then(|f| f.active)
-            .or(self.inherited.and_then(|f| f.active));
-        self.own.or(self.inherited).is_some() && active != Some(false)
+impl<T: HealthTable> HealthFile<T> {
+    /// The keys this table gives.
+    pub(super) fn given(&self) -> Given<'_> {
+        Given {
+            active: self.active,
+            path: self.path.as_ref().map(ProbePath::get),
+            interval: self.interval.as_ref().map(PositivePeriod::get),
+            timeout: self.timeout.as_ref().map(PositivePeriod::get),
+            unhealthy_after: self.unhealthy_after.as_ref().map(Bounded::count),
+            healthy_after: self.healthy_after.as_ref().map(Bounded::count),
+            eject_after: self.eject_after.as_ref().map(|n| n.count() as u32),
+            eject_for: self.eject_for.as_ref().map(PositivePeriod::get),
+        }
     }
 }
 
-/// A pool's health: each key from its own table (`own`, named `key`), else from
-/// `upstream.health` (`inherited`), else the default.
-pub(super) fn health(
-    check: &Checker<'_>,
-    own: Option<&HealthFile>,
-    inherited: Option<&HealthFile>,
-    key: &str,
-) -> Result<HealthSettings, ConfigError> {
-    let layers = Layers {
-        own,
-        key,
-        inherited,
-    };
-    let positive = |(value, name): (Option<&Spanned<String>>, String), default| {
-        let duration = check.duration(value, &name, default)?;
-        match (duration.is_zero(), value) {
-            (true, Some(at)) => Err(check.error(at, format!("`{name}` must be above zero"))),
-            _ => Ok(duration),
+impl<'a> Given<'a> {
+    /// These keys, each one not given taken from `under`.
+    fn over(self, under: Given<'a>) -> Given<'a> {
+        Given {
+            active: self.active.or(under.active),
+            path: self.path.or(under.path),
+            interval: self.interval.or(under.interval),
+            timeout: self.timeout.or(under.timeout),
+            unhealthy_after: self.unhealthy_after.or(under.unhealthy_after),
+            healthy_after: self.healthy_after.or(under.healthy_after),
+            eject_after: self.eject_after.or(under.eject_after),
+            eject_for: self.eject_for.or(under.eject_for),
         }
-    };
-    let count = |(value, name): (Option<&Spanned<i64>>, String), least, default| match value {
-        Some(n) => check.integer(n, &name, least..=MAX_COUNT),
-        None => Ok(default),
-    };
-    let active = match layers.active() {
-        false => None,
-        true => Some(ActiveCheck {
-            path: probe_path(check, layers.get("path", |f| f.path.as_ref()))?,
-            interval: positive(
-                layers.get("interval", |f| f.interval.as_ref()),
-                Duration::from_secs(5),
-            )?,
-            timeout: positive(
-                layers.get("timeout", |f| f.timeout.as_ref()),
-                Duration::from_secs(1),
-            )?,
-            unhealthy_after: count(
-                layers.get("unhealthy_after", |f| f.unhealthy_after.as_ref()),
-                1,
-                3,
-            )? as usize,
-            healthy_after: count(
-                layers.get("healthy_after", |f| f.healthy_after.as_ref()),
-                1,
-                2,
-            )? as usize,
+    }
+}
+
+/// A pool's health: each key from its own table (`own`), else from `upstream.health`
+/// (`inherited`), else the default. Active checks run when either table exists, unless
+/// `active = false`.
+pub(super) fn health(own: Option<Given<'_>>, inherited: Option<Given<'_>>) -> HealthSettings {
+    let tables = own.is_some() || inherited.is_some();
+    let given = own.unwrap_or_default().over(inherited.unwrap_or_default());
+    let passive = HealthSettings::default();
+    let active = ActiveCheck::default();
+    HealthSettings {
+        active: (tables && given.active != Some(false)).then(|| ActiveCheck {
+            path: given.path.map_or(active.path, str::to_owned),
+            interval: given.interval.unwrap_or(active.interval),
+            timeout: given.timeout.unwrap_or(active.timeout),
+            unhealthy_after: given.unhealthy_after.unwrap_or(active.unhealthy_after),
+            healthy_after: given.healthy_after.unwrap_or(active.healthy_after),
         }),
-    };
-    Ok(HealthSettings {
-        active,
-        eject_after: count(layers.get("eject_after", |f| f.eject_after.as_ref()), 0, 5)? as u32,
-        eject_for: positive(
-            layers.get("eject_for", |f| f.eject_for.as_ref()),
-            Duration::from_secs(10),
-        )?,
-    })
-}
-
-/// The probed path: `/` unless configured; an absolute path, with a query if wanted.
-fn probe_path(
-    check: &Checker<'_>,
-    (value, name): (Option<&Spanned<String>>, String),
-) -> Result<String, ConfigError> {
-    let Some(path) = value else {
-        return Ok("/".to_owned());
-    };
-    let text = path.get_ref();
-    if !text.starts_with('/') || text.parse::<http::uri::PathAndQuery>().is_err() {
-        let message = format!("`{name}` must be a path like /healthz, not `{text}`");
-        return Err(check.error(path, message));
+        eject_after: given.eject_after.unwrap_or(passive.eject_after),
+        eject_for: given.eject_for.unwrap_or(passive.eject_for),
     }
-    Ok(text.clone())
 }

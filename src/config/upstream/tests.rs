@@ -98,6 +98,11 @@ fn bad_values_are_located() {
             "f.toml:6:17: `upstream.pools`: `default` is the pool of `upstream.backends`",
         ),
         (
+            "[upstream.pools]\n\"a b\" = { backends = [\"127.0.0.1:1\"] }\n",
+            "f.toml:7:1: `upstream.pools`: a pool name is 1 to 64 letters, digits, `-`, `_` or `.`, \
+             not `a b`",
+        ),
+        (
             "[upstream.pools.x]\nbackends = [\"127.0.0.1:1 weight=0\"]\n",
             "f.toml:7:13: `upstream.pools.x.backends`: `127.0.0.1:1 weight=0`: a weight",
         ),
@@ -107,7 +112,24 @@ fn bad_values_are_located() {
         ),
         (
             "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhealth = { unhealthy_after = 0 }\n",
-            "f.toml:8:30: `upstream.pools.x.health.unhealthy_after` must be between 1 and 1000",
+            "f.toml:8:30: `upstream.pools.<name>.health.unhealthy_after` must be between 1 and \
+             1000, not 0",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhealth = { eject_for = \"0s\" }\n",
+            "f.toml:8:24: `upstream.pools.<name>.health.eject_for` must be above zero",
+        ),
+        (
+            "[upstream.pools.x]\nbackends = [\"127.0.0.1:1\"]\nhost = \"a/b\"\n",
+            "f.toml:8:8: `upstream.pools.<name>.host` must be a host name like api.internal",
+        ),
+        (
+            "host = \"\"\n",
+            "f.toml:6:8: `upstream.host` must be a host name like api.internal",
+        ),
+        (
+            "[upstream.health]\nactive = false\neject_after = 1001\n",
+            "f.toml:8:15: `upstream.health.eject_after` must be between 0 and 1000, not 1001",
         ),
         (
             "[[route]]\nmatch = { methods = [\"G T\"] }\npool = \"default\"\n",
@@ -150,4 +172,44 @@ fn a_timeout_that_is_no_duration_is_located_at_its_value() {
         "f.toml:6:16: `upstream.read_timeout` must be a duration like 500ms or 30s: expected \
          number at 0"
     );
+}
+
+/// The score headers of `[upstream]` with `keys`.
+fn read_score_headers(keys: &str) -> Result<crate::proxy::ScoreHeaders, String> {
+    load(&format!("{keys}\n"))
+        .map(|c| c.upstream.score_headers.clone())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn score_headers_are_read_and_http_s_own_names_refused_where_they_stand() {
+    let headers =
+        read_score_headers("score_header = \"X-Bot-Score\"\nsignals_header = \"x-bot-signals\"")
+            .unwrap();
+    assert_eq!(headers.score.unwrap().as_str(), "x-bot-score");
+    assert_eq!(headers.signals.unwrap().as_str(), "x-bot-signals");
+    for (keys, says) in [
+        (
+            "score_header = \"Host\"",
+            "`upstream.score_header`: `Host` has another use",
+        ),
+        (
+            "signals_header = \"via\"",
+            "`upstream.signals_header`: `via` has another use",
+        ),
+        ("score_header = \"a b\"", "must be a header name"),
+        (
+            "ja4_header = \"X-Forwarded-For\"",
+            "f.toml:6:14: `upstream.ja4_header`: `X-Forwarded-For` has another use; name another \
+             header",
+        ),
+        (
+            "h2fp_header = \"ratelimit-policy\"",
+            "f.toml:6:15: `upstream.h2fp_header`: `ratelimit-policy` has another use",
+        ),
+    ] {
+        let error = read_score_headers(keys).unwrap_err();
+        assert!(error.contains(says), "{keys}: {error}");
+        assert!(error.starts_with("f.toml:"), "located: {error}");
+    }
 }

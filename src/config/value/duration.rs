@@ -33,3 +33,28 @@ impl<'de, K: Key> Deserialize<'de> for Period<K> {
         })
     }
 }
+
+/// A duration above zero written under key `K`: as [`Period`], and zero is refused with
+/// "`K` must be above zero".
+#[derive(Debug)]
+pub(crate) struct PositivePeriod<K>(Period<K>);
+
+impl<K> PositivePeriod<K> {
+    /// The duration.
+    pub(crate) fn get(&self) -> Duration {
+        self.0.get()
+    }
+}
+
+impl<'de, K: Key> Deserialize<'de> for PositivePeriod<K> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let period = Period::deserialize(deserializer)?;
+        if period.get().is_zero() {
+            return Err(D::Error::custom(format!(
+                "`{}` must be above zero",
+                K::NAME
+            )));
+        }
+        Ok(Self(period))
+    }
+}

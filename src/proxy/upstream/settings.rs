@@ -55,6 +55,19 @@ pub struct ActiveCheck {
     pub healthy_after: usize,
 }
 
+impl Default for ActiveCheck {
+    /// `GET /` every 5 s, 1 s for each probe; out after 3 failures, back after 2 successes.
+    fn default() -> Self {
+        Self {
+            path: "/".to_owned(),
+            interval: Duration::from_secs(5),
+            timeout: Duration::from_secs(1),
+            unhealthy_after: 3,
+            healthy_after: 2,
+        }
+    }
+}
+
 /// How a pool learns that a backend is down.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HealthSettings {
