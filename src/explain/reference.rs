@@ -56,11 +56,7 @@ impl Reference {
         if !text.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
             return Err(BadReference::NotHex);
         }
-        let id = match text.len() {
-            ID_DIGITS => u128::from_str_radix(text, 16).ok(),
-            _ => None,
-        };
-        Ok(Self(match id {
+        Ok(Self(match id(text) {
             Some(id) => Form::Id(id.to_be_bytes()),
             None => Form::Text(text.to_ascii_lowercase().into_boxed_str()),
         }))
@@ -80,6 +76,18 @@ impl Reference {
             Form::Text(text) => text.len(),
         }
     }
+}
+
+/// `text`'s value when it is [`ID_DIGITS`] hex digits, read a digit at a time (`from_str_radix`
+/// checks each digit for overflow, which 32 digits cannot reach).
+fn id(text: &str) -> Option<u128> {
+    if text.len() != ID_DIGITS {
+        return None;
+    }
+    text.bytes().try_fold(0u128, |id, b| {
+        let digit = char::from(b).to_digit(16)?;
+        Some(id << 4 | u128::from(digit))
+    })
 }
 
 /// The reference as text, in lowercase.
