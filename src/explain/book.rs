@@ -91,7 +91,9 @@ impl Decisions {
             );
             shelf.put(record.clone(), budget, now_ms);
         }
-        self.ring.lock().push(record, now_ms);
+        let evicted = self.ring.lock().push(record, now_ms);
+        // Freed here, not under the lock other requests wait on.
+        drop(evicted);
     }
 
     /// The decision kept under `reference`, at `now_ms`: from the ring, else the shelf.

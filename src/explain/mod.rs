@@ -16,6 +16,6 @@ pub use book::{Decisions, Found};
 pub use budget::Budget;
 pub use record::{kept_path, Bucket, Caller, Overloaded, Record, Step, MAX_PATH};
 pub use reference::{BadReference, Reference, MAX_LEN};
-pub use ring::Ring;
+pub use ring::{Evicted, Ring};
 pub use settings::{DecisionSettings, DEFAULT_KEEP, DEFAULT_MAX_AGE};
 pub use shared::{Shelf, ShelfWriter, QUEUE};

@@ -104,7 +104,7 @@ impl Record {
     /// The record as the control API shows it, from `instance`.
     pub fn to_json(&self, instance: &str) -> Value {
         json!({
-            "ref": self.reference.as_str(),
+            "ref": self.reference.to_string(),
             "at_ms": self.at_ms,
             "instance": instance,
             "method": self.method.as_str(),
@@ -148,7 +148,7 @@ impl Record {
             true => self.steps.capacity() * std::mem::size_of::<Step>(),
             false => 0,
         };
-        std::mem::size_of::<Self>() + self.reference.as_str().len() + self.path.len() + steps
+        std::mem::size_of::<Self>() + self.reference.heap_size() + self.path.len() + steps
     }
 }
 

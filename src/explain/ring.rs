@@ -3,8 +3,12 @@
 //! ignores a record past its age. Time is an argument.
 
 use super::{Record, Reference};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// The records a push let go of: one, once the ring is full (more after a quiet spell).
+pub type Evicted = SmallVec<[Arc<Record>; 1]>;
 
 /// The ring.
 #[derive(Debug, Default)]
@@ -32,15 +36,18 @@ impl Ring {
         self.records.shrink_to(keep);
     }
 
-    /// Keeps `record`, dropping the oldest (and, at `now_ms`, those past their age).
-    pub fn push(&mut self, record: Arc<Record>, now_ms: u64) {
+    /// Keeps `record`, letting go of the oldest (and, at `now_ms`, those past their age): they
+    /// are returned, for the caller to free once it no longer holds the ring's lock.
+    pub fn push(&mut self, record: Arc<Record>, now_ms: u64) -> Evicted {
+        let mut evicted = Evicted::new();
         if self.keep == 0 {
-            return;
+            return evicted;
         }
         while self.records.len() >= self.keep || self.is_old(self.records.front(), now_ms) {
-            self.records.pop_front();
+            evicted.extend(self.records.pop_front());
         }
         self.records.push_back(record);
+        evicted
     }
 
     /// The record kept under `reference`, at `now_ms`, if it is not past its age.
@@ -127,14 +134,14 @@ mod tests {
         let a1 = Reference::parse("a1").unwrap();
         assert!(ring.find(&a1, 1_000).is_some());
         assert!(ring.find(&a1, 1_001).is_none());
-        ring.push(record("b2", 2_000), 2_000);
-        assert_eq!(ring.len(), 1);
+        let evicted = ring.push(record("b2", 2_000), 2_000);
+        assert_eq!((ring.len(), evicted.len()), (1, 1));
     }
 
     #[test]
     fn keep_0_keeps_nothing() {
         let mut ring = Ring::new(0, 1_000);
-        ring.push(record("a1", 0), 0);
+        assert!(ring.push(record("a1", 0), 0).is_empty());
         assert!(ring.is_empty());
     }
 }

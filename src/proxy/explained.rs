@@ -135,7 +135,7 @@ pub(super) fn keep(
         .upstream
         .pool()
         .and_then(|i| snapshot.upstream.pools().get(i))
-        .map(|pool| Arc::from(pool.name()));
+        .map(|pool| pool.shared_name().clone());
     let now_ms = wall_now_ms();
     let record = Record {
         reference,

@@ -63,6 +63,8 @@ pub struct Pool {
     rule: EjectRule,
     epoch: Instant,
     max_iterations: usize,
+    /// The name, shared by the decisions kept of the requests sent here.
+    name: Arc<str>,
 }
 
 impl Pool {
@@ -131,6 +133,7 @@ impl Pool {
             epoch: Instant::now(),
             // Ketama puts 160 points per weight on its ring: enough steps to meet every backend.
             max_iterations: 160 * total_weight + 16,
+            name: Arc::from(settings.name.as_str()),
             spec,
         })
     }
@@ -142,7 +145,12 @@ impl Pool {
 
     /// The pool's name.
     pub fn name(&self) -> &str {
-        &self.spec.settings.name
+        &self.name
+    }
+
+    /// The pool's name, shared (each request's decision names it, [`crate::explain::Record`]).
+    pub fn shared_name(&self) -> &Arc<str> {
+        &self.name
     }
 
     /// How the pool spreads requests.
