@@ -1,5 +1,5 @@
 //! The fleet's shelf of decisions (with the Redis store): each record written as JSON under
-//! `<prefix>{decisions}:<ref>` with the ring's `max_age` as its time to live, so any instance
+//! `<prefix>:{decisions}:<ref>` with the ring's `max_age` as its time to live, so any instance
 //! can explain a decision another made. An instance writes at most `keep` records per
 //! `max_age` ([`Budget`]). Records queue (bounded) to a writer off the request path that
 //! sends them in batches: a full queue drops the record (counted, warned about at most once a
@@ -110,7 +110,7 @@ impl Shelf {
 
 /// The key of `reference` under `prefix` (the reference is checked: hex digits and `-`).
 fn key(prefix: &str, reference: &Reference) -> String {
-    format!("{prefix}{{decisions}}:{reference}")
+    format!("{prefix}:{{decisions}}:{reference}")
 }
 
 impl ShelfWriter {
@@ -168,6 +168,6 @@ mod tests {
     #[test]
     fn keys_share_one_cluster_slot_under_the_prefix() {
         let reference = Reference::parse("ABC-123").unwrap();
-        assert_eq!(key("fg:", &reference), "fg:{decisions}:abc-123");
+        assert_eq!(key("fg", &reference), "fg:{decisions}:abc-123");
     }
 }

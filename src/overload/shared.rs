@@ -30,7 +30,7 @@ pub struct RedisSwitch {
 impl RedisSwitch {
     /// The switch kept in `redis` under its prefix.
     pub fn new(redis: Arc<RedisDriver>) -> Self {
-        let key = format!("{}overload:switch", redis.prefix());
+        let key = switch_key(redis.prefix());
         Self { redis, key }
     }
 }
@@ -55,5 +55,18 @@ impl SharedSwitch for RedisSwitch {
             .await
             .map(drop)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The switch's key under `prefix`, after its `:` like every other key.
+fn switch_key(prefix: &str) -> String {
+    format!("{prefix}:overload:switch")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_switch_lives_under_the_prefix_after_its_colon() {
+        assert_eq!(super::switch_key("floodgate"), "floodgate:overload:switch");
     }
 }
