@@ -50,7 +50,7 @@ pub(crate) fn action_word(
     file: &PolicyFile,
 ) -> Result<ActionWord, ConfigError> {
     let Some(word) = &file.action else {
-        return Ok(super::overload::default_action(file));
+        return Ok(default_action(file));
     };
     ActionWord::from_word(word.get_ref()).ok_or_else(|| {
         let message = format!(
@@ -106,5 +106,19 @@ pub(crate) fn no_bucket_keys(
             );
             Err(ConfigError::at(check.path, check.text, at, message))
         }
+    }
+}
+
+/// The action of a policy given no `action`: `classify` when it has overload keys and no
+/// bucket keys, else `limit`.
+fn default_action(file: &PolicyFile) -> ActionWord {
+    let classifies = file.priority.is_some() || file.on_overload.is_some();
+    let bucket = file.capacity.is_some()
+        || file.rate.is_some()
+        || file.quota.is_some()
+        || file.tier.is_some();
+    match classifies && !bucket {
+        true => ActionWord::Classify,
+        false => ActionWord::Limit,
     }
 }

@@ -203,20 +203,6 @@ fn never_pages(
     Ok(())
 }
 
-/// The action of a policy given no `action`: `classify` when it has overload keys and no
-/// bucket keys, else `limit`.
-pub(crate) fn default_action(file: &PolicyFile) -> ActionWord {
-    let classifies = file.priority.is_some() || file.on_overload.is_some();
-    let bucket = file.capacity.is_some()
-        || file.rate.is_some()
-        || file.quota.is_some()
-        || file.tier.is_some();
-    match classifies && !bucket {
-        true => ActionWord::Classify,
-        false => ActionWord::Limit,
-    }
-}
-
 /// `--test`'s line for overload protection.
 pub(crate) struct OverloadLine<'a>(pub(crate) &'a OverloadSettings);
 
