@@ -104,7 +104,7 @@ impl RedisCluster {
     /// membership set.
     pub fn buckets(&self, i: usize) -> u64 {
         let keys: Vec<String> = redis::cmd("KEYS")
-            .arg("floodgate:{*")
+            .arg(super::redis::BUCKET_KEYS)
             .query(&mut self.nodes[i].conn())
             .unwrap_or_default();
         keys.len() as u64

@@ -124,3 +124,8 @@ impl Drop for RedisServer {
         self.kill();
     }
 }
+
+/// The pattern of the bucket keys under the default prefix, `floodgate:{<caller's 32 hex
+/// digits>}:<policy>`: not the fleet's other keys (`floodgate:{control}:…`,
+/// `floodgate:{decisions}:…`, `floodgate:hash_key`).
+pub const BUCKET_KEYS: &str = "floodgate:{????????????????????????????????}:*";

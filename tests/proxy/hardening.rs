@@ -178,7 +178,7 @@ fn offenders_and_log_prefixes_cannot_be_reversed_by_enumeration() {
     );
     let mut conn = redis.conn();
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("floodgate:{*")
+        .arg(crate::common::redis::BUCKET_KEYS)
         .query(&mut conn)
         .unwrap();
     assert_eq!(keys.len(), 1, "{keys:?}");

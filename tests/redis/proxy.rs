@@ -99,7 +99,10 @@ fn keys_expire_when_their_bucket_is_full_again() {
     let mut conn = redis.conn();
     // Bucket keys only: the fleet's membership set and hash key live beside them.
     let pttl = |conn: &mut redis::Connection| -> i64 {
-        let keys: Vec<String> = redis::cmd("KEYS").arg("floodgate:{*").query(conn).unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(crate::common::redis::BUCKET_KEYS)
+            .query(conn)
+            .unwrap();
         assert_eq!(keys.len(), 1, "{keys:?}");
         assert!(
             keys[0].starts_with("floodgate:{") && keys[0].ends_with("}:p"),
@@ -122,7 +125,7 @@ fn keys_expire_when_their_bucket_is_full_again() {
     );
     std::thread::sleep(Duration::from_millis(1700));
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("floodgate:{*")
+        .arg(crate::common::redis::BUCKET_KEYS)
         .query(&mut conn)
         .unwrap();
     assert!(

@@ -34,7 +34,7 @@ fn outage(on_error: &str) -> (LoadReport, Duration, Proxy) {
         let mut conn = redis.conn();
         let buckets = |conn: &mut redis::Connection| -> usize {
             let keys: Vec<String> = redis::cmd("KEYS")
-                .arg("floodgate:{*")
+                .arg(crate::common::redis::BUCKET_KEYS)
                 .query(conn)
                 .unwrap_or_default();
             keys.len()
