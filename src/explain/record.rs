@@ -196,6 +196,32 @@ pub fn kept_path(path: &str) -> Box<str> {
     path[..end].into()
 }
 
+/// An allowed `GET` of `path` under reference `id` at `at_ms`, with nothing else known: the
+/// record the tests here and in ring.rs keep.
+#[cfg(test)]
+pub(super) fn allowed(id: &str, at_ms: u64, path: &str) -> Record {
+    Record {
+        reference: Reference::parse(id).unwrap(),
+        at_ms,
+        method: http::Method::GET,
+        path: kept_path(path),
+        route: None,
+        steps: SmallVec::new(),
+        caller: None,
+        bucket: None,
+        bot: None,
+        ja4: None,
+        h2fp: None,
+        score: None,
+        pass: None,
+        overload: None,
+        blocked_by: None,
+        decision: "allowed",
+        outcome: Some(OutcomeKind::Allowed),
+        status: 200,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,26 +232,7 @@ mod tests {
         // 32-digit id and a short path included (and the ring's pointer, the Arc's counts).
         let fixed = std::mem::size_of::<Record>();
         assert!(fixed <= 384, "{fixed} bytes");
-        let record = Record {
-            reference: Reference::parse("0123456789abcdef0123456789abcdef").unwrap(),
-            at_ms: 1,
-            method: http::Method::GET,
-            path: kept_path("/api/items/42"),
-            route: None,
-            steps: SmallVec::new(),
-            caller: None,
-            bucket: None,
-            bot: None,
-            ja4: None,
-            h2fp: None,
-            score: None,
-            pass: None,
-            overload: None,
-            blocked_by: None,
-            decision: "allowed",
-            outcome: Some(OutcomeKind::Allowed),
-            status: 200,
-        };
+        let record = allowed("0123456789abcdef0123456789abcdef", 1, "/api/items/42");
         let json = record.to_json("i1");
         assert_eq!(json["ref"], "0123456789abcdef0123456789abcdef");
         assert_eq!(

@@ -83,29 +83,10 @@ impl Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::record::kept_path;
+    use crate::explain::record::allowed;
 
     fn record(id: &str, at_ms: u64) -> Arc<Record> {
-        Arc::new(Record {
-            reference: Reference::parse(id).unwrap(),
-            at_ms,
-            method: http::Method::GET,
-            path: kept_path("/"),
-            route: None,
-            steps: Default::default(),
-            caller: None,
-            bucket: None,
-            bot: None,
-            ja4: None,
-            h2fp: None,
-            score: None,
-            pass: None,
-            overload: None,
-            blocked_by: None,
-            decision: "allowed",
-            outcome: Some(crate::gate::OutcomeKind::Allowed),
-            status: 200,
-        })
+        Arc::new(allowed(id, at_ms, "/"))
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The control API as an operator calls it: a token file for the `[admin]` table, and calls
 //! on a proxy's admin listener with that token (from 127.0.0.1).
 
+use super::wait::within;
 use super::{client_from, Proxy};
 use reqwest::blocking::Response;
 use serde_json::Value;
 use std::path::Path;
+use std::time::Duration;
 
 /// The operators' token written to the token file of `admin_tables`.
 pub const TOKEN: &str = "s3cr3t-0123456789abcdef";
@@ -43,4 +45,18 @@ pub fn control(proxy: &Proxy, method: &str, path: &str, body: Option<Value>) -> 
     let status = response.status().as_u16();
     let text = response.text().unwrap_or_default();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The decision `proxy` explains under `id`, once it has kept it (as the request ends, just
+/// after the answer left; within 3 s).
+pub fn explained(proxy: &Proxy, id: &str) -> Value {
+    let mut found = Value::Null;
+    let path = format!("/v1/decisions/{id}");
+    within(Duration::from_secs(3), || {
+        let (status, body) = control(proxy, "GET", &path, None);
+        found = body;
+        status == 200
+    })
+    .unwrap_or_else(|| panic!("{id} is not explained: {found}"));
+    found
 }

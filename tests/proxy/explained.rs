@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::control_api::{admin_tables, call, control, TOKEN};
+use common::control_api::{admin_tables, call, control, explained, TOKEN};
 use common::wait::within;
 use common::{header, raw, Proxy, Upstream, PER_USER};
 use serde_json::Value;
@@ -23,20 +23,6 @@ fn start(upstream: &Upstream, extra: &str) -> (tempfile::TempDir, Proxy) {
     let admin = admin_tables(dir.path(), "");
     let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, extra);
     (dir, proxy)
-}
-
-/// The decision explained under `id`, once the proxy has kept it (it does so as the request
-/// ends, just after the answer left).
-fn explained(proxy: &Proxy, id: &str) -> Value {
-    let mut found = Value::Null;
-    let path = format!("/v1/decisions/{id}");
-    within(Duration::from_secs(3), || {
-        let (status, body) = control(proxy, "GET", &path, None);
-        found = body;
-        status == 200
-    })
-    .unwrap_or_else(|| panic!("{id} is not explained: {found}"));
-    found
 }
 
 #[test]

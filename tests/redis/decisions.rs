@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::control_api::{admin_tables, control};
+use common::control_api::{admin_tables, control, explained};
 use common::redis::RedisServer;
 use common::wait::within;
 use common::{header, Proxy, Upstream, PER_USER};
@@ -12,19 +12,6 @@ use serde_json::Value;
 use std::time::Duration;
 
 const KEY: &str = "raw-api-key-of-bob";
-
-/// The decision `proxy` explains under `id`, once it does (within 3 s).
-fn explained(proxy: &Proxy, id: &str) -> Value {
-    let mut found = Value::Null;
-    let path = format!("/v1/decisions/{id}");
-    within(Duration::from_secs(3), || {
-        let (status, body) = control(proxy, "GET", &path, None);
-        found = body;
-        status == 200
-    })
-    .unwrap_or_else(|| panic!("{id} is not explained: {found}"));
-    found
-}
 
 #[test]
 fn a_decision_made_on_one_instance_is_explained_by_another() {
