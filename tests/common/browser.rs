@@ -425,6 +425,8 @@ pub fn run(plan: &Plan) -> Report {
 /// Runs drive.py with `input` on stdin, in a process group of its own (killed whole past
 /// `limit`): whether it succeeded, its stdout and stderr.
 fn drive(input: &[u8], limit: Duration) -> (bool, Vec<u8>, String) {
+    // Chromium takes a core: never beside a test that times something.
+    let _beside = super::serial::beside();
     let mut child = Command::new(python())
         .arg(script())
         .env("SE_OFFLINE", "true")

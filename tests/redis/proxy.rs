@@ -255,9 +255,12 @@ fn a_one_identity_flood_calls_redis_for_its_refusals_only_as_they_lapse() {
     // machine's speed lets through meanwhile (3 s × 10 lapses × 4, and the first).
     let on_refusals = calls.saturating_sub(allowed);
     eprintln!("flood: {allowed} allowed, {throttled} throttled, {calls} store calls, {on_refusals} on refusals, {scripts} script calls in Redis");
-    assert!(throttled > 1000, "a real flood: {throttled}");
+    let most_calls = 3 * 10 * 4 + 4;
+    // A flood worth the name refuses many times the calls it may cost, however fast the
+    // machine (a loaded 2-core one sends about a thousand in these 3 s).
+    assert!(throttled > 5 * most_calls, "a real flood: {throttled}");
     assert!(
-        on_refusals <= 3 * 10 * 4 + 4,
+        on_refusals <= most_calls,
         "{on_refusals} calls on {throttled} refusals"
     );
     // Redis saw those (and any the store gave up waiting for), the decisions kept to explain
