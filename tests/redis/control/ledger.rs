@@ -55,6 +55,15 @@ fn a_change_redis_does_not_confirm_is_never_answered_as_not_made_and_a_retry_mak
     let config = on_redis(&redis, POLICY);
     let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
     let ban = json!({"scope": "cidr", "value": "198.51.100.0/24", "reason": "probe"});
+    // The call must reach Redis before the pause for Redis to run it after: a change made and
+    // undone first proves the connection and the loaded script (a proxy just started may
+    // connect lazily or find its script missing, and a call that never left is not made).
+    let warm = json!({"scope": "cidr", "value": "192.0.2.0/24", "reason": "warm-up"});
+    let (status, warmed) = keyed(&proxy, "POST", "/v1/bans", Some(warm), "warm-1");
+    assert_eq!(status, 201, "{warmed}");
+    let path = format!("/v1/bans/{}", warmed["id"]);
+    assert_eq!(keyed(&proxy, "DELETE", &path, None, "warm-2").0, 204);
+    assert!(within(Duration::from_secs(10), || bans_listed(&proxy) == 0).is_some());
 
     pause(&redis, 1_500);
     let (status, answer) = keyed(&proxy, "POST", "/v1/bans", Some(ban.clone()), "add-1");
