@@ -101,11 +101,8 @@ impl RedisServer {
 
     /// Calls of the Lua script so far (EVALSHA and EVAL) from `INFO commandstats`.
     pub fn script_calls(&self) -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query(&mut self.conn())
-            .expect("INFO");
-        info.lines()
+        self.commandstats()
+            .lines()
             .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
             .filter_map(|l| {
                 l.split("calls=")
@@ -116,6 +113,25 @@ impl RedisServer {
                     .ok()
             })
             .sum()
+    }
+
+    /// `INFO commandstats`, asked again on a connection closed under it for up to 2 s: a
+    /// replica Sentinel promotes drops its clients (`CLIENT KILL TYPE normal`) as it does.
+    fn commandstats(&self) -> String {
+        let started = std::time::Instant::now();
+        loop {
+            let info = redis::Client::open(self.url())
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(2)))
+                .and_then(|mut c| redis::cmd("INFO").arg("commandstats").query(&mut c));
+            match info {
+                Ok(info) => return info,
+                Err(e) if started.elapsed() < Duration::from_secs(2) => {
+                    eprintln!("INFO commandstats: {e}; asking again");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => panic!("INFO commandstats: {e}"),
+            }
+        }
     }
 }
 
