@@ -47,7 +47,9 @@ pub fn alone() -> Alone {
 }
 
 /// Held by heavy work that measures nothing (a browser run): it runs beside other such work
-/// but never beside an [`alone`] test. `None` when this thread is the `alone` test itself.
+/// but never beside an [`alone`] test. `None` when this thread is the `alone` test itself; a
+/// thread the `alone` test spawned is not, and would wait for it: an `alone` test runs its
+/// browser on its own thread.
 pub fn beside() -> Option<Flock<File>> {
     if HOLDS_ALONE.with(Cell::get) {
         return None;
