@@ -6,6 +6,7 @@
 
 mod adaptive;
 mod admission;
+mod lateness;
 mod level;
 mod pool;
 mod registry;

@@ -220,7 +220,11 @@ impl PoolGuard {
         if slow {
             state.pressed_us = Some(now);
         }
-        let changed = state.adaptive.as_mut().and_then(|g| g.sample(now, latency));
+        let Some(gradient) = state.adaptive.as_mut() else {
+            return;
+        };
+        super::lateness::watch();
+        let changed = gradient.sample(now, latency, super::lateness::host());
         if let Some(limit) = changed {
             state.slots.set_limit(limit);
             self.show(&state);

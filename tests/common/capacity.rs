@@ -1,6 +1,7 @@
 //! A backend of fixed capacity, as overload protection meets it in production: `workers`
-//! requests are served at once, each taking `service` (a page, HTML, for `Accept: text/html`,
-//! else JSON); the rest wait inside it. It counts how many requests it holds at once (served
+//! requests are served at once, each taking `service` (or a time of its own within a range:
+//! [`Capacity::start_spread`]; a page, HTML, for `Accept: text/html`, else JSON); the rest
+//! wait inside it. It counts how many requests it holds at once (served
 //! and waiting, what it would run out of) and the most it ever held, and the `traceparent` of
 //! the last request. Stopped when dropped.
 
@@ -16,6 +17,7 @@ use tokio::sync::Semaphore;
 
 /// What the connections share.
 struct Counts {
+    arrived: AtomicUsize,
     held: AtomicUsize,
     most_held: AtomicUsize,
     served: AtomicUsize,
@@ -31,10 +33,18 @@ pub struct Capacity {
 impl Capacity {
     /// A backend serving `workers` requests at once, each in `service`.
     pub fn start(workers: usize, service: Duration) -> Self {
+        Self::start_spread(workers, service, service)
+    }
+
+    /// A backend serving `workers` requests at once, each in its own time from `fastest` to
+    /// `slowest` (spread evenly, by a hash of its arrival: no clock, no randomness).
+    pub fn start_spread(workers: usize, fastest: Duration, slowest: Duration) -> Self {
+        let service = (fastest, slowest);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the backend");
         listener.set_nonblocking(true).expect("non-blocking");
         let addr = listener.local_addr().expect("address").to_string();
         let counts = Arc::new(Counts {
+            arrived: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
             most_held: AtomicUsize::new(0),
             served: AtomicUsize::new(0),
@@ -93,7 +103,7 @@ async fn serve(
     listener: std::net::TcpListener,
     counts: Arc<Counts>,
     workers: Arc<Semaphore>,
-    service: Duration,
+    service: (Duration, Duration),
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
@@ -114,17 +124,21 @@ async fn serve(
     }
 }
 
-/// Holds the request, waits for a worker, works `service`, answers.
+/// Holds the request, waits for a worker, works its time of `service`, answers.
 async fn work(
     req: hyper::Request<hyper::body::Incoming>,
     counts: Arc<Counts>,
     workers: Arc<Semaphore>,
-    service: Duration,
+    service: (Duration, Duration),
 ) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    let n = counts.arrived.fetch_add(1, Ordering::SeqCst) as u64;
     let held = counts.held.fetch_add(1, Ordering::SeqCst) + 1;
     counts.most_held.fetch_max(held, Ordering::SeqCst);
     let worker = workers.acquire().await.expect("the workers stay open");
-    tokio::time::sleep(service).await;
+    let (fastest, slowest) = service;
+    let range = (slowest - fastest).as_micros() as u64 + 1;
+    let own = fastest + Duration::from_micros(n.wrapping_mul(2_654_435_761) % range);
+    tokio::time::sleep(own).await;
     drop(worker);
     counts.held.fetch_sub(1, Ordering::SeqCst);
     counts.served.fetch_add(1, Ordering::SeqCst);

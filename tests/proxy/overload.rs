@@ -145,6 +145,51 @@ fn an_adaptive_limit_sheds_the_swarm_and_serves_the_customer() {
 }
 
 #[test]
+fn an_adaptive_limit_gives_a_backend_whose_answers_spread_its_workers() {
+    // 8 workers answering in 20 to 60 ms, 16 clients one request after another (twice the
+    // workers, a quiet proxy host): the limit must find the workers, not stay at the floor
+    // (the rule before judged every window against the lowest single answer, half the mean).
+    let _alone = serial::alone();
+    let backend = Capacity::start_spread(
+        WORKERS,
+        Duration::from_millis(20),
+        Duration::from_millis(60),
+    );
+    let proxy = Proxy::start(&[&backend.addr], "[overload]\nmax_in_flight = \"auto\"\n");
+    let limit = "floodgate_overload_limit{pool=\"default\"}";
+    let stop = AtomicBool::new(false);
+    let highest = std::thread::scope(|scope| {
+        for _ in 0..2 * WORKERS {
+            scope.spawn(|| {
+                let client = client();
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = client.get(proxy.url("/api/items")).send();
+                }
+            });
+        }
+        let started = Instant::now();
+        let mut highest = 0.0f64;
+        while started.elapsed() < Duration::from_secs(6) {
+            highest = highest.max(proxy.metric(limit));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        stop.store(true, Ordering::Relaxed);
+        highest
+    });
+    eprintln!(
+        "a spread backend: the limit reached {highest}; the backend held at most {}, served {}",
+        backend.most_held(),
+        backend.served()
+    );
+    assert!(highest >= 6.0, "the limit stayed at {highest}");
+    assert!(
+        backend.most_held() <= 2 * WORKERS,
+        "held {}",
+        backend.most_held()
+    );
+}
+
+#[test]
 fn the_switch_sheds_low_now_and_ends_by_itself() {
     let backend = Capacity::start(WORKERS, Duration::from_millis(1));
     let dir = tempfile::tempdir().unwrap();

@@ -1,29 +1,48 @@
 //! `max_in_flight = "auto"`: a pool's concurrency limit found from its latency, as Envoy's
-//! adaptive concurrency filter and Netflix's Gradient2 find it. The lowest latency of the last
-//! ten seconds is what the backend answers in when nothing queues inside it; a window of
-//! answers whose mean latency stays within `TOLERANCE` of it lets the limit grow (by 10 %, at
-//! least 1, and only when the limit was reached in the window: an idle pool proves nothing),
-//! a slower window shrinks it by the ratio, at most by half, never below the floor. The mean,
-//! not the median: a backend of N workers given N + 1 requests makes one in N + 1 wait, which
-//! moves the mean by 1/N and the median not at all. A proxy host busy enough to delay most
-//! answers keeps the limit low: it errs towards fewer requests in flight. A backend that
-//! became slower for good is believed within ten seconds. Pure: time is an argument, in
-//! microseconds.
+//! adaptive concurrency filter and Netflix's Gradient2 find it. Answers are judged a window at
+//! a time (100 ms and 8 answers at least), by their mean: a backend of N workers given N + 1
+//! requests makes one in N + 1 wait, which moves the mean by 1/N and the median not at all. A
+//! window within `TOLERANCE` and [`SLACK_US`] of the baseline lets the limit grow (by 10 %, at
+//! least 1, and only when the limit was reached in the window: an idle pool proves nothing); a
+//! slower window shrinks it by the ratio, at most by half, never below the floor.
+//!
+//! The baseline is what the backend answers in when nothing queues inside it, over the last
+//! ten seconds (a backend that became slower for good is believed within them):
+//! - on a quiet proxy host, the lowest window *median*, and a window may stand [`SPREAD`]
+//!   standard errors of its mean above it (the spread read from the answers' median absolute
+//!   deviation). A backend whose answers spread (20 to 60 ms) has windows whose means differ
+//!   by chance; medians move neither for the waiting minority, so queueing cannot excuse
+//!   itself and a backend of steady answers is still held at N or N + 1;
+//! - on a late host ([`Host::Late`]: it delays and spreads every answer, and its part cannot
+//!   be told from the backend's), the lowest single answer, with no allowance for spread: the
+//!   limit errs towards fewer requests in flight.
+//!
+//! Pure: time and the host's state are arguments.
 
+use super::lateness::Host;
 use std::time::Duration;
 
-/// How much slower than the lowest latency a window may be and still count as unqueued: a
+/// How much slower than the lowest median a window may be and still count as unqueued: a
 /// backend of N workers answering N + 1 requests at once is 1/N slower on average.
 const TOLERANCE: f64 = 0.05;
 /// Slack on top of the tolerance, in microseconds: a backend answering in a few hundred
 /// microseconds jitters by more than 5 % of its lowest answer, and the limit must still grow
 /// (its queueing shows as milliseconds).
 const SLACK_US: f64 = 1_000.0;
+/// How many standard errors of its mean a window may stand above the lowest median by chance
+/// (the lowest of a hundred windows' medians is itself about 2.5 below their typical one).
+/// The simulated backends (simulated.rs) chose it: at 2 a long-tailed backend is held near
+/// the floor, at 4 a widely spread one is given 11 requests for its 8 workers; at 3, 9 to 10.
+const SPREAD: f64 = 3.0;
+/// A normal spread's standard deviation over its median absolute deviation.
+const MAD_TO_SIGMA: f64 = 1.4826;
+/// The answers a window keeps to read its median and spread from (the first ones).
+const KEPT: usize = 64;
 /// The shortest window.
 const WINDOW_US: u64 = 100_000;
 /// The fewest answers a window judges from.
 const WINDOW_SAMPLES: u32 = 8;
-/// The lowest latency is the lowest of this many one-second slots (a backend that became
+/// The lowest median is the lowest of this many one-second slots (a backend that became
 /// slower for good is believed within ten seconds).
 const MIN_SLOTS: usize = 10;
 const SLOT_US: u64 = 1_000_000;
@@ -38,7 +57,10 @@ pub(super) struct Gradient {
     /// whatever the lowest latency.
     target_us: Option<f64>,
     window: Window,
-    lowest: Lowest,
+    /// The lowest window median: what a quiet host judges by.
+    lowest_median: Lowest,
+    /// The lowest single answer: what a late host judges by.
+    lowest_answer: Lowest,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -46,12 +68,14 @@ struct Window {
     started_us: u64,
     samples: u32,
     sum_us: f64,
+    /// The first [`KEPT`] answers, in microseconds.
+    kept: Vec<u64>,
     /// Whether a request found every slot taken during the window.
     saturated: bool,
 }
 
 /// The lowest latency per one-second slot, over the last [`MIN_SLOTS`] slots.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Lowest {
     slots: [Option<(u64, u64)>; MIN_SLOTS],
 }
@@ -88,9 +112,8 @@ impl Gradient {
             ceiling: ceiling.max(floor),
             target_us: target.map(|t| t.as_micros() as f64),
             window: Window::default(),
-            lowest: Lowest {
-                slots: [None; MIN_SLOTS],
-            },
+            lowest_median: Lowest::default(),
+            lowest_answer: Lowest::default(),
         }
     }
 
@@ -105,24 +128,20 @@ impl Gradient {
         self.window.saturated = true;
     }
 
-    /// Takes one answer's `latency` at `now_us`; returns the new limit when the window that
-    /// closed changed it.
-    pub(super) fn sample(&mut self, now_us: u64, latency: Duration) -> Option<u32> {
+    /// Takes one answer's `latency` at `now_us`, the proxy `host` as it is now; returns the
+    /// new limit when the window that closed changed it.
+    pub(super) fn sample(&mut self, now_us: u64, latency: Duration, host: Host) -> Option<u32> {
         let latency_us = latency.as_micros().min(u128::from(u64::MAX)) as u64;
         self.open(now_us);
-        self.lowest.record(now_us, latency_us);
-        self.window.samples += 1;
-        self.window.sum_us += latency_us as f64;
+        self.lowest_answer.record(now_us, latency_us);
+        self.window.take(latency_us);
         let long_enough = now_us.saturating_sub(self.window.started_us) >= WINDOW_US;
         if !long_enough || self.window.samples < WINDOW_SAMPLES.min(self.limit()) {
             return None;
         }
         let before = self.limit();
-        self.judge(now_us);
-        self.window = Window {
-            started_us: now_us,
-            ..Window::default()
-        };
+        self.judge(now_us, host);
+        self.window.restart(now_us);
         (self.limit() != before).then_some(self.limit())
     }
 
@@ -134,12 +153,24 @@ impl Gradient {
     }
 
     /// The limit after the window that ends at `now_us`.
-    fn judge(&mut self, now_us: u64) {
-        let Some(lowest) = self.lowest.get(now_us) else {
+    fn judge(&mut self, now_us: u64, host: Host) {
+        let mean = self.window.sum_us / f64::from(self.window.samples.max(1));
+        let (median, spread) = self.window.median_and_spread();
+        self.lowest_median.record(now_us, median);
+        // A late host spreads the answers too, and its part cannot be told from the backend's:
+        // then the window is judged by the lowest single answer and allowed no spread (the
+        // limit errs low).
+        let (lowest, chance) = match host {
+            Host::Quiet => (
+                self.lowest_median.get(now_us),
+                SPREAD * spread / f64::from(self.window.samples).sqrt(),
+            ),
+            Host::Late => (self.lowest_answer.get(now_us), 0.0),
+        };
+        let Some(lowest) = lowest else {
             return;
         };
-        let mean = self.window.sum_us / f64::from(self.window.samples);
-        let mut allowed = lowest as f64 * (1.0 + TOLERANCE) + SLACK_US;
+        let mut allowed = lowest as f64 * (1.0 + TOLERANCE) + SLACK_US + chance;
         if let Some(target) = self.target_us {
             allowed = allowed.min(target);
         }
@@ -152,6 +183,42 @@ impl Gradient {
                 .floor()
                 .min(ceiling);
         }
+    }
+}
+
+impl Window {
+    fn take(&mut self, latency_us: u64) {
+        self.samples += 1;
+        self.sum_us += latency_us as f64;
+        if self.kept.len() < KEPT {
+            self.kept.push(latency_us);
+        }
+    }
+
+    /// An empty window from `now_us` (keeping its buffer).
+    fn restart(&mut self, now_us: u64) {
+        let mut kept = std::mem::take(&mut self.kept);
+        kept.clear();
+        *self = Window {
+            started_us: now_us,
+            kept,
+            ..Window::default()
+        };
+    }
+
+    /// The median of the kept answers, and their spread as a standard deviation read from
+    /// the median absolute deviation (a minority of slow answers moves neither).
+    fn median_and_spread(&mut self) -> (u64, f64) {
+        if self.kept.is_empty() {
+            return (0, 0.0);
+        }
+        let middle = (self.kept.len() - 1) / 2;
+        let median = *self.kept.select_nth_unstable(middle).1;
+        for answer in &mut self.kept {
+            *answer = answer.abs_diff(median);
+        }
+        let deviation = *self.kept.select_nth_unstable(middle).1;
+        (median, MAD_TO_SIGMA * deviation as f64)
     }
 }
 

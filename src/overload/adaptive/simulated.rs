@@ -50,11 +50,26 @@ impl<F: FnMut(u64) -> u64> Backend<F> {
     }
 }
 
-/// Drives `gradient` for `seconds` against `backend`, always at its limit; the limits seen
-/// after the first `settle` seconds.
-fn drive<F: FnMut(u64) -> u64>(
+/// A proxy host that delays each answer by `delay(n)` µs, and how it reads itself.
+struct Proxy<D: FnMut(u64) -> u64> {
+    delay: D,
+    host: Host,
+}
+
+/// A host that delays nothing.
+fn idle() -> Proxy<fn(u64) -> u64> {
+    Proxy {
+        delay: |_| 0,
+        host: Host::Quiet,
+    }
+}
+
+/// Drives `gradient` for `seconds` against `backend` behind `host`, always at its limit; the
+/// limits seen after the first `settle` seconds.
+fn drive<F: FnMut(u64) -> u64, D: FnMut(u64) -> u64>(
     gradient: &mut Gradient,
     backend: &mut Backend<F>,
+    host: &mut Proxy<D>,
     seconds: u64,
     settle: u64,
 ) -> Vec<u32> {
@@ -62,12 +77,15 @@ fn drive<F: FnMut(u64) -> u64>(
     for _ in 0..gradient.limit() {
         backend.send(0);
     }
+    let mut n = 0;
     while let Some((now, latency)) = backend.answer() {
         if now > seconds * 1_000 * MS {
             break;
         }
+        n += 1;
+        let noticed = latency + Duration::from_micros((host.delay)(n));
         gradient.saturated(now);
-        gradient.sample(now, latency);
+        gradient.sample(now, noticed, host.host);
         while (backend.inside.len() as u32) < gradient.limit() {
             backend.send(now);
         }
@@ -83,6 +101,14 @@ fn spread(low: u64, high: u64) -> impl FnMut(u64) -> u64 {
     move |n| low + n.wrapping_mul(2_654_435_761) % (high - low + 1)
 }
 
+/// `low` µs plus a long tail of mean `tail` µs (exponential), different for each `n`.
+fn tailed(low: u64, tail: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        let unit = (n.wrapping_mul(2_654_435_761) % 1_000_000 + 1) as f64 / 1_000_001.0;
+        low + (-(unit.ln()) * tail as f64) as u64
+    }
+}
+
 fn median(mut seen: Vec<u32>) -> u32 {
     seen.sort_unstable();
     seen[seen.len() / 2]
@@ -92,9 +118,46 @@ fn median(mut seen: Vec<u32>) -> u32 {
 fn a_backend_of_steady_answers_is_found_and_held_near_its_workers() {
     let mut gradient = Gradient::new(2, 1000, None);
     let mut backend = Backend::new(8, |_| 40 * MS);
-    let seen = drive(&mut gradient, &mut backend, 20, 5);
+    let seen = drive(&mut gradient, &mut backend, &mut idle(), 20, 5);
     assert!(backend.most_held <= 9, "held {}", backend.most_held);
     assert!(median(seen) >= 7);
+}
+
+#[test]
+fn a_backend_whose_answers_spread_widely_is_found_and_not_flooded() {
+    // 20 to 60 ms a request: the lowest answer is half the mean (the rule before held such a
+    // backend at the floor).
+    let mut gradient = Gradient::new(2, 1000, None);
+    let mut backend = Backend::new(8, spread(20 * MS, 60 * MS));
+    let seen = drive(&mut gradient, &mut backend, &mut idle(), 30, 10);
+    let typical = median(seen);
+    assert!((7..=12).contains(&typical), "limit {typical}");
+    assert!(backend.most_held <= 14, "held {}", backend.most_held);
+}
+
+#[test]
+fn a_backend_with_a_long_tail_is_found_and_not_flooded() {
+    // 20 ms and a tail of 20 ms on average: the mean (40 ms) well above the median (34 ms).
+    let mut gradient = Gradient::new(2, 1000, None);
+    let mut backend = Backend::new(8, tailed(20 * MS, 20 * MS));
+    let seen = drive(&mut gradient, &mut backend, &mut idle(), 30, 10);
+    let typical = median(seen);
+    assert!((6..=12).contains(&typical), "limit {typical}");
+    assert!(backend.most_held <= 14, "held {}", backend.most_held);
+}
+
+#[test]
+fn a_busy_host_spreading_steady_answers_is_not_taken_for_the_backend() {
+    // The backend answers in 40 ms; the host wakes each answer 0 to 10 ms late, and knows it
+    // is late.
+    let mut gradient = Gradient::new(2, 1000, None);
+    let mut backend = Backend::new(8, |_| 40 * MS);
+    let mut host = Proxy {
+        delay: spread(0, 10 * MS),
+        host: Host::Late,
+    };
+    drive(&mut gradient, &mut backend, &mut host, 30, 10);
+    assert!(backend.most_held <= 9, "held {}", backend.most_held);
 }
 
 #[test]
@@ -102,7 +165,7 @@ fn a_fast_backend_of_many_workers_is_given_many_requests() {
     // 100 to 400 µs a request, 64 workers: nginx serving a small file.
     let mut gradient = Gradient::new(2, 1000, None);
     let mut backend = Backend::new(64, spread(100, 400));
-    let seen = drive(&mut gradient, &mut backend, 10, 5);
+    let seen = drive(&mut gradient, &mut backend, &mut idle(), 10, 5);
     let typical = median(seen);
     assert!(typical >= 48, "limit {typical}");
 }

@@ -21,7 +21,7 @@ fn drive(gradient: &mut Gradient, workers: u32, seconds: u64) -> (u32, u32) {
         now += 5 * MS;
         gradient.saturated(now);
         let before = gradient.limit();
-        if let Some(after) = gradient.sample(now, latency(workers, 40, before)) {
+        if let Some(after) = gradient.sample(now, latency(workers, 40, before), Host::Quiet) {
             settled |= after < before;
         }
         if settled {
@@ -56,7 +56,7 @@ fn a_fast_jittery_backend_lets_the_limit_grow() {
         gradient.saturated(now);
         // 80 to 400 µs, whatever the load: a backend far from full.
         let latency = Duration::from_micros(80 + (n * 7919) % 320);
-        gradient.sample(now, latency);
+        gradient.sample(now, latency, Host::Quiet);
     }
     assert!(gradient.limit() > 100, "stayed at {}", gradient.limit());
 }
@@ -65,7 +65,7 @@ fn a_fast_jittery_backend_lets_the_limit_grow() {
 fn an_idle_pool_does_not_grow() {
     let mut gradient = Gradient::new(2, 100, None);
     for i in 1..1000 {
-        gradient.sample(i * 5 * MS, Duration::from_millis(40));
+        gradient.sample(i * 5 * MS, Duration::from_millis(40), Host::Quiet);
     }
     assert_eq!(gradient.limit(), 2);
 }
@@ -80,7 +80,7 @@ fn a_hung_backend_halves_the_limit_but_never_below_the_floor() {
     for _ in 0..200 {
         now += 10 * MS;
         gradient.saturated(now);
-        gradient.sample(now, Duration::from_secs(30));
+        gradient.sample(now, Duration::from_secs(30), Host::Quiet);
         seen.push(gradient.limit());
     }
     assert!(seen.windows(2).all(|w| w[1] >= w[0] / 2));
