@@ -78,6 +78,7 @@ fn keep(book: &Decisions, request: &Request, i: usize) {
         h2fp: None,
         score: None,
         pass: None,
+        proof: None,
         overload: None,
         blocked_by: None,
         decision: "throttled",

@@ -11,6 +11,7 @@ use crate::explain::Decisions;
 use crate::gate::{Decider, Gate, InForce};
 use crate::limiter::{InFlight, Limiter};
 use crate::overload::Overload;
+use crate::proof::Keeper;
 use crate::telemetry::Metrics;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::net::IpAddr;
@@ -38,6 +39,8 @@ pub struct ControlApi {
     pub overload: Arc<Overload>,
     /// The decisions kept to be explained.
     pub decisions: Arc<Decisions>,
+    /// The proven and revoked values of verified sources.
+    pub proofs: Arc<Keeper>,
 }
 
 /// One call, as read from the connection.
@@ -114,9 +117,14 @@ impl ControlApi {
             (["overload"], _) => not_allowed("GET, PUT"),
             (["decisions", reference], &Method::GET) => self.explain(reference).await,
             (["decisions", _], _) => not_allowed("GET"),
+            (["keys"], &Method::GET) => self.key_state(query),
+            (["keys"], &Method::DELETE) => self.forget_key(&operator, query).await,
+            (["keys"], _) => not_allowed("GET, DELETE"),
+            (["keys", "revoke"], &Method::POST) => self.revoke_key(&operator, body).await,
+            (["keys", "revoke"], _) => not_allowed("POST"),
             _ => Reply::problem(
                 StatusCode::NOT_FOUND,
-                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers, /v1/overload, /v1/decisions/{ref}",
+                "no such control endpoint; see /v1/bans, /v1/overrides, /v1/callers, /v1/keys, /v1/overload, /v1/decisions/{ref}",
                 serde_json::json!({}),
             ),
         }

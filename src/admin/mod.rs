@@ -13,6 +13,7 @@ mod cidr;
 mod decisions;
 mod escape;
 mod input;
+mod keys;
 mod lists;
 mod overload;
 mod reply;

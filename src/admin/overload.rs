@@ -57,7 +57,7 @@ impl ControlApi {
             Ok((_, reason)) => reason,
             Err(reply) => return reply,
         };
-        let target = format!("{} for {}", level.word(), humantime::format_duration(ttl));
+        let target = target(level, ttl);
         match self.overload.set(level, ttl, &operator.0).await {
             Ok(_) => {
                 self.record(operator, ("overload", &target, &reason), Outcome::Created);
@@ -76,6 +76,15 @@ impl ControlApi {
                 )
             }
         }
+    }
+}
+
+/// How the log names a switch: its level and how long it lasts; `auto` alone (it ends a
+/// switch: no time applies).
+fn target(level: Level, ttl: Duration) -> String {
+    match level {
+        Level::Auto => level.word().to_owned(),
+        _ => format!("{} for {}", level.word(), humantime::format_duration(ttl)),
     }
 }
 

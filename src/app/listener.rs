@@ -4,25 +4,28 @@
 //! - [`Listener`] (a `ServerApp`, one call per connection) admits a connection only while fewer
 //!   than `server.max_connections` are open on it (and, on the proxy's,
 //!   `server.max_connections_per_ip` from its address, see `connections`); a connection past
-//!   either is closed at once. For the proxy, `floodgate_connections_refused_total` counts
-//!   those and `floodgate_connections_open` the rest. Each HTTP/1 connection is wrapped in a [`WatchedStream`], which answers 431 to a
-//!   head past `server.max_header_bytes`, and is closed when a sweep ([`HeadWatches`], run by
-//!   the `sweeper` service) finds a request head not whole within `server.header_timeout` of
-//!   its first byte (of the accept, for the first request), however slowly it trickles in, or
-//!   the connection idle between requests for longer than `server.keepalive_timeout`. The app
-//!   marks where each request stands (the proxy itself, the endpoints through `served`).
+//!   either is closed at once. Every connection counts until it closes, an idle HTTP/2 one
+//!   too. For the proxy, `floodgate_connections_refused_total` counts those refused and
+//!   `floodgate_connections_open` the rest. Each HTTP/1 connection is wrapped in a
+//!   [`WatchedStream`], which answers 431 to a head past `server.max_header_bytes`, and is
+//!   closed when a sweep ([`HeadWatches`], run by the `sweeper` service) finds a request head
+//!   not whole within `server.header_timeout` of its first byte (of the accept, for the first
+//!   request), however slowly it trickles in, or the connection idle between requests for
+//!   longer than `server.keepalive_timeout`. The app marks where each request stands (the
+//!   proxy itself, the endpoints through `served`).
 //! - A head the app answered before it was whole (refused by pingora's parser, or the 431) is
 //!   handed to the listener's `on_refused` (the proxy's access log).
 //!
-//! HTTP/2 connections idle out by pingora's `h2_idle_timeout` (`server.keepalive_timeout`).
-//! With `server.h2c`, the plain listener tells cleartext HTTP/2 (prior knowledge) from HTTP/1
-//! by the first bytes, within the head deadline (`preface`).
-//! The cap on open connections is what the open-file limit can hold (`rlimit`).
+//! An HTTP/2 connection (ALPN `h2`, or h2c) is held to the same head deadline for its first
+//! request: its first header block must have ended within `server.header_timeout` of the
+//! accept (of the handshake's end, on TLS), PING, SETTINGS and WINDOW_UPDATE frames
+//! notwithstanding ([`first_frames`], which also reads its fingerprint when the config in
+//! force asks for it, `Config::wants_h2fp`); after that it idles out by pingora's
+//! `h2_idle_timeout` (`server.keepalive_timeout`). With `server.h2c`, the plain listener tells
+//! cleartext HTTP/2 (prior knowledge) from HTTP/1 by the first bytes, within the head deadline
+//! (`preface`). The cap on open connections is what the open-file limit can hold (`rlimit`).
 //! The proxy's TLS port is served as TCP too: a connection to it is admitted, then its
 //! ClientHello read for its JA4 and its handshake done ([`TlsFront`]) within the head deadline.
-//! An HTTP/2 connection (ALPN `h2`, or h2c) is read for its fingerprint
-//! ([`fingerprinted`]) when the config in force asks for it (`Config::wants_h2fp`), and
-//! handed over as it is otherwise.
 
 use super::connections::Connections;
 use super::drain::InService;
@@ -30,7 +33,7 @@ use super::rlimit;
 
 use crate::config::Config;
 use crate::proxy::{
-    fingerprinted, peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead,
+    first_frames, peer_ip, sniff, ConnectionLimits, HeadWatch, HeadWatches, Preface, RefusedHead,
     WatchedStream,
 };
 use crate::telemetry::{ByLabel, ConnectionRefusal, Metrics};
@@ -146,12 +149,11 @@ impl<A> Listener<A> {
         self
     }
 
-    /// `stream`, an HTTP/2 connection, read for its fingerprint if that is asked for.
-    fn h2(&self, stream: Stream) -> Stream {
-        match self.wants_h2fp.as_ref().is_some_and(|wants| wants()) {
-            true => fingerprinted(stream),
-            false => stream,
-        }
+    /// `stream`, an HTTP/2 connection, watched until its first request is whole (`watch`),
+    /// and read for its fingerprint if that is asked for.
+    fn h2(&self, stream: Stream, watch: Arc<HeadWatch>) -> Stream {
+        let fingerprint = self.wants_h2fp.as_ref().is_some_and(|wants| wants());
+        first_frames(stream, watch, fingerprint)
     }
 
     /// The same listener, handing the heads its app refused to `on_refused`.
@@ -161,8 +163,8 @@ impl<A> Listener<A> {
     }
 
     /// A plain connection once its first bytes said whether it is HTTP/2 (h2c) or HTTP/1, and
-    /// its watch if HTTP/1; `None` if it closed or stayed silent past the head deadline.
-    async fn sniffed(&self, mut stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
+    /// its watch; `None` if it closed or stayed silent past the head deadline.
+    async fn sniffed(&self, mut stream: Stream) -> Option<(Stream, Arc<HeadWatch>)> {
         let watch = self.watches.accepted();
         let (preface, read) = match sniff(&mut stream, self.header_timeout).await {
             Ok(sniffed) => sniffed,
@@ -171,28 +173,33 @@ impl<A> Listener<A> {
                 return None;
             }
         };
-        let (watch, deadline) = match preface {
-            Preface::H2 => (HeadWatch::unwatched(), None),
-            Preface::Http1 => (watch.clone(), Some(watch)),
+        // An HTTP/2 connection's heads are not read through the HTTP/1 watch: it only hands
+        // back the bytes read ahead.
+        let head_watch = match preface {
+            Preface::H2 => HeadWatch::unwatched(),
+            Preface::Http1 => watch.clone(),
         };
-        let watched = WatchedStream::new(stream, watch, self.max_header_bytes);
+        let watched = WatchedStream::new(stream, head_watch, self.max_header_bytes);
         let stream: Stream = Box::new(watched.with_prefix(read));
         match preface {
-            Preface::H2 => Some((self.h2(stream), deadline)),
-            Preface::Http1 => Some((stream, deadline)),
+            Preface::H2 => Some((self.h2(stream, watch.clone()), watch)),
+            Preface::Http1 => Some((stream, watch)),
         }
     }
 
-    /// `stream` ready for pingora, and the watch whose expiry closes it (HTTP/1 only: HTTP/2
-    /// frames its own headers, and pingora bounds them).
-    async fn watched(&self, stream: Stream) -> Option<(Stream, Option<Arc<HeadWatch>>)> {
+    /// `stream` ready for pingora, and the watch whose expiry closes it (HTTP/1: each head and
+    /// idle wait; HTTP/2: the first request, pingora bounding the rest).
+    async fn watched(&self, stream: Stream) -> Option<(Stream, Arc<HeadWatch>)> {
         match stream.selected_alpn_proto() {
-            Some(ALPN::H2) => Some((self.h2(stream), None)),
+            Some(ALPN::H2) => {
+                let watch = self.watches.accepted();
+                Some((self.h2(stream, watch.clone()), watch))
+            }
             _ if self.h2c && stream.get_ssl_digest().is_none() => self.sniffed(stream).await,
             _ => {
                 let watch = self.watches.accepted();
                 let watched = WatchedStream::new(stream, watch.clone(), self.max_header_bytes);
-                Some((Box::new(watched), Some(watch)))
+                Some((Box::new(watched), watch))
             }
         }
     }
@@ -227,16 +234,13 @@ impl<A: ServerApp + Send + Sync + 'static> ServerApp for Listener<A> {
         let _serving = self.in_service.enter();
         let stream = self.secured(stream).await?;
         let (stream, watch) = self.watched(stream).await?;
-        let Some(watch) = watch else {
-            return ServerApp::process_new(&self.app, stream, shutdown).await;
-        };
         let reused = tokio::select! {
             biased;
             reused = ServerApp::process_new(&self.app, stream, shutdown) => reused,
             () = watch.expired() => {
                 log::debug!(
-                    "closing a connection: no whole request head within {:?}, or idle past \
-                     keepalive_timeout",
+                    "closing a connection: no whole request head within {:?} (on HTTP/2, no \
+                     first request), or idle past keepalive_timeout",
                     self.header_timeout
                 );
                 None

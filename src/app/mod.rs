@@ -282,6 +282,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
             metrics: metrics.clone(),
             overload: stores.overload.clone(),
             decisions: stores.decisions.clone(),
+            proofs: stores.proofs.clone(),
         });
     let admin_app = Served::new(admin_app, limits.keeps_alive());
     let admin_limits = ConnectionLimits {
@@ -317,7 +318,11 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
     let grace = Duration::from_secs(whole_seconds(config.server.grace_period));
     let drain = Drain::new(in_service, grace, snapshot.clone());
     let health = HealthChecks::new(snapshot.clone(), metrics);
-    let steering = steering::Steering::new(stores.control.clone(), stores.overload.clone());
+    let steering = steering::Steering::new(
+        stores.control.clone(),
+        stores.overload.clone(),
+        stores.proofs.clone(),
+    );
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
         .with_tokens(tokens)
         .with_rls(rls_rules)

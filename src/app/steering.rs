@@ -1,10 +1,11 @@
 //! Keeps this instance's view of the fleet's bans, overrides and overload switch current:
 //! reads the control ledger and the switch every [`REFRESH_INTERVAL`] (at once on start), so a
 //! change made on any instance applies here within a second; while the ledger cannot be read,
-//! the last view stays. Each round also logs pools whose overload started or ended.
+//! the last view stays. The fleet's proven credentials are read in the same round. Each round also logs pools whose overload started or ended.
 
 use crate::control::{Control, REFRESH_INTERVAL};
 use crate::overload::Overload;
+use crate::proof::Keeper;
 use async_trait::async_trait;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
@@ -18,12 +19,17 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 pub(super) struct Steering {
     control: Arc<Control>,
     overload: Arc<Overload>,
+    proofs: Arc<Keeper>,
 }
 
 impl Steering {
     /// A refresher of `control`.
-    pub(super) fn new(control: Arc<Control>, overload: Arc<Overload>) -> Self {
-        Self { control, overload }
+    pub(super) fn new(control: Arc<Control>, overload: Arc<Overload>, proofs: Arc<Keeper>) -> Self {
+        Self {
+            control,
+            overload,
+            proofs,
+        }
     }
 }
 
@@ -39,6 +45,9 @@ impl BackgroundService for Steering {
                 _ = tick.tick() => {}
             }
             self.overload.refresh().await;
+            if let Err(e) = self.proofs.refresh().await {
+                log::debug!("proven credentials cannot be read from the fleet: {e}");
+            }
             match self.control.refresh().await {
                 Ok(()) => logged = None,
                 Err(e) if logged.is_none_or(|at| at.elapsed() >= LOG_EVERY) => {

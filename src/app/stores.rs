@@ -10,12 +10,14 @@ use crate::control::Remedy;
 use crate::control::{Control, MemoryLedger, RedisLedger, StateFileError};
 use crate::explain::Decisions;
 use crate::gate::{Callers, Decider, Deciders, Gate};
+use crate::identity::Provenance;
 use crate::identity::{IdentityKey, IdentityKeyError};
 use crate::limiter::{
     Fallback, FleetSize, InFlight, Limiter, LimiterError, MemoryNonces, MemorySlots, MemoryStore,
     NonceLedger, RedisDriver, RedisNonces, RedisSlots, RedisStore, StoreSettings,
 };
 use crate::overload::{Overload, RedisSwitch, SharedSwitch};
+use crate::proof::{Fleet, Keeper, Proofs};
 use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
 use crate::telemetry::Metrics;
 use crate::trace::{TraceCounters, Tracer};
@@ -95,6 +97,8 @@ pub struct Stores {
     pub overload: Arc<Overload>,
     /// The decisions kept to be explained (kept across reloads; `[decisions]` resizes them).
     pub decisions: Arc<Decisions>,
+    /// The proven and revoked credentials (kept across reloads; the fleet's on Redis).
+    pub proofs: Arc<Keeper>,
 }
 
 impl Stores {
@@ -124,6 +128,7 @@ impl Stores {
                 let decisions = Decisions::new(instance, &Default::default(), None);
                 Stores {
                     decisions: Arc::new(decisions),
+                    proofs: Arc::new(Keeper::new(None, Clock::System)),
                     overload: Arc::new(Overload::new(
                         fleet.clone(),
                         metrics.overload.clone(),
@@ -166,6 +171,7 @@ impl Stores {
                 let decisions = Decisions::new(instance, &Default::default(), Some(driver.clone()));
                 Stores {
                     decisions: Arc::new(decisions),
+                    proofs: Arc::new(Keeper::new(Some(Fleet::new(driver.clone())), Clock::System)),
                     overload: Arc::new(Overload::new(
                         fleet.clone(),
                         metrics.overload.clone(),
@@ -207,9 +213,20 @@ impl Stores {
             &self.metrics,
         );
         let challenges = self.challenges(config, &gate)?;
+        let proofs = (!config.verify.is_empty()).then(|| {
+            let counters = self.metrics.proofs.clone();
+            let key = self.digest_key.clone();
+            Arc::new(Proofs::new(
+                &config.verify,
+                self.proofs.clone(),
+                key,
+                counters,
+            ))
+        });
         let callers = Callers {
             client_ip: config.client_ip.clone(),
             jwt: config.jwt.clone(),
+            provenance: proofs.clone().map(|p| p as Arc<dyn Provenance>),
         };
         let upstream = Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?;
         self.overload.set_configured(config.overload.is_some());
@@ -235,8 +252,10 @@ impl Stores {
             .with_challenges(challenges)
             .with_overload(overload)
             .with_h2fp(config.wants_h2fp())
+            .with_header_guard(config.header_guard())
             .with_tracer(self.tracer(config, previous)?)
-            .with_decisions(decisions))
+            .with_decisions(decisions)
+            .with_proofs(proofs))
     }
 
     /// The tracer `[telemetry]` asks for: the previous snapshot's when its settings are the

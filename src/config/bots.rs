@@ -106,7 +106,7 @@ fn ranges(
     catalogue: &Catalogue,
 ) -> Result<Vec<Option<Arc<Ranges>>>, ConfigError> {
     let dir = file.ranges_dir.as_ref();
-    catalogue
+    let ranges = catalogue
         .crawlers()
         .iter()
         .map(|crawler| {
@@ -125,7 +125,42 @@ fn ranges(
                 false => Ok(None),
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(dir) = dir {
+        warn_if_nothing_read(check, dir, catalogue, &ranges);
+    }
+    Ok(ranges)
+}
+
+/// Warns, located, when `bots.ranges_dir` (`dir`) gave no crawler its ranges: it does not
+/// exist, or holds none of the files `floodgate bots update` writes. Every claim of a crawler
+/// checked by its ranges alone then stays unverified, which nothing else would say.
+fn warn_if_nothing_read(
+    check: &Checker<'_>,
+    dir: &Spanned<String>,
+    catalogue: &Catalogue,
+    ranges: &[Option<Arc<Ranges>>],
+) {
+    let path = check.resolve(dir.get_ref());
+    let from_dir = catalogue
+        .crawlers()
+        .iter()
+        .zip(ranges)
+        .any(|(crawler, ranges)| crawler.ranges_file.is_none() && ranges.is_some());
+    if from_dir {
+        return;
+    }
+    let what = match path.is_dir() {
+        true => "holds no crawler's ranges",
+        false => "is not a directory",
+    };
+    let message = format!(
+        "`bots.ranges_dir`: `{}` {what}: no crawler is verified by its published ranges \
+         (GPTBot and most AI crawlers have nothing else); run `floodgate bots update {}`",
+        path.display(),
+        path.display()
+    );
+    log::warn!("{}", check.error(dir, message));
 }
 
 /// Where `[[bots.crawler]]` named `name` gives its `ranges_file`.

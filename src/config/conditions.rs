@@ -29,6 +29,7 @@ pub(crate) fn conditions(
         },
         networks: networks(check, file, table)?,
         sender: super::sender::sender(check, file, table)?,
+        proven: file.proven.as_ref().map(|p| *p.get_ref()),
     })
 }
 

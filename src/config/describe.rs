@@ -134,6 +134,11 @@ impl fmt::Display for Config {
             access: &self.access,
         };
         write!(f, "{identity}")?;
+        write!(
+            f,
+            "{}",
+            super::verify::VerifyLines(&self.verify, &self.store)
+        )?;
         write!(f, "{}", self.response)?;
         if self.server.shadow {
             writeln!(f, "shadow mode     every policy counts but never blocks")?;

@@ -3,7 +3,7 @@
 
 use super::check::Checker;
 use super::error::ConfigError;
-use super::value::{config_keys, Bounded, Header, Period};
+use super::value::{config_keys, Bounded, Header, Period, SourceList};
 use crate::identity::{
     parse_network, AccessRules, ClientIpResolver, ForwardingHeader, IdentityChain, IdentityKey,
     IpFolding, JwtSettings, JwtVerifier, KeySource, OnInvalidToken, Rule, Source, SourceSpec,
@@ -26,9 +26,6 @@ config_keys! {
 /// How far a token's times may be off when `identity.jwt.leeway` is not given.
 const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 
-/// A list of source strings, each located.
-pub(crate) type SourceList = Spanned<Vec<Spanned<String>>>;
-
 /// `identity.on_invalid_token`.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +47,7 @@ pub(crate) struct IdentityFile {
     pub(crate) jwt: Option<JwtFile>,
     pub(crate) hash_key: Option<Spanned<String>>,
     pub(crate) ja4_header: Option<Header<Ja4Header>>,
+    pub(crate) verify: Option<super::verify::VerifyFile>,
 }
 
 /// `[identity.ip]`.

@@ -35,6 +35,7 @@ mod telemetry;
 mod upstream;
 mod validate;
 mod value;
+mod verify;
 mod wants;
 
 pub use error::ConfigError;

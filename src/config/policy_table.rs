@@ -1,8 +1,7 @@
 //! `[[policy]]` as written: the table that policies.rs, quota.rs, rules.rs, conditions.rs,
 //! sender.rs and challenge.rs each check a part of, and the `match` table a `[[route]]` shares.
 
-use super::identity::SourceList;
-use super::value::{config_keys, Bounded, Header, Period};
+use super::value::{config_keys, Bounded, Header, Period, SourceList};
 use crate::identity::MAX_DIFFICULTY;
 use serde::Deserialize;
 use toml::Spanned;
@@ -87,6 +86,8 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) h2fp: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) min_score: Option<Spanned<i64>>,
     pub(crate) max_score: Option<Spanned<i64>>,
+    pub(crate) proven: Option<Spanned<bool>>,
+    pub(crate) signals: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 impl PolicyMatchFile {

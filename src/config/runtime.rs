@@ -37,6 +37,8 @@ pub struct Config {
     pub client_ip: ClientIpResolver,
     /// Verifies bearer tokens, when `[identity.jwt]` is configured.
     pub jwt: Option<Arc<JwtVerifier>>,
+    /// The sources proven before they name a caller (`[identity.verify]`).
+    pub verify: crate::proof::VerifySettings,
     /// Allow- and deny-lists.
     pub access: AccessRules,
     /// The limits, in config order.

@@ -1,11 +1,11 @@
 //! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4`,
-//! `match.h2fp`, `match.min_score` and `match.max_score`: conditions on what is known of the
-//! sender.
+//! `match.h2fp`, `match.min_score`, `match.max_score` and `match.signals`: conditions on what
+//! is known of the sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, H2Fp, Ja4, MAX_SCORE};
+use crate::identity::{Category, Country, H2Fp, Ja4, Signal, Signals, MAX_SCORE};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -32,7 +32,20 @@ pub(crate) fn sender(
         h2fp: words::<H2Fp>(check, file.h2fp.as_ref(), &key("h2fp"))?,
         min_score: score(check, file.min_score.as_ref(), &key("min_score"))?,
         max_score: score(check, file.max_score.as_ref(), &key("max_score"))?,
+        signals: signals(check, file.signals.as_ref(), &key("signals"))?,
     })
+}
+
+/// `match.signals`: the bot score's signals, any of which holds.
+fn signals(
+    check: &Checker<'_>,
+    list: Option<&Spanned<Vec<Spanned<String>>>>,
+    key: &str,
+) -> Result<Signals, ConfigError> {
+    let named = words::<Signal>(check, list, key)?;
+    Ok(named
+        .into_iter()
+        .fold(Signals::default(), |set, signal| set.with(signal)))
 }
 
 /// A score bound: 0 to 100.
@@ -142,6 +155,8 @@ mod tests {
         assert_eq!(sender.h2fp, vec![chrome.parse().unwrap()]);
         let scored = read("min_score = 50, max_score = 80").unwrap();
         assert_eq!((scored.min_score, scored.max_score), (Some(50), Some(80)));
+        let signals = read(r#"signals = ["ua-tls-mismatch", "headless"]"#).unwrap();
+        assert_eq!(signals.signals.to_string(), "ua-tls-mismatch,headless");
     }
 
     #[test]
@@ -174,6 +189,14 @@ mod tests {
             (
                 "max_score = -1",
                 "`policy.match.max_score` must be from 0 to 100, not -1",
+            ),
+            (
+                "signals = [\"robot\"]",
+                "`policy.match.signals`: `robot` is not a signal",
+            ),
+            (
+                "signals = []",
+                "`policy.match.signals` needs at least one value",
             ),
         ] {
             let error = read(keys).unwrap_err();

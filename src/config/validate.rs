@@ -9,7 +9,7 @@ use super::runtime::Config;
 use super::server::server;
 use super::store::store;
 use super::upstream;
-use super::{acme, bots, challenge, crowdsec, decisions, geo, rls};
+use super::{acme, bots, challenge, crowdsec, decisions, geo, rls, verify};
 use std::path::Path;
 
 /// Refuses a config that gives Floodgate nothing to do: no `[upstream]` to proxy to, no
@@ -26,6 +26,29 @@ fn purpose(check: &Checker<'_>, file: &FileConfig) -> Result<(), ConfigError> {
         None,
         message.to_owned(),
     ))
+}
+
+/// `[identity.verify]`, its sources found in the chains of `[identity]` and of `policies`; warns
+/// where a policy tests the presence of a verified header instead of its proof.
+fn verified_sources(
+    check: &Checker<'_>,
+    file: &FileConfig,
+    chain: &crate::identity::IdentityChain,
+    policies: &[crate::policy::Policy],
+) -> Result<crate::proof::VerifySettings, ConfigError> {
+    let own = policies.iter().filter_map(|p| p.limit()?.sources.as_ref());
+    let chains: Vec<_> = std::iter::once(chain).chain(own).collect();
+    let verify = verify::verify(check, file.identity.verify.as_ref(), &chains)?;
+    for policy in &file.policies {
+        for (table, name) in [
+            (policy.route.as_ref(), "policy.match"),
+            (policy.unless.as_ref().map(|u| u.get_ref()), "policy.unless"),
+        ] {
+            let headers = table.and_then(|t| t.headers.as_ref());
+            verify::warn_presence_tests(check, &verify, headers, name);
+        }
+    }
+    Ok(verify)
 }
 
 /// Validates a parsed file into the runtime config.
@@ -54,13 +77,16 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
     let upstream = upstream::upstream(&check, file.upstream.as_ref(), &file.routes)?;
     let store = store(&check, &file.store, upstream.read_timeout)?;
     let acme = acme::settings(&check, file.tls.as_ref(), &server, &store)?;
+    let policies = policies::policies(&check, &file.policies, &chain, server.shadow)?;
+    let verify = verified_sources(&check, &file, &chain, &policies)?;
     Ok(Config {
         acme,
         path: path.to_owned(),
         admin: file.admin.settings(&check)?,
         upstream,
         store,
-        policies: policies::policies(&check, &file.policies, &chain, server.shadow)?,
+        policies,
+        verify,
         identity: chain,
         hash_key,
         client_ip,

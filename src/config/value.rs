@@ -23,5 +23,8 @@ pub(crate) use header::{BackendHeader, Header};
 pub(crate) use key::{config_keys, Key};
 pub(crate) use redis_url::{redis_url, RedisUrl};
 
+/// A list of identity source strings, each located.
+pub(crate) type SourceList = toml::Spanned<Vec<toml::Spanned<String>>>;
+
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,13 @@
 //! What the config asks of every connection, worked out once per load: whether HTTP/2
-//! connections are read for their fingerprint (when nothing asks, none is, at no cost), and
-//! whether requests are scored (the score's `ua-h2-mismatch` reads the fingerprint).
+//! connections are read for their fingerprint (when nothing asks, none is, at no cost),
+//! whether requests are scored (the score's `ua-h2-mismatch` reads the fingerprint), and which
+//! headers requests may not repeat or spell with underscores (`HeaderGuard`).
 
 use super::Config;
-use crate::identity::IdentityChain;
+use crate::identity::{ForwardingHeader, IdentityChain, Source};
 use crate::policy::Policy;
+use crate::proxy::HeaderGuard;
+use http::HeaderName;
 
 impl Config {
     /// Whether anything asks for the HTTP/2 fingerprint: the identity source `h2fp` (global or
@@ -29,6 +32,46 @@ impl Config {
                         .as_ref()
                         .is_some_and(|unless| unless.conditions.sender.reads_score())
             })
+    }
+}
+
+impl Config {
+    /// The headers held to one line (those the identity sources read, global and each
+    /// policy's) and whose underscore spellings are removed toward the backend (those, and
+    /// what Floodgate tells the backend or believes from trusted proxies).
+    pub fn header_guard(&self) -> HeaderGuard {
+        let chains = std::iter::once(&self.identity).chain(
+            self.policies
+                .iter()
+                .filter_map(|policy| policy.limit()?.sources.as_ref()),
+        );
+        let read: Vec<HeaderName> = chains
+            .flat_map(|chain| &chain.sources)
+            .flat_map(|spec| spec.parts())
+            .filter_map(|part| match part {
+                Source::Header(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let upstream = &self.upstream;
+        let forwarding = match self.client_ip.header() {
+            ForwardingHeader::List(name) => Some(name),
+            ForwardingHeader::Forwarded => None,
+        };
+        let told: Vec<HeaderName> = [
+            Some(&self.server.front.request_id_header),
+            upstream.ja4_header.as_ref(),
+            upstream.h2fp_header.as_ref(),
+            upstream.score_headers.score.as_ref(),
+            upstream.score_headers.signals.as_ref(),
+            forwarding,
+            self.client_ip.ja4_header(),
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+        HeaderGuard::new(&read, &told)
     }
 }
 

@@ -123,6 +123,12 @@ impl Blocklist {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_remedy_is_a_label_shown_at_zero() {
+        let words = [Remedy::Ban, Remedy::Throttle, Remedy::Challenge].map(Remedy::word);
+        assert_eq!(words, crate::telemetry::BLOCK_REMEDIES);
+    }
+
     fn block(id: u64, net: &str, remedy: Remedy, expires_at_ms: u64) -> Block {
         Block {
             id,

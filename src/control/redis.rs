@@ -8,6 +8,7 @@ use super::change::{entry_of, Change};
 use super::entry::{Contents, Entry, Kind};
 use super::ledger::{Added, ControlError, Ledger, Read};
 use crate::identity::Identity;
+use crate::limiter::reply_text as text;
 use crate::limiter::{LimiterError, RedisDriver};
 use async_trait::async_trait;
 use redis::Value;
@@ -272,14 +273,6 @@ fn failed(e: LimiterError) -> ControlError {
             ControlError::Unavailable(e.to_string())
         }
         LimiterError::Timeout | LimiterError::Store(_) => ControlError::Unknown(e.to_string()),
-    }
-}
-
-fn text(value: &Value) -> Option<String> {
-    match value {
-        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
-        Value::SimpleString(s) => Some(s.clone()),
-        _ => None,
     }
 }
 

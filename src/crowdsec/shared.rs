@@ -3,6 +3,7 @@
 //! changes (or, when it fell behind, the whole state) every quarter second.
 
 use super::decision::Held;
+use crate::limiter::reply_text as text;
 use crate::limiter::{LimiterError, RedisDriver};
 use redis::Value;
 use std::sync::Arc;
@@ -208,14 +209,6 @@ fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Option<T> {
     serde_json::from_str(json)
         .map_err(|e| log::warn!("a CrowdSec decision in Redis cannot be read ({e}); skipped"))
         .ok()
-}
-
-fn text(value: &Value) -> Option<String> {
-    match value {
-        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
-        Value::SimpleString(s) => Some(s.clone()),
-        _ => None,
-    }
 }
 
 fn odd(reply: &Value) -> LimiterError {

@@ -15,7 +15,7 @@ mod shared;
 pub use book::{Decisions, Found};
 pub use budget::Budget;
 pub use record::{kept_path, Bucket, Caller, Overloaded, Record, Step, MAX_PATH};
-pub use reference::{BadReference, Reference, MAX_LEN};
+pub use reference::{is_own_form, BadReference, Reference, MAX_LEN};
 pub use ring::{Evicted, Ring};
 pub use settings::{DecisionSettings, DEFAULT_KEEP, DEFAULT_MAX_AGE};
 pub use shared::{Shelf, ShelfWriter, QUEUE};

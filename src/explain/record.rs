@@ -42,6 +42,8 @@ pub struct Record {
     pub score: Option<crate::identity::Score>,
     /// The digest of the good pass the request carried.
     pub pass: Option<Identity>,
+    /// What was known of the verified credentials the request carried (`[identity.verify]`).
+    pub proof: Option<crate::identity::ProofState>,
     /// What overload protection made of the request, when its pool is watched.
     pub overload: Option<Overloaded>,
     /// The blocklist entry's reason (CrowdSec's scenario), when it refused.
@@ -126,6 +128,7 @@ impl Record {
             "score": self.score.map(|s| s.value),
             "signals": self.score.map(|s| s.signals.iter().map(|s| s.word()).collect::<Vec<_>>()),
             "pass": self.pass.map(|p| p.hex()),
+            "proof": self.proof.map(|p| p.word()),
             "overload": self.overload.map(|o| json!({
                 "priority": o.priority.word(),
                 "admission": o.admission,
@@ -214,6 +217,7 @@ pub(super) fn allowed(id: &str, at_ms: u64, path: &str) -> Record {
         h2fp: None,
         score: None,
         pass: None,
+        proof: None,
         overload: None,
         blocked_by: None,
         decision: "allowed",

@@ -6,7 +6,7 @@
 use super::reply::{reply, PolicyHeaders, Reply};
 use super::{Gate, Outcome};
 use crate::bots::{Message, Profiler};
-use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Traits};
+use crate::identity::{BotClaim, ClientIpResolver, JwtVerifier, Provenance, Traits};
 use http::HeaderMap;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -17,6 +17,8 @@ pub struct Callers {
     pub client_ip: ClientIpResolver,
     /// Verifies bearer tokens.
     pub jwt: Option<Arc<JwtVerifier>>,
+    /// Knows which credentials are proven, when `[identity.verify]` names sources.
+    pub provenance: Option<Arc<dyn Provenance>>,
 }
 
 /// The decision core of one snapshot: facts in (a request, its route), a typed

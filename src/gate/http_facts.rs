@@ -35,6 +35,7 @@ impl HttpFacts<'_> {
         Request::new(self.message.headers, self.query, self.client_ip, jwt)
             .with_facts(facts)
             .with_traits(traits)
+            .with_provenance(decider.callers.provenance.as_deref())
     }
 }
 

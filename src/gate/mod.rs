@@ -19,6 +19,7 @@ mod check;
 mod classify;
 mod concurrency;
 mod cost;
+mod credentials;
 mod decider;
 mod decision;
 #[cfg(test)]
@@ -28,6 +29,7 @@ mod http_facts;
 mod judge;
 mod outcome;
 mod pipeline;
+mod reads;
 pub mod reply;
 mod ruling;
 mod standing;
@@ -53,9 +55,7 @@ pub use trail::{Checked, Trail};
 
 use crate::clock::Clock;
 use crate::control::{BanHit, Block, Control, ControlView};
-use crate::identity::{
-    Access, AccessRules, Fact, IdentityChain, IdentityError, IdentityKey, Request, Source,
-};
+use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, IdentityKey, Request};
 use crate::limiter::{Fallback, InFlight, Limiter};
 use crate::policy::{Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
@@ -136,7 +136,7 @@ impl Gate {
             control,
             clock,
         } = deciders;
-        let needs_host = identity.uses_host() || policies.iter().any(reads_host);
+        let needs_host = identity.uses_host() || policies.iter().any(reads::host);
         let user_agents = UserAgentIndex::new(policies.iter().map(|p| &p.conditions));
         Self {
             access,
@@ -162,7 +162,7 @@ impl Gate {
                 invalid_tokens: metrics.invalid_tokens.clone(),
             },
             needs_host,
-            needs_score: policies.iter().any(reads_score),
+            needs_score: policies.iter().any(reads::score),
             classifies: policies.iter().any(|p| !p.overload.is_empty()),
             captcha: challenges::Captcha::default(),
             clock,
@@ -248,6 +248,9 @@ impl Gate {
             return Outcome::Banned(ban);
         }
         if let Some(outcome) = self.blocked(req).and_then(|b| self.blocked_outcome(req, b)) {
+            return outcome;
+        }
+        if let Some(outcome) = credentials::refusal(req) {
             return outcome;
         }
         match self.access.check(req) {
@@ -369,31 +372,4 @@ pub enum PlanError {
     /// A cost header is not a whole number from 1 to the capacity.
     #[error("`{}` is not a cost from 1 to {}", .0.header, .0.capacity)]
     Cost(BadCost),
-}
-
-/// Whether `policy`'s `match` or `unless` reads the bot score.
-fn reads_score(policy: &Policy) -> bool {
-    policy.conditions.sender.reads_score()
-        || policy
-            .unless
-            .as_ref()
-            .is_some_and(|u| u.conditions.sender.reads_score())
-}
-
-/// Whether `policy` matches on the host or identifies callers (or tiers) by it.
-fn reads_host(policy: &Policy) -> bool {
-    let limit = policy.limit();
-    let tier_by_host = limit
-        .and_then(|l| l.tiers.as_ref())
-        .is_some_and(|t| t.source == Source::Fact(Fact::Host));
-    let unless_by_host = policy
-        .unless
-        .as_ref()
-        .is_some_and(|u| u.route.host.is_some());
-    policy.route.host.is_some()
-        || unless_by_host
-        || tier_by_host
-        || limit
-            .and_then(|l| l.sources.as_ref())
-            .is_some_and(IdentityChain::uses_host)
 }

@@ -26,6 +26,12 @@ pub enum Outcome<'g> {
     AllowedByRule(&'g Arc<str>),
     /// A bearer token was presented that does not verify: refuse (401).
     InvalidToken,
+    /// A verified source was sent twice (two lines, an underscore spelling, two cookies or
+    /// parameters of its name): refuse (400), for which one counts is anyone's guess.
+    AmbiguousCredential(Arc<str>),
+    /// A credential the backend accepted once and refuses now, under `refused = "reject"`:
+    /// refuse (403) at the edge.
+    KeyRefused(Arc<str>),
     /// A `cost_header` that is not a whole number from 1 to the capacity: refuse (400).
     BadCost(BadCost),
     /// Every enforcing bucket paid (a held request: after its wait): forward, describing the
@@ -157,6 +163,10 @@ pub enum OutcomeKind {
     AllowedByRule,
     /// A bearer token did not verify.
     InvalidToken,
+    /// A verified source was sent twice.
+    AmbiguousCredential,
+    /// A revoked credential was refused at the edge (`refused = "reject"`).
+    KeyRefused,
     /// A cost header was malformed or too large.
     BadCost,
     /// The store failed; the request was let through.
@@ -171,7 +181,7 @@ pub enum OutcomeKind {
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 14] = [
+    pub const ALL: [OutcomeKind; 16] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
@@ -181,6 +191,8 @@ impl OutcomeKind {
         OutcomeKind::Denied,
         OutcomeKind::AllowedByRule,
         OutcomeKind::InvalidToken,
+        OutcomeKind::AmbiguousCredential,
+        OutcomeKind::KeyRefused,
         OutcomeKind::BadCost,
         OutcomeKind::StoreError,
         OutcomeKind::StoreUnavailable,
@@ -200,6 +212,8 @@ impl OutcomeKind {
             OutcomeKind::Denied => "denied",
             OutcomeKind::AllowedByRule => "allowed_by_rule",
             OutcomeKind::InvalidToken => "invalid_token",
+            OutcomeKind::AmbiguousCredential => "ambiguous_credential",
+            OutcomeKind::KeyRefused => "key_refused",
             OutcomeKind::BadCost => "bad_cost",
             OutcomeKind::StoreError => "store_error",
             OutcomeKind::StoreUnavailable => "store_unavailable",
@@ -225,6 +239,8 @@ impl Outcome<'_> {
                 Remedy::Challenge => OutcomeKind::Banned,
             },
             Outcome::InvalidToken => OutcomeKind::InvalidToken,
+            Outcome::AmbiguousCredential(_) => OutcomeKind::AmbiguousCredential,
+            Outcome::KeyRefused(_) => OutcomeKind::KeyRefused,
             Outcome::BadCost(_) => OutcomeKind::BadCost,
             Outcome::Allowed(..) => OutcomeKind::Allowed,
             Outcome::Throttled(_) | Outcome::Busy(_) | Outcome::Unpayable(_) => {

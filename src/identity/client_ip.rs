@@ -128,6 +128,11 @@ impl ClientIpResolver {
         &self.header
     }
 
+    /// `identity.ja4_header`, if trusted proxies tell the client's JA4.
+    pub fn ja4_header(&self) -> Option<&HeaderName> {
+        self.ja4_header.as_ref()
+    }
+
     fn is_trusted(&self, ip: IpAddr) -> bool {
         self.trusted.iter().any(|net| net.contains(&ip))
     }

@@ -26,6 +26,37 @@ pub struct H2Fp(Arc<str>);
 )]
 pub struct BadH2Fp(pub String);
 
+/// Why Floodgate read no fingerprint from an HTTP/2 connection it was asked to read: a real
+/// client never gives one of these, so a request on such a connection is scored as if its
+/// fingerprint were not its User-Agent's browser's (`ua-h2-mismatch`), never better than one
+/// whose fingerprint was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum H2fpDeclined {
+    /// More frames came before the first request than the reader looks at (1,024).
+    Frames,
+    /// More bytes came before the first request than the reader looks at (64 KiB).
+    Bytes,
+    /// The first request's HEADERS frame does not hold together (its padding past its end).
+    Malformed,
+}
+
+impl H2fpDeclined {
+    /// The word in the access log (`h2fp_declined=frames`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Frames => "frames",
+            Self::Bytes => "bytes",
+            Self::Malformed => "malformed",
+        }
+    }
+}
+
+impl fmt::Display for H2fpDeclined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
 impl H2Fp {
     /// The fingerprint as text.
     pub fn as_str(&self) -> &str {

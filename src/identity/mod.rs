@@ -17,10 +17,12 @@ mod named;
 mod net_index;
 mod network;
 mod pass;
+mod proven;
 mod score;
 mod sender_source;
 mod source;
 mod source_error;
+mod spelling;
 mod traits;
 
 pub use access::{parse_network, Access, AccessRules, Rule, RuleError};
@@ -29,7 +31,7 @@ pub use client_ip::{
 };
 pub use facts::{Fact, RequestFacts};
 pub use floodgate_limiter::{Identity, IdentityKey, IdentityKeyError, MIN_SECRET_LEN};
-pub use h2fp::{BadH2Fp, H2Fp, MAX_H2FP_LEN};
+pub use h2fp::{BadH2Fp, H2Fp, H2fpDeclined, MAX_H2FP_LEN};
 pub use jwt::{Claims, JwtConfigError, JwtSettings, JwtVerifier, KeySource, TokenError};
 pub use named::{NamedCaller, NamedCallerError};
 pub use net_index::NetworkIndex;
@@ -37,10 +39,13 @@ pub use network::Network;
 pub use pass::{
     Bind, Challenge, ChallengeKind, Pass, PassId, Reach, DEFAULT_DIFFICULTY, MAX_DIFFICULTY,
 };
+use proven::PartsProof;
+pub use proven::{Credential, Credentials, ProofState, Provenance};
 pub use score::{Score, Signal, Signals, UnknownSignal, MAX_SCORE};
 pub use sender_source::SenderSource;
 pub use source::{cookie_value, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
 pub use source_error::SourceError;
+pub use spelling::is_underscore_spelling;
 pub use traits::{
     BadCountry, BadJa4, BotClaim, Category, Country, Ja4, Proof, Traits, UnknownCategory,
     Verification,
@@ -69,6 +74,7 @@ static NO_TRAITS: Traits = Traits {
     bot: None,
     ja4: None,
     h2fp: None,
+    h2fp_declined: None,
     score: None,
 };
 
@@ -86,6 +92,10 @@ pub struct Request<'a> {
     traits: &'a Traits,
     pass: Option<&'a Pass>,
     reach: Reach,
+    /// What knows which credentials are proven (`[identity.verify]`), if any source is verified.
+    provenance: Option<&'a dyn Provenance>,
+    /// The verified sources' values, read on first use.
+    credentials: OnceLock<Credentials>,
 }
 
 impl<'a> Request<'a> {
@@ -106,7 +116,15 @@ impl<'a> Request<'a> {
             traits: &NO_TRAITS,
             pass: None,
             reach: Reach::NotAPage,
+            provenance: None,
+            credentials: OnceLock::new(),
         }
+    }
+
+    /// The request with what knows which of its credentials are proven.
+    pub fn with_provenance(mut self, provenance: Option<&'a dyn Provenance>) -> Self {
+        self.provenance = provenance;
+        self
     }
 
     /// The request with what is known of its sender (its network, country, crawler claim).
@@ -230,6 +248,16 @@ impl IdentityChain {
         key: &IdentityKey,
     ) -> Result<Identified<'_>, IdentityError> {
         for spec in &self.sources {
+            // A verified source names a caller only with a proven value: else the next one.
+            match req.parts_proof(spec.parts()) {
+                PartsProof::Unproven => continue,
+                // A verified source alone: the credential's digest is the caller's.
+                PartsProof::Proven(identity) if spec.parts().len() == 1 => {
+                    let source = Some(spec);
+                    return Ok(Identified { identity, source });
+                }
+                PartsProof::Proven(_) | PartsProof::NoneVerified => {}
+            }
             match spec.identity(req, &self.ip, key) {
                 Ok(Some(identity)) => {
                     let source = Some(spec);

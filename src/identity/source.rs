@@ -128,6 +128,15 @@ impl fmt::Display for SourceSpec {
 }
 
 impl SourceSpec {
+    /// The spec of `source` alone.
+    pub fn of(source: Source) -> Self {
+        let tag = source.to_string().into();
+        Self {
+            parts: vec![source],
+            tag,
+        }
+    }
+
     /// The spec as written (`header:x-tenant+ip`).
     pub fn tag(&self) -> &str {
         &self.tag
@@ -237,11 +246,24 @@ fn claim_bytes(value: &serde_json::Value) -> Cow<'_, [u8]> {
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 cookie-string):
 /// name and value trimmed, a quoted value unquoted (see the module doc).
 pub fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a [u8]> {
+    cookies_named(headers, name).next()
+}
+
+/// How many cookies named `name` the request's `Cookie` headers hold.
+pub(super) fn cookie_count(headers: &HeaderMap, name: &str) -> usize {
+    cookies_named(headers, name).count()
+}
+
+/// The values of the cookies named `name`, in order, each read as [`cookie_value`] says.
+fn cookies_named<'a, 'n>(
+    headers: &'a HeaderMap,
+    name: &'n str,
+) -> impl Iterator<Item = &'a [u8]> + use<'a, 'n> {
     headers
         .get_all(COOKIE)
         .iter()
         .flat_map(|header| header.as_bytes().split(|&b| b == b';'))
-        .find_map(|pair| {
+        .filter_map(move |pair| {
             let eq = pair.iter().position(|&b| b == b'=')?;
             let (key, value) = (&pair[..eq], &pair[eq + 1..]);
             (key.trim_ascii() == name.as_bytes()).then(|| unquote(value.trim_ascii()))
@@ -310,85 +332,4 @@ fn masked(octets: &[u8], prefix: u8) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use http::HeaderValue;
-
-    fn cookies(header: &'static str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(COOKIE, HeaderValue::from_static(header));
-        headers
-    }
-
-    #[test]
-    fn cookie_spellings_share_one_bucket() {
-        for header in [
-            "sid=dave",
-            "sid= dave",
-            "sid=dave ",
-            "sid=\"dave\"",
-            "sid = \"dave\" ",
-            "a=1; sid=\t dave\t; b=2",
-            "a=1;sid=dave",
-        ] {
-            let headers = cookies(header);
-            assert_eq!(
-                cookie_value(&headers, "sid"),
-                Some(&b"dave"[..]),
-                "{header}"
-            );
-        }
-    }
-
-    #[test]
-    fn cookie_quotes_and_inner_bytes_are_otherwise_kept() {
-        let value = |header| cookie_value(&cookies(header), "sid").map(<[u8]>::to_vec);
-        assert_eq!(value("sid=\"\""), Some(vec![]), "empty once unquoted");
-        assert_eq!(
-            value("sid=\""),
-            Some(b"\"".to_vec()),
-            "a lone quote is not a pair"
-        );
-        assert_eq!(value("sid=\"da ve\""), Some(b"da ve".to_vec()));
-        assert_eq!(
-            value("sid=\"\"dave\"\""),
-            Some(b"\"dave\"".to_vec()),
-            "one pair"
-        );
-        assert_eq!(
-            value("sid=\" dave\""),
-            Some(b" dave".to_vec()),
-            "inside the quotes"
-        );
-        assert_eq!(value("sid=a=b"), Some(b"a=b".to_vec()));
-        assert_eq!(value("xsid=dave; sidx=dave"), None);
-        assert_eq!(value("sid"), None);
-    }
-
-    fn api_key(value: &'static str) -> Option<Vec<u8>> {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-api-key", HeaderValue::from_static(value));
-        let key = Source::Header(HeaderName::from_static("x-api-key"));
-        let req = Request::new(&headers, None, None, None);
-        let value = key.value(&req, &IpFolding::default()).ok()?;
-        value.map(Cow::into_owned)
-    }
-
-    #[test]
-    fn header_and_query_values_are_trimmed() {
-        assert_eq!(api_key("dave"), Some(b"dave".to_vec()));
-        assert_eq!(api_key("\tdave "), Some(b"dave".to_vec()));
-        assert_eq!(api_key("da ve"), Some(b"da ve".to_vec()));
-        assert_eq!(
-            api_key("\"dave\""),
-            Some(b"\"dave\"".to_vec()),
-            "only cookies unquote"
-        );
-        assert_eq!(api_key("  "), None, "blank is absent");
-        for query in ["p=dave", "p=+dave+", "p=%20dave%09", "p=%0Adave%0D"] {
-            assert_eq!(query_value(query, "p").as_deref(), Some("dave"), "{query}");
-        }
-        assert_eq!(query_value("p=da%20ve", "p").as_deref(), Some("da ve"));
-        assert_eq!(query_value("p=+", "p").as_deref(), Some(""), "then absent");
-    }
-}
+mod tests;

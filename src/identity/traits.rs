@@ -23,6 +23,9 @@ pub struct Traits {
     /// The HTTP/2 fingerprint of the connection the request came on (Akamai's format), read
     /// by Floodgate's own listeners from the frames the client sent first.
     pub h2fp: Option<super::H2Fp>,
+    /// Why no fingerprint was read from the HTTP/2 connection the request came on, when
+    /// Floodgate was asked to read one and declined (its caps reached first).
+    pub h2fp_declined: Option<super::H2fpDeclined>,
     /// The bot score, worked out only when something asks for it (`match.min_score`,
     /// `match.max_score`, `upstream.score_header`, `upstream.signals_header`).
     pub score: Option<super::Score>,

@@ -63,6 +63,9 @@ pub struct Conditions {
     pub networks: Vec<IpNet>,
     /// `match.asn`, `country`, `bot` and `verified`.
     pub sender: SenderConditions,
+    /// `match.proven`: whether the request must (or must not) have proven who it is (a
+    /// verified source's proven value, or a verified bearer token).
+    pub proven: Option<bool>,
 }
 
 /// A regular expression on the User-Agent header.
@@ -99,6 +102,7 @@ impl Conditions {
             && self.network_holds(req.client_ip)
             && self.sender.hold(req.traits())
             && self.user_agent.as_ref().is_none_or(user_agent_matches)
+            && self.proven.is_none_or(|wanted| req.proven() == wanted)
     }
 
     /// Whether no condition is given (every request holds).
@@ -107,6 +111,7 @@ impl Conditions {
             && self.user_agent.is_none()
             && self.networks.is_empty()
             && self.sender.is_empty()
+            && self.proven.is_none()
     }
 
     fn headers_hold(&self, headers: &HeaderMap) -> bool {
@@ -141,6 +146,11 @@ impl fmt::Display for Conditions {
         if !self.networks.is_empty() {
             let nets: Vec<String> = self.networks.iter().map(IpNet::to_string).collect();
             write!(f, " from {}", nets.join(", "))?;
+        }
+        match self.proven {
+            Some(true) => f.write_str(" proven")?,
+            Some(false) => f.write_str(" not proven")?,
+            None => {}
         }
         self.sender.fmt(f)
     }

@@ -1,9 +1,10 @@
 //! Conditions on what is known of a request's sender: its network (`match.asn`), country
 //! (`match.country`), the crawler category it shows (`match.bot`), whether its claim was
 //! verified (`match.verified`), its TLS stack (`match.ja4`), its HTTP/2 stack (`match.h2fp`)
-//! and its bot score (`match.min_score`, `match.max_score`; a request not scored counts as 0).
+//! and its bot score (`match.min_score`, `match.max_score`; a request not scored counts as 0)
+//! and the score's signals (`match.signals`).
 
-use crate::identity::{Category, Country, H2Fp, Ja4, Traits};
+use crate::identity::{Category, Country, H2Fp, Ja4, Signals, Traits};
 use std::fmt;
 
 /// A policy's conditions on the sender; every one given must hold.
@@ -26,6 +27,8 @@ pub struct SenderConditions {
     pub min_score: Option<u8>,
     /// `match.max_score`: the request's bot score is at most this.
     pub max_score: Option<u8>,
+    /// `match.signals`: the request's bot score shows one of these signals.
+    pub signals: Signals,
 }
 
 impl SenderConditions {
@@ -44,6 +47,7 @@ impl SenderConditions {
             && listed(&self.ja4, traits.ja4.as_ref())
             && listed(&self.h2fp, traits.h2fp.as_ref())
             && self.score_holds(traits)
+            && self.signals_hold(traits)
     }
 
     /// Whether the request's score is within `min_score` and `max_score`.
@@ -53,9 +57,18 @@ impl SenderConditions {
             && self.max_score.is_none_or(|max| score <= max)
     }
 
+    /// Whether the request's score shows one of `match.signals` (when given; a request not
+    /// scored shows none).
+    fn signals_hold(&self, traits: &Traits) -> bool {
+        self.signals.is_empty()
+            || traits
+                .score
+                .is_some_and(|score| self.signals.iter().any(|s| score.signals.contains(s)))
+    }
+
     /// Whether these conditions read the bot score.
     pub fn reads_score(&self) -> bool {
-        self.min_score.is_some() || self.max_score.is_some()
+        self.min_score.is_some() || self.max_score.is_some() || !self.signals.is_empty()
     }
 
     /// Whether no condition is given.
@@ -118,6 +131,9 @@ impl fmt::Display for SenderConditions {
         }
         if let Some(max) = self.max_score {
             write!(f, " score <= {max}")?;
+        }
+        if !self.signals.is_empty() {
+            write!(f, " signals {}", self.signals)?;
         }
         match self.verified {
             Some(true) => f.write_str(" verified"),
@@ -239,5 +255,31 @@ mod tests {
         assert!(low.hold(&scored(20)) && !low.hold(&scored(21)));
         assert!(!high.hold(&Traits::default()) && low.hold(&Traits::default()));
         assert!(high.reads_score() && !high.is_empty());
+    }
+
+    #[test]
+    fn signals_hold_when_the_score_shows_one_of_them_and_never_unscored() {
+        use crate::identity::{Score, Signal};
+        let fake_chrome = SenderConditions {
+            signals: Signals::default()
+                .with(Signal::UaTlsMismatch)
+                .with(Signal::UaH2Mismatch),
+            ..SenderConditions::default()
+        };
+        let showing = |signals: Signals| Traits {
+            score: Some(Score { value: 0, signals }),
+            ..Traits::default()
+        };
+        let tls = Signals::default().with(Signal::UaTlsMismatch);
+        let both = tls.with(Signal::MissingBrowserHeaders);
+        let headers = Signals::default().with(Signal::MissingBrowserHeaders);
+        assert!(fake_chrome.hold(&showing(tls)) && fake_chrome.hold(&showing(both)));
+        assert!(!fake_chrome.hold(&showing(headers)));
+        assert!(!fake_chrome.hold(&Traits::default()), "not scored");
+        assert!(fake_chrome.reads_score() && !fake_chrome.is_empty());
+        assert_eq!(
+            fake_chrome.to_string(),
+            " signals ua-tls-mismatch,ua-h2-mismatch"
+        );
     }
 }

@@ -1,12 +1,20 @@
 //! What the proxy answers a request with before any backend: what a challenge solution earns,
-//! the challenge page the gate asked for, or the gate's outcome rendered; and what later
-//! phases keep of the decision.
+//! the challenge page the gate asked for, or the gate's outcome rendered; `OPTIONS *` the gate
+//! let through, answered here (it asks about the server, not a resource: no backend is
+//! asked); and what later phases keep of the decision.
 
 use super::render::Action;
-use super::{challenge, decide, Floodgate, RequestCtx, Snapshot};
+use super::{challenge, decide, hygiene, Floodgate, RequestCtx, Snapshot};
 use crate::gate::Outcome;
+use bytes::Bytes;
+use http::header::{ALLOW, CONTENT_LENGTH};
+use pingora::http::ResponseHeader;
 use pingora::proxy::Session;
 use std::sync::Arc;
+
+/// The methods `OPTIONS *` is told the server allows: those it forwards (CONNECT is
+/// refused).
+const ALLOWED: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
 impl Floodgate {
     /// Keeps what later phases need of `outcome`.
@@ -58,7 +66,10 @@ impl Floodgate {
         ctx.bot = decided.traits.bot.take();
         ctx.ja4 = decided.traits.ja4;
         ctx.h2fp = decided.traits.h2fp.clone();
+        ctx.h2fp_declined = decided.traits.h2fp_declined;
         ctx.score = decided.traits.score;
+        ctx.proof = decided.proof;
+        ctx.lesson = decided.lesson;
         ctx.explained.checked(&decided.decision.trail);
         // The pass's digest is for the access log and the decision's record only.
         let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
@@ -73,8 +84,26 @@ impl Floodgate {
             (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
         };
         match action {
+            Action::Forward(_) if hygiene::is_asterisk(session.req_header()) => server_options(),
             Action::Forward(_) => self.admit(snapshot, session, ctx, &decided, action).await,
             refusal => refusal,
+        }
+    }
+}
+
+/// The answer to `OPTIONS *`: 200, the methods allowed, no body.
+fn server_options() -> Action {
+    let build = || -> pingora::Result<Box<ResponseHeader>> {
+        let mut header = ResponseHeader::build(200, Some(2))?;
+        header.insert_header(ALLOW, ALLOWED)?;
+        header.insert_header(CONTENT_LENGTH, "0")?;
+        Ok(Box::new(header))
+    };
+    match build() {
+        Ok(header) => Action::Answer(header, Bytes::new()),
+        Err(e) => {
+            log::error!("could not build the answer to OPTIONS *: {e}");
+            super::render::problem(500, Bytes::new(), &[])
         }
     }
 }

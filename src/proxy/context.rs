@@ -1,11 +1,12 @@
 //! What the proxy keeps of one request between pingora's phases.
 
 use super::upstream::Attempts;
-use super::{challenge, explained, front, Snapshot};
+use super::{challenge, drain, explained, front, Snapshot};
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, H2Fp, Identity, Ja4, Score};
+use crate::identity::{BotClaim, H2Fp, H2fpDeclined, Identity, Ja4, ProofState, Score};
 use crate::overload::Permit;
+use crate::proof::Lesson;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,14 +43,25 @@ pub struct RequestCtx {
     /// The request's HTTP/2 fingerprint, for the log line and the backend
     /// (`upstream.h2fp_header`).
     pub(super) h2fp: Option<H2Fp>,
+    /// Why the connection's fingerprint was not read, when it was asked for and declined, for
+    /// the log line.
+    pub(super) h2fp_declined: Option<H2fpDeclined>,
     /// The request's bot score, when it was worked out, for the log line and the backend.
     pub(super) score: Option<Score>,
     /// The request's slot at its pool's backends (`[overload]`), given back when it ends.
     pub(super) slot: Option<Permit>,
+    /// A second handle on the connection to the backend while the request holds slots and
+    /// the backend's answer has not ended (`drain.rs`).
+    pub(super) backend_line: Option<drain::Line>,
     /// The request's trace, when requests are traced (`traced.rs`).
     pub(super) trace: Option<crate::trace::RequestTrace>,
     /// What is known of the decision so far, to be kept when the request ends (`[decisions]`).
     pub(super) explained: explained::Draft,
+    /// What was known of the verified credentials the request carried, for the log line and
+    /// the decision's record.
+    pub(super) proof: Option<ProofState>,
+    /// What the backend's answer may teach of the request's credential (`[identity.verify]`).
+    pub(super) lesson: Option<Lesson>,
 }
 
 impl RequestCtx {
@@ -72,10 +84,14 @@ impl RequestCtx {
             pass: None,
             ja4: None,
             h2fp: None,
+            h2fp_declined: None,
             score: None,
             slot: None,
+            backend_line: None,
             trace: None,
             explained: explained::Draft::default(),
+            proof: None,
+            lesson: None,
         }
     }
 }

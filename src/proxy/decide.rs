@@ -3,8 +3,9 @@
 use super::Snapshot;
 use crate::clock::wall_now_s;
 use crate::gate::{timing_store, Decision, HttpFacts, StoreTimes};
-use crate::identity::{Client, Pass, Reach, Traits};
+use crate::identity::{Client, Pass, ProofState, Reach, Traits};
 use crate::policy::{request_host, RouteFacts};
+use crate::proof::Lesson;
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use std::net::IpAddr;
@@ -26,6 +27,10 @@ pub(super) struct DecidedRequest<'s> {
     pub(super) page: bool,
     /// When the gate's store call began and ended, when the request is traced.
     pub(super) store: Option<StoreTimes>,
+    /// What was known of the verified credentials it carried (none without any).
+    pub(super) proof: Option<ProofState>,
+    /// What the backend's answer may teach of its credential.
+    pub(super) lesson: Option<Lesson>,
 }
 
 /// What the gate of `snapshot` decides about the request in `session` from `client` (resolved
@@ -47,7 +52,11 @@ pub(super) async fn decide<'s>(
     let mut traits = decider.sender(&facts).await;
     traits.ja4 = super::ja4::request_ja4(&decider.callers.client_ip, session, client);
     if session.is_http2() {
-        traits.h2fp = super::h2fp::connection_h2fp(session.digest());
+        match super::h2fp::connection_h2fp(session.digest()) {
+            Some(Ok(h2fp)) => traits.h2fp = Some(h2fp),
+            Some(Err(declined)) => traits.h2fp_declined = Some(declined),
+            None => {}
+        }
     }
     // Last of the traits: the score reads the fingerprints above.
     let asked = snapshot.upstream.score_headers().asked();
@@ -68,6 +77,11 @@ pub(super) async fn decide<'s>(
         true => timing_store(deciding).await,
         false => (deciding.await, None),
     };
+    let proof = request.credentials().summary();
+    let lesson = snapshot
+        .proofs
+        .as_ref()
+        .and_then(|proofs| proofs.lesson(&request, &facts.route));
     drop(request);
     DecidedRequest {
         decision,
@@ -75,6 +89,8 @@ pub(super) async fn decide<'s>(
         pass,
         page: reach != Reach::NotAPage,
         store,
+        proof,
+        lesson,
     }
 }
 

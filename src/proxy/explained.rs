@@ -2,8 +2,9 @@
 //! (`GET /v1/decisions/{ref}`): the gate's outcome noted as it is rendered (policies, caller,
 //! bucket), overload's admission, and, once the request has ended, the record built from them
 //! and what the access log reads (bot claim, JA4, pass, final decision, status) and kept
-//! under the request id. Nothing is kept for an id outside the reference grammar: it could
-//! never be looked up.
+//! under the request id: Floodgate's own, or a trusted proxy's (a client's own never is: see
+//! `request_id`). Nothing is kept for an id outside the reference grammar: it could never be
+//! looked up.
 
 use super::{access_log, RequestCtx, Snapshot};
 use crate::clock::wall_now_ms;
@@ -121,12 +122,14 @@ pub(super) fn keep(
     ctx: &mut RequestCtx,
     written: Option<u16>,
 ) {
-    let Some(reference) = ctx
-        .front
-        .request_id
-        .as_ref()
-        .and_then(|(_, id)| Reference::of_request_id(id.as_bytes()))
-    else {
+    // Floodgate's own id was made with its reference; a trusted proxy's is read here.
+    let own = ctx.front.own_id.take();
+    let Some(reference) = own.or_else(|| {
+        ctx.front
+            .request_id
+            .as_ref()
+            .and_then(|(_, id)| Reference::of_request_id(id.as_bytes()))
+    }) else {
         return;
     };
     let draft = std::mem::take(&mut ctx.explained);
@@ -151,6 +154,7 @@ pub(super) fn keep(
         h2fp: ctx.h2fp.clone(),
         score: ctx.score,
         pass: ctx.pass,
+        proof: ctx.proof,
         overload: draft.overload,
         blocked_by: ctx.blocked_by.clone(),
         decision: access_log::decision(ctx),

@@ -6,10 +6,13 @@
 //!
 //! `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` from a client are replaced by the
 //! proxy's own; a trusted proxy's (`identity.ip.trusted_proxies`) are kept, and its `Forwarded`
-//! gets this hop's element appended.
+//! gets this hop's element appended. The underscore spellings of all of these, and of the
+//! headers the identity sources read (`X_Bot_Score`, `X_Api_Key`), are removed
+//! ([`HeaderGuard`]).
 
 use super::edits::HeaderEdits;
 use super::front::{via_version, Front};
+use super::header_guard::HeaderGuard;
 use super::ScoreHeaders;
 use crate::identity::{H2Fp, Ja4, Score};
 use http::header::{FORWARDED, HOST, VIA};
@@ -85,9 +88,7 @@ pub(super) fn edits(
         let vias = merged(upstream, VIA.as_str());
         edits.set(VIA, value(&joined(vias, hop.as_bytes()))?);
     }
-    if let Some((name, id)) = &front.request_id {
-        edits.set(name.clone(), id.clone());
-    }
+    front.forward_id(upstream, &mut edits);
     Ok(edits)
 }
 
@@ -124,6 +125,19 @@ pub(super) fn score(edits: &mut HeaderEdits, headers: &ScoreHeaders, score: Opti
             Some(value) => edits.set(header.clone(), value),
             None => edits.remove(header.clone()),
         }
+    }
+}
+
+/// Removes from `upstream` on its way to the backend every underscore spelling of a header
+/// `guard` keeps (`x_bot_score` beside the `x-bot-score` set above), which a backend folding
+/// `_` into `-` would read as the real one.
+pub(super) fn no_underscore_spellings(
+    edits: &mut HeaderEdits,
+    upstream: &RequestHeader,
+    guard: &HeaderGuard,
+) {
+    for name in guard.underscore_spellings(&upstream.headers) {
+        edits.remove(name);
     }
 }
 

@@ -5,6 +5,7 @@
 use super::edits::HeaderEdits;
 use super::grpc;
 use super::request_id;
+use crate::explain::Reference;
 use crate::gate::reply::{with_ref, PROBLEM_JSON};
 use crate::identity::Client;
 use bytes::Bytes;
@@ -41,6 +42,9 @@ impl Default for FrontSettings {
 pub(super) struct Front {
     /// The header the request id travels in, and the id; `None` until the head is read.
     pub(super) request_id: Option<(HeaderName, HeaderValue)>,
+    /// The reference of the request id when Floodgate made it (`None`: a trusted proxy's,
+    /// or none yet), so keeping its decision parses nothing.
+    pub(super) own_id: Option<Reference>,
     /// The TCP peer, whether it is a trusted proxy (its forwarding headers are believed) and
     /// the client address behind it: resolved once, for every phase of the request.
     pub(super) client: Client,
@@ -77,7 +81,8 @@ impl Front {
             client.trusted_peer,
         );
         Self {
-            request_id: Some((settings.request_id_header.clone(), id)),
+            request_id: Some((settings.request_id_header.clone(), id.value)),
+            own_id: id.own,
             client,
             tls: session.digest().is_some_and(|d| d.ssl_digest.is_some()),
             grpc: grpc::is_grpc(req),
@@ -121,6 +126,20 @@ impl Front {
             }
             _ => Ok((header, body)),
         }
+    }
+
+    /// Adds the request id to the edits of the request `upstream` on its way to the backend;
+    /// when Floodgate made it, the id the client sent, if any, goes apart as it came.
+    pub(super) fn forward_id(&self, upstream: &RequestHeader, edits: &mut HeaderEdits) {
+        let Some((name, id)) = &self.request_id else {
+            return;
+        };
+        if self.own_id.is_some() {
+            if let Some(clients) = request_id::clients_own(&upstream.headers, name) {
+                edits.set(request_id::CLIENT_ID, clients);
+            }
+        }
+        edits.set(name.clone(), id.clone());
     }
 
     /// Adds the request id to the edits of a backend's response.

@@ -9,6 +9,7 @@ mod challenge;
 mod connection;
 mod context;
 mod decide;
+mod drain;
 mod edits;
 mod explained;
 mod failure;
@@ -18,6 +19,7 @@ mod grpc;
 mod h2fp;
 mod head_watch;
 mod header_case;
+mod header_guard;
 mod hygiene;
 mod ja4;
 mod passthrough;
@@ -37,8 +39,9 @@ pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use context::RequestCtx;
 pub use front::FrontSettings;
-pub use h2fp::{connection_h2fp, fingerprinted, FingerprintedStream};
+pub use h2fp::{connection_h2fp, first_frames, FirstFramesStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
+pub use header_guard::HeaderGuard;
 pub use preface::{sniff, Preface};
 pub use render::Action;
 pub use snapshot::Snapshot;
@@ -54,6 +57,7 @@ use async_trait::async_trait;
 use http::HeaderName;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
+use pingora::protocols::Digest;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
 use pingora::{Error, Result};
 use std::sync::Arc;
@@ -132,9 +136,7 @@ impl ProxyHttp for Floodgate {
             .client(decide::peer_ip(session), &session.req_header().headers);
         ctx.front = front::Front::begin(&snapshot.front, session, client);
         ctx.trace = traced::begin(snapshot, session, client.trusted_peer);
-        let req = session.req_header_mut();
-        hygiene::require_host(req)?;
-        hygiene::normalize_target(req)
+        hygiene::check(session.req_header_mut(), &ctx.snapshot.guard)
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<bool> {
@@ -186,12 +188,33 @@ impl ProxyHttp for Floodgate {
         e
     }
 
+    async fn connected_to_upstream(
+        &self,
+        _session: &mut Session,
+        _reused: bool,
+        peer: &HttpPeer,
+        fd: std::os::unix::io::RawFd,
+        _digest: Option<&Digest>,
+        ctx: &mut Self::CTX,
+    ) -> Result<()> {
+        // A request holding slots keeps a second handle on its connection, to wait for the
+        // backend's answer should its client leave first (drain.rs).
+        if ctx.slot.is_some() || !ctx.aftercare.is_empty() {
+            ctx.backend_line = drain::keep(fd, peer.options.read_timeout);
+        }
+        Ok(())
+    }
+
     async fn upstream_request_filter(
         &self,
         session: &mut Session,
         upstream_request: &mut RequestHeader,
         ctx: &mut Self::CTX,
     ) -> Result<()> {
+        // An HTTP/2 connection is shared: its stream is reset, not drained (drain.rs).
+        if upstream_request.version == http::Version::HTTP_2 {
+            ctx.backend_line = None;
+        }
         let snapshot = &ctx.snapshot;
         let host = snapshot.upstream.host(&ctx.upstream);
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
@@ -202,6 +225,7 @@ impl ProxyHttp for Floodgate {
             forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
         }
         forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
+        forwarding::no_underscore_spellings(&mut edits, upstream_request, &snapshot.guard);
         edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
         traced::to_upstream(ctx, upstream_request)
     }
@@ -222,12 +246,24 @@ impl ProxyHttp for Floodgate {
             // An upgraded connection (WebSocket) holds no backend worker: its slot goes back.
             if status == 101 {
                 ctx.slot = None;
+                ctx.backend_line = None;
             }
             self.metrics.count_upstream_response(status);
             // A 5xx (or a switch of protocols) counts now; any other answer once it has
             // arrived whole (`logging`), so one cut short counts as a failure (`fail_to_proxy`).
             if status >= 500 || status == 101 {
                 ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
+            }
+        }
+        // What the answer proves of the request's credential; its proof header never reaches
+        // the client.
+        if let Some(proofs) = &ctx.snapshot.proofs {
+            let status = upstream_response.status.as_u16();
+            if let Some(lesson) = ctx.lesson.take().filter(|_| status >= 200) {
+                proofs.learn(&lesson, status, &upstream_response.headers);
+            }
+            for name in proofs.proof_headers() {
+                upstream_response.remove_header(name);
             }
         }
         let mut edits = response::edits(upstream_response, &ctx.front);
@@ -262,6 +298,7 @@ impl ProxyHttp for Floodgate {
         // next request waiting, not after the client has read it all.
         if end_of_stream {
             ctx.slot = None;
+            ctx.backend_line = None;
             traced::upstream_ended(ctx);
         }
         Ok(None)
@@ -332,12 +369,11 @@ impl ProxyHttp for Floodgate {
         if let (Some(status), None) = (written, e) {
             ctx.snapshot.upstream.answered(&mut ctx.upstream, status);
         }
-        // However the request ended: what is still open settles, the slots go back.
-        if !ctx.aftercare.is_empty() {
-            ctx.aftercare.finish(written).await;
-        }
-        // The backend is done with the request: its slot goes to the next one waiting.
-        ctx.slot = None;
+        // However the request ended: what is still open settles, the slots go back; when the
+        // client left before the backend's answer ended, once the backend is done (drain.rs).
+        let (line, slot) = (ctx.backend_line.take(), ctx.slot.take());
+        let aftercare = std::mem::take(&mut ctx.aftercare);
+        drain::settle(e, line, slot, aftercare, written).await;
         connection::request_done(session);
         let log = ctx.snapshot.access_log.clone();
         if let (Some(log), Some(started)) = (log, ctx.started) {

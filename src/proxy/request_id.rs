@@ -1,82 +1,85 @@
-//! Request ids: the one a request carries in `server.request_id_header`, kept when it may be
-//! believed, else a fresh one.
+//! Request ids: the one a request carries in `server.request_id_header`. Only a trusted
+//! proxy's (`identity.ip.trusted_proxies`) is kept; every other request gets one Floodgate
+//! makes, and the client's own goes to the backend apart (`x-client-request-id`), as it came.
 //!
-//! The rule: a value from a trusted proxy (`identity.ip.trusted_proxies`) is kept when it is one
-//! line of 1 to 1024 visible ASCII characters; a value from anyone else is kept only when it is
-//! 1 to 128 characters of letters, digits and `-_.:+/=@`. Otherwise (absent, repeated, empty,
-//! too long, other characters) the proxy makes one: 32 lowercase hex digits, unique in the
-//! process and not guessable from one another.
+//! The rule: a trusted proxy's value is kept when it is one line of 1 to 1024 visible ASCII
+//! characters not in Floodgate's own form (`fg-`…). Otherwise (a client that is no trusted
+//! proxy, absent, repeated, empty, too long, other characters, `fg-`…) the proxy makes one:
+//! `fg-` and 32 lowercase hex digits spelling 128 bits from the thread's CSPRNG (ChaCha,
+//! seeded from the OS), so ids are unique across a fleet and none can be guessed from
+//! another. A decision is kept under a request's id (`explain`), so an id a client chose must
+//! never be one: it could replace the record of someone else's request.
 
+use crate::explain::{is_own_form, Reference};
 use http::{HeaderMap, HeaderName, HeaderValue};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::LazyLock;
+use smallvec::SmallVec;
 
-/// The longest id a client that is not a trusted proxy may choose.
-pub(super) const MAX_UNTRUSTED: usize = 128;
 /// The longest id a trusted proxy may pass on.
 pub(super) const MAX_TRUSTED: usize = 1024;
 
-/// Whether `value` may be kept as the request id, coming from a peer `trusted` or not.
-pub(super) fn acceptable(value: &[u8], trusted: bool) -> bool {
-    let (max, allowed): (usize, fn(u8) -> bool) = match trusted {
-        true => (MAX_TRUSTED, |b| b.is_ascii_graphic() || b == b' '),
-        false => (MAX_UNTRUSTED, |b| {
-            b.is_ascii_alphanumeric() || b"-_.:+/=@".contains(&b)
-        }),
-    };
+/// The header the backend finds a client's own id in, when it sent one and it was not kept.
+pub(super) const CLIENT_ID: HeaderName = HeaderName::from_static("x-client-request-id");
+
+/// A request's id, and its reference when Floodgate made it.
+#[derive(Debug)]
+pub(super) struct RequestId {
+    /// The id, as sent to the backend and returned to the client.
+    pub(super) value: HeaderValue,
+    /// The reference of Floodgate's own id; `None` for a trusted proxy's.
+    pub(super) own: Option<Reference>,
+}
+
+/// Whether `value` may be kept as the request id of a trusted proxy.
+pub(super) fn acceptable(value: &[u8]) -> bool {
     !value.is_empty()
-        && value.len() <= max
-        && value.iter().copied().all(allowed)
+        && value.len() <= MAX_TRUSTED
+        && value.iter().all(|&b| b.is_ascii_graphic() || b == b' ')
         && value.first() != Some(&b' ')
         && value.last() != Some(&b' ')
+        && !is_own_form(value)
 }
 
-/// The request's id: the one in `headers` under `name` if it may be kept, else a new one.
-pub(super) fn of(headers: &HeaderMap, name: &HeaderName, trusted: bool) -> HeaderValue {
-    let mut values = headers.get_all(name).iter();
-    match (values.next(), values.next()) {
-        (Some(value), None) if acceptable(value.as_bytes(), trusted) => value.clone(),
-        _ => generate(),
-    }
-}
-
-/// A fresh id: a counter run through a keyed 64-bit permutation (so ids never repeat within
-/// a process yet do not reveal how many requests came before), after a random process prefix.
-pub(super) fn generate() -> HeaderValue {
-    static KEYS: LazyLock<(u64, u64)> = LazyLock::new(|| {
-        let mut seed = [0u8; 16];
-        // Without the OS's randomness, the time still sets processes apart.
-        if getrandom::fill(&mut seed).is_err() {
-            let nanos = crate::clock::wall_now_ns();
-            seed = (nanos ^ u128::from(std::process::id()) << 64).to_le_bytes();
+/// The request's id: the one in `headers` under `name` if it came from a `trusted` proxy and
+/// may be kept, else a new one.
+pub(super) fn of(headers: &HeaderMap, name: &HeaderName, trusted: bool) -> RequestId {
+    if trusted {
+        let mut values = headers.get_all(name).iter();
+        if let (Some(value), None) = (values.next(), values.next()) {
+            if acceptable(value.as_bytes()) {
+                return RequestId {
+                    value: value.clone(),
+                    own: None,
+                };
+            }
         }
-        let (prefix, key) = seed.split_at(8);
-        let word = |b: &[u8]| b.try_into().map_or(0, u64::from_le_bytes);
-        (word(prefix), word(key))
-    });
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let (prefix, key) = *KEYS;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut text = [0u8; 32];
-    hex(prefix, &mut text[..16]);
-    hex(permute(n ^ key), &mut text[16..]);
-    // Hex digits are always a valid header value.
-    HeaderValue::from_bytes(&text).unwrap_or(HeaderValue::from_static("0"))
+    }
+    generate()
 }
 
-/// `n` as lowercase hex digits filling `out` (16 for a whole `u64`).
-fn hex(n: u64, out: &mut [u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for (i, digit) in out.iter_mut().rev().enumerate() {
-        *digit = DIGITS[((n >> (4 * i)) & 0xf) as usize];
+/// A fresh id: 128 random bits, `fg-` and 32 hex digits.
+pub(super) fn generate() -> RequestId {
+    let (own, text) = Reference::own(rand::random());
+    RequestId {
+        // Hex digits and `-` are always a valid header value.
+        value: HeaderValue::from_bytes(&text).unwrap_or(HeaderValue::from_static("fg-")),
+        own: Some(own),
     }
 }
 
-/// SplitMix64's finaliser: a bijection on `u64`, so distinct inputs give distinct outputs.
-fn permute(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// The client's own id, every line of header `name` in `headers` joined as it came (`None`
+/// when it sent none).
+pub(super) fn clients_own(headers: &HeaderMap, name: &HeaderName) -> Option<HeaderValue> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    let Some(second) = values.next() else {
+        return Some(first.clone());
+    };
+    let mut joined: SmallVec<[u8; 128]> = SmallVec::from_slice(first.as_bytes());
+    for value in std::iter::once(second).chain(values) {
+        joined.extend_from_slice(b", ");
+        joined.extend_from_slice(value.as_bytes());
+    }
+    HeaderValue::from_bytes(&joined).ok()
 }
 
 #[cfg(test)]
@@ -91,43 +94,56 @@ mod tests {
         map
     }
 
-    #[test]
-    fn a_well_formed_id_is_kept_and_a_bad_one_replaced() {
-        let name = HeaderName::from_static("x-request-id");
-        let kept = of(&headers(&["abc-123_x.y:z"]), &name, false);
-        assert_eq!(kept, "abc-123_x.y:z");
-        for bad in ["has space", "semi;colon", "quote\"", &"a".repeat(129)] {
-            let id = of(&headers(&[bad]), &name, false);
-            assert_ne!(id, bad);
-            assert_eq!(id.len(), 32);
-        }
-        // Two values are one too many.
-        assert_eq!(of(&headers(&["a", "b"]), &name, false).len(), 32);
-        assert_eq!(of(&HeaderMap::new(), &name, false).len(), 32);
+    fn is_own(id: &RequestId) -> bool {
+        let text = id.value.to_str().unwrap();
+        id.own.as_ref().is_some_and(|r| r.to_string() == text)
+            && text.len() == 35
+            && text.starts_with("fg-")
+            && text[3..].bytes().all(|b| b"0123456789abcdef".contains(&b))
     }
 
     #[test]
-    fn a_trusted_proxy_may_pass_on_longer_and_freer_ids() {
+    fn a_clients_id_is_never_kept_and_goes_apart_as_it_came() {
+        let name = HeaderName::from_static("x-request-id");
+        for sent in [&["abc-123_x.y:z"][..], &["has space"], &["a", "b"], &[]] {
+            let id = of(&headers(sent), &name, false);
+            assert!(is_own(&id), "{sent:?}");
+        }
+        assert_eq!(
+            clients_own(&headers(&["abc", "d e"]), &name).unwrap(),
+            "abc, d e"
+        );
+        assert_eq!(clients_own(&headers(&["abc"]), &name).unwrap(), "abc");
+        assert!(clients_own(&headers(&[]), &name).is_none());
+    }
+
+    #[test]
+    fn a_trusted_proxy_may_pass_on_ids_but_none_in_floodgates_form() {
         let name = HeaderName::from_static("x-request-id");
         let long = "a b;c".repeat(100);
-        assert_eq!(of(&headers(&[&long]), &name, true), long.as_str());
-        assert_ne!(of(&headers(&[&long]), &name, false), long.as_str());
-        assert_ne!(of(&headers(&[&"a".repeat(1025)]), &name, true).len(), 1025);
+        let kept = of(&headers(&[&long]), &name, true);
+        assert_eq!(
+            (kept.value.to_str().unwrap(), kept.own),
+            (long.as_str(), None)
+        );
+        assert!(is_own(&of(&headers(&[&"a".repeat(1025)]), &name, true)));
+        assert!(is_own(&of(&headers(&["a", "b"]), &name, true)));
+        let forged = format!("FG-{}", "0".repeat(32));
+        assert!(is_own(&of(&headers(&[&forged]), &name, true)));
     }
 
     #[test]
-    fn generated_ids_differ() {
-        let ids: std::collections::HashSet<_> = (0..1000).map(|_| generate()).collect();
-        assert_eq!(ids.len(), 1000);
-        assert!(ids.iter().all(|id| id.len() == 32));
-        let digits = |id: &HeaderValue| {
-            id.as_bytes()
-                .iter()
-                .all(|b| b"0123456789abcdef".contains(b))
-        };
-        assert!(ids.iter().all(digits));
-        let mut out = [0u8; 16];
-        hex(0x0123_4567_89ab_cdef, &mut out);
-        assert_eq!(&out, b"0123456789abcdef");
+    fn generated_ids_differ_in_every_part() {
+        let ids: Vec<RequestId> = (0..1000).map(|_| generate()).collect();
+        assert!(ids.iter().all(is_own));
+        let texts: std::collections::HashSet<_> = ids.iter().map(|i| i.value.clone()).collect();
+        assert_eq!(texts.len(), 1000);
+        // No shared prefix: the first 8 digits alone tell 1000 ids apart (a clash among
+        // 1000 draws of 32 bits is a one-in-8,600 chance).
+        let heads: std::collections::HashSet<_> = ids
+            .iter()
+            .map(|i| i.value.as_bytes()[3..11].to_vec())
+            .collect();
+        assert!(heads.len() >= 999);
     }
 }

@@ -4,12 +4,14 @@
 
 use super::access_log::AccessLog;
 use super::front::FrontSettings;
+use super::header_guard::HeaderGuard;
 use super::upstream::Upstream;
 use crate::challenge::Challenges;
 use crate::explain::Decisions;
 use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
 use crate::overload::Pools;
+use crate::proof::Proofs;
 use crate::trace::Tracer;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
@@ -40,6 +42,12 @@ pub struct Snapshot {
     /// Traces requests, when `[telemetry] otlp_endpoint` is set (set through
     /// [`Snapshot::with_tracer`]; kept across reloads that leave it as it was).
     pub tracer: Option<Arc<Tracer>>,
+    /// The verified sources and what is proven of them, when `[identity.verify]` names any
+    /// (set through [`Snapshot::with_proofs`]; the same proofs the decider's chain reads).
+    pub proofs: Option<Arc<Proofs>>,
+    /// The headers held to one line and whose underscore spellings never reach the backend
+    /// (set through [`Snapshot::with_header_guard`]).
+    pub(super) guard: HeaderGuard,
 }
 
 impl Snapshot {
@@ -55,6 +63,8 @@ impl Snapshot {
             decisions: None,
             h2fp: false,
             tracer: None,
+            proofs: None,
+            guard: HeaderGuard::new(&[], &[]),
         }
     }
 
@@ -91,6 +101,16 @@ impl Snapshot {
     /// The snapshot tracing requests with `tracer`.
     pub fn with_tracer(self, tracer: Option<Arc<Tracer>>) -> Self {
         Self { tracer, ..self }
+    }
+
+    /// The snapshot learning and reading proven credentials with `proofs`.
+    pub fn with_proofs(self, proofs: Option<Arc<Proofs>>) -> Self {
+        Self { proofs, ..self }
+    }
+
+    /// The snapshot holding requests' headers to `guard`.
+    pub fn with_header_guard(self, guard: HeaderGuard) -> Self {
+        Self { guard, ..self }
     }
 
     /// The snapshot with `front` settings instead of the defaults.

@@ -12,6 +12,7 @@ use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::overload::OverloadMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
+use super::proofs::ProofCounters;
 use super::signed::SignedMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
 use floodgate_limiter::StoreMetrics;
@@ -23,9 +24,15 @@ use prometheus::{
 /// The `class` label values of `floodgate_upstream_responses_total`.
 const UPSTREAM_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
+/// The `remedy` label values of `floodgate_blocked_total` (the words of `control::Remedy`),
+/// shown at zero so a dashboard has the series before the first blocked request.
+pub const BLOCK_REMEDIES: [&str; 3] = ["ban", "throttle", "challenge"];
+
 /// The registry and the series Floodgate exports.
 pub struct Metrics {
     registry: Registry,
+    /// Every series' name, in the order registered.
+    names: Vec<String>,
     policies: PolicyFamilies,
     /// Requests that could not be proxied, by kind.
     pub upstream_errors: ByLabel<UpstreamErrorKind>,
@@ -66,6 +73,8 @@ pub struct Metrics {
     pub bots: BotMetrics,
     /// Signed agents' requests and key-directory fetches.
     pub signed: SignedMetrics,
+    /// Requests carrying verified sources' values, by what was known of them.
+    pub proofs: ProofCounters,
     /// `floodgate_challenges_total`.
     pub challenges: ChallengeMetrics,
     /// `floodgate_tls_cert_expiry_seconds` and `floodgate_acme_orders_total`.
@@ -112,8 +121,20 @@ impl Metrics {
             &["class"],
         )
         .expect("static metric definition");
-        let metrics = Self {
+        let blocked = IntCounterVec::new(
+            Opts::new(
+                "floodgate_blocked_total",
+                "Requests refused by CrowdSec's decisions, by remedy (ban: 403, throttle: 429).",
+            ),
+            &["remedy"],
+        )
+        .expect("static metric definition");
+        for remedy in BLOCK_REMEDIES {
+            blocked.with_label_values(&[remedy]);
+        }
+        let mut metrics = Self {
             registry: Registry::new(),
+            names: Vec::new(),
             policies: PolicyFamilies::new(),
             upstream_errors: ByLabel::new(
                 "floodgate_upstream_errors_total",
@@ -135,14 +156,7 @@ impl Metrics {
                 "Requests refused with 403 by a ban made through the control API.",
             )
             .expect("static metric definition"),
-            blocked: IntCounterVec::new(
-                Opts::new(
-                    "floodgate_blocked_total",
-                    "Requests refused by CrowdSec's decisions, by remedy (ban: 403, throttle: 429).",
-                ),
-                &["remedy"],
-            )
-            .expect("static metric definition"),
+            blocked,
             admin_changes: IntCounterVec::new(
                 Opts::new(
                     "floodgate_admin_changes_total",
@@ -198,6 +212,7 @@ impl Metrics {
             crowdsec: CrowdSecMetrics::new(),
             bots: BotMetrics::new(),
             signed: SignedMetrics::new(),
+            proofs: ProofCounters::new(),
             challenges: ChallengeMetrics::new(),
             certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
@@ -224,6 +239,7 @@ impl Metrics {
             metrics.bots.collector(),
             metrics.bots.signals_collector(),
             metrics.challenges.collector(),
+            metrics.proofs.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),
             Box::new(metrics.blocked.clone()),
@@ -244,12 +260,20 @@ impl Metrics {
             Box::new(build_info),
         ]);
         for collector in collectors {
+            let names = collector.desc().into_iter().map(|d| d.fq_name.clone());
+            metrics.names.extend(names);
             metrics
                 .registry
                 .register(collector)
                 .expect("each series is registered once");
         }
         metrics
+    }
+
+    /// The name of every series exported, whether or not it has a value yet (a family
+    /// labelled by policy or pool has none before the first).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The series of policy `name`, created at zero so they show before the first request.
@@ -351,5 +375,6 @@ mod tests {
         assert!(text.contains(r#"floodgate_store_errors_total{kind="breaker_open"} 0"#));
         assert!(text.contains(r#"floodgate_connections_refused_total{reason="per_ip"} 0"#));
         assert!(text.contains("floodgate_connections_open 0"));
+        assert!(text.contains(r#"floodgate_blocked_total{remedy="challenge"} 0"#));
     }
 }

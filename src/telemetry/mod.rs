@@ -13,6 +13,7 @@ mod metrics;
 mod offenders;
 mod overload;
 mod policy;
+mod proofs;
 mod signed;
 mod vocab;
 
@@ -24,10 +25,11 @@ pub use challenges::{ChallengeMetrics, ChallengeResult};
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;
 pub use floodgate_limiter::StoreMetrics;
-pub use metrics::Metrics;
+pub use metrics::{Metrics, BLOCK_REMEDIES};
 pub use offenders::{Offender, Offenders};
 pub use overload::OverloadMetrics;
 pub use policy::PolicyCounters;
+pub use proofs::{ProofCounters, SourceProofCounters};
 pub use signed::SignedMetrics;
 pub use vocab::{
     AccessList, ConnectionRefusal, FetchResult, HeldResult, PenaltyEvent, PolicyOutcome,

@@ -63,7 +63,12 @@ fn googlebot_verified_by_ranges_or_reverse_dns_passes_and_an_impostor_is_denied_
     let upstream = Upstream::start();
     let ranges = tempfile::tempdir().expect("temp dir");
     ranges_file(ranges.path(), "googlebot", &["127.0.6.16/28"]);
-    let config = search_engines_past_an_anonymous_limit(&dns.addr.to_string(), ranges.path());
+    // Counts, refusing nothing, the requests `match.bot = ["search-engine"]` takes (first, so
+    // that no deny decides before it).
+    let claims = "[[policy]]\nname = \"claims\"\naction = \"deny\"\nshadow = true\n\
+                  match = { bot = [\"search-engine\"] }\n";
+    let config = claims.to_owned()
+        + &search_engines_past_an_anonymous_limit(&dns.addr.to_string(), ranges.path());
     let proxy = Proxy::start_with_server(&[&upstream.addr], "access_log = true", &config);
     let url = proxy.url("/");
     let from = |address: &str, agent: &str| curl(&Curl::get(&url).from(address).agent(agent));
@@ -90,6 +95,10 @@ fn googlebot_verified_by_ranges_or_reverse_dns_passes_and_an_impostor_is_denied_
     };
     assert_eq!(proxy.metric(&series("search-engine", "true")), 10.0);
     assert_eq!(proxy.metric(&series("spoofed", "false")), 2.0);
+    // Issue 82: a spoofed claim matches `bot = ["spoofed"]` only, never the category it
+    // claimed (bots.md said it still did): the ten verified requests, not the impostors'.
+    let taken = "floodgate_requests_total{decision=\"shadow_denied\",policy=\"claims\"}";
+    assert_eq!(proxy.metric(taken), 10.0);
     let log = proxy.log();
     let line = log
         .lines()

@@ -251,6 +251,17 @@ fn the_binary_refuses_a_missing_or_corrupt_database_at_its_key_and_describes_goo
     ] {
         assert!(stdout.contains(&line), "{line}\n{stdout}");
     }
+    // Issue 82 (geo.md said otherwise): a relative path is read beside the config file, not
+    // in the working directory (the crate's, here, which holds no such file).
+    let (out, _) = check(dir.path(), "[geo]\nasn_db = \"GeoLite2-ASN.mmdb\"\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = format!("asn_db {}: GeoLite2-ASN built ", asn_db.display());
+    assert!(stdout.contains(&line), "{line}\n{stdout}");
 }
 
 #[test]

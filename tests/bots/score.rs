@@ -1,8 +1,10 @@
 //! The bot score's network and crawler signals end to end, with curl leaving from 127.0.x.y
 //! addresses: a listed hosting network (shipped, or added by `[bots.score] hosting_asns`)
 //! shows `hosting-network`; a crawler claim that fails its check shows `spoofed`, one whose
-//! check cannot finish `unverified-crawler`; the backend is told both headers; a bad
-//! `[bots.score]` is refused where it stands at `--test` and on reload.
+//! check cannot finish `unverified-crawler`; the backend is told both headers; a browser's
+//! User-Agent written in another case keeps its family; a bad `[bots.score]` is refused where
+//! it stands at `--test` and on reload; `match.signals` denies curl with Chrome's User-Agent
+//! over the TLS listener, and no other signal.
 
 use super::curl::{curl, Curl};
 use crate::common::dns::DnsServer;
@@ -61,6 +63,25 @@ fn a_listed_hosting_network_shows_hosting_network() {
     assert_eq!(told(&proxy, &upstream, "127.0.8.1", None), "0 -");
     let log = proxy.log();
     assert!(log.contains(" score=20 signals=hosting-network"), "{log}");
+}
+
+#[test]
+fn a_browser_user_agent_in_lower_case_is_held_to_its_family() {
+    let upstream = Upstream::start();
+    let proxy = Proxy::start(&[&upstream.addr], HEADERS);
+    let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+    let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
+                  Chrome/156.0.0.0 Safari/537.36";
+    // Sent without Accept-Language, which every browser sends.
+    for agent in [firefox, chrome] {
+        for written in [agent.to_owned(), agent.to_lowercase(), agent.to_uppercase()] {
+            assert_eq!(
+                told(&proxy, &upstream, "127.0.0.1", Some(&written)),
+                "20 missing-browser-headers",
+                "{written}"
+            );
+        }
+    }
 }
 
 /// Writes Googlebot's ranges (`prefixes`) into `dir`, as `floodgate bots update` does.
@@ -132,4 +153,56 @@ fn a_bad_score_table_is_refused_where_it_stands_at_test_and_on_reload() {
         path.display()
     );
     assert!(said.contains(&at), "{said}");
+}
+
+/// The User-Agent of Chrome 156 on Linux.
+const CHROME: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
+                      Chrome/156.0.0.0 Safari/537.36";
+
+/// The status curl gets for `url` (over TLS, trusting `ca`) sending `headers`.
+fn status_over_tls(url: &str, ca: &Path, headers: &[&str]) -> String {
+    let mut command = Command::new("curl");
+    command.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--http1.1"]);
+    command.arg("--cacert").arg(ca);
+    for header in headers {
+        command.args(["-H", header]);
+    }
+    let out = command.arg(url).output().expect("curl runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 82: "deny a Chrome User-Agent whose TLS is not Chrome's" is one signal, which a
+/// policy matches alone (`match.signals`): curl with Chrome's User-Agent over TLS is denied;
+/// curl as itself, and Chrome's User-Agent without its headers over plain HTTP (another
+/// signal, the same score band), are not.
+#[test]
+fn a_policy_matches_one_signal_of_the_score() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    crate::common::certs::make_certificates(dir.path());
+    let upstream = Upstream::start();
+    let tls_port = crate::common::free_port();
+    let server = format!(
+        "tls_listen = \"127.0.0.1:{tls_port}\"\ntls_cert_file = \"{}\"\ntls_key_file = \"{}\"\n\
+         access_log = true",
+        dir.path().join("server.pem").display(),
+        dir.path().join("server.key").display()
+    );
+    let policy = "[[policy]]\nname = \"fake-chrome\"\naction = \"deny\"\n\
+                  match = { signals = [\"ua-tls-mismatch\"] }\n";
+    let proxy = Proxy::start_with_server(&[&upstream.addr], &server, policy);
+    let ca = dir.path().join("ca.pem");
+    let url = format!("https://127.0.0.1:{tls_port}/");
+    let chrome = format!("User-Agent: {CHROME}");
+    let lang = "Accept-Language: en";
+    assert_eq!(status_over_tls(&url, &ca, &[&chrome, lang]), "403");
+    assert_eq!(status_over_tls(&url, &ca, &[lang]), "200", "curl as itself");
+    let plain = proxy.url("/");
+    assert_eq!(
+        curl(&Curl::get(&plain).agent(CHROME)).status,
+        200,
+        "missing-browser-headers alone"
+    );
+    let log = proxy.log();
+    assert!(log.contains("signals=ua-tls-mismatch"), "{log}");
+    assert!(log.contains("signals=missing-browser-headers"), "{log}");
 }

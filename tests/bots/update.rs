@@ -292,3 +292,57 @@ fn browsers_ja4s_from_a_mapping_are_written_and_read_by_bots_ranges_dir() {
         "{said}"
     );
 }
+
+/// Issue 82: a `bots.ranges_dir` that is missing, or holds no crawler's ranges, was accepted
+/// silently and verified nothing; `--test` and the start now warn where it stands, and a
+/// directory `floodgate bots update` filled does not.
+#[test]
+fn a_ranges_dir_that_gives_no_ranges_is_warned_about_at_test_and_at_start() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let config = work.path().join("floodgate.toml");
+    let config_text =
+        "[server]\nlisten = \"127.0.0.1:8080\"\n\n[upstream]\nbackends = [\"127.0.0.1:8000\"]\n\n\
+                       [bots]\nranges_dir = \"ranges\"\n";
+    std::fs::write(&config, config_text).unwrap();
+    let said = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_floodgate"))
+            .arg("--config")
+            .arg(&config)
+            .arg("--test")
+            .output()
+            .expect("the binary runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let dir = work.path().join("ranges");
+    let at = format!(
+        "{}:8:14: `bots.ranges_dir`: `{}`",
+        config.display(),
+        dir.display()
+    );
+    let missing = said();
+    assert!(
+        missing.contains(&format!("{at} is not a directory")),
+        "{missing}"
+    );
+    assert!(missing.contains("floodgate bots update"), "{missing}");
+    std::fs::create_dir(&dir).unwrap();
+    let empty = said();
+    assert!(
+        empty.contains(&format!("{at} holds no crawler's ranges")),
+        "{empty}"
+    );
+    std::fs::write(dir.join("googlebot.json"), GOOD).unwrap();
+    let filled = said();
+    assert!(!filled.contains("`bots.ranges_dir`"), "{filled}");
+    // At start too, where the service's log shows it.
+    let upstream = crate::common::Upstream::start();
+    let missing = work.path().join("nowhere");
+    let extra = format!("[bots]\nranges_dir = \"{}\"\n", missing.display());
+    let proxy = crate::common::Proxy::start(&[&upstream.addr], &extra);
+    let log = proxy.log();
+    assert!(
+        log.contains(&format!("`{}` is not a directory", missing.display())),
+        "{log}"
+    );
+}

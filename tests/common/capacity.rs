@@ -1,9 +1,13 @@
 //! A backend of fixed capacity, as overload protection meets it in production: `workers`
 //! requests are served at once, each taking `service` (or a time of its own within a range:
 //! [`Capacity::start_spread`]; a page, HTML, for `Accept: text/html`, else JSON); the rest
-//! wait inside it. It counts how many requests it holds at once (served
-//! and waiting, what it would run out of) and the most it ever held, and the `traceparent` of
-//! the last request. Stopped when dropped.
+//! wait inside it. `/slow` takes a worker for [`SLOW`]; `/hang` never answers and takes no
+//! worker. Like a thread-per-request server (Python's `http.server`), a request's work runs to
+//! its end whatever its connection does, and a connection the proxy half-closes is closed once
+//! its answer is written. It counts how many requests it holds at once (served and waiting,
+//! what it would run out of) and the most it ever held. It knows the customers' API keys
+//! (`x-api-key: customer-…`) and answers any other key 401, after the same work. Stopped when
+//! dropped.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -14,6 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
+
+/// How long `/slow` takes a worker.
+pub const SLOW: Duration = Duration::from_secs(1);
 
 /// What the connections share.
 struct Counts {
@@ -114,8 +121,9 @@ async fn serve(
                 let Ok((stream, _)) = accepted else { continue };
                 let (counts, workers) = (counts.clone(), workers.clone());
                 tokio::spawn(async move {
-                    let answer = move |req| work(req, counts.clone(), workers.clone(), service);
+                    let answer = move |req| answer(req, counts.clone(), workers.clone(), service);
                     let _ = http1::Builder::new()
+                        .half_close(true)
                         .serve_connection(TokioIo::new(stream), service_fn(answer))
                         .await;
                 });
@@ -124,24 +132,26 @@ async fn serve(
     }
 }
 
-/// Holds the request, waits for a worker, works its time of `service`, answers.
-async fn work(
+/// Answers the request: `/hang` never; any other once its work (a task of its own, which
+/// a closed connection does not stop) is done.
+async fn answer(
     req: hyper::Request<hyper::body::Incoming>,
     counts: Arc<Counts>,
     workers: Arc<Semaphore>,
     service: (Duration, Duration),
 ) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    let path = req.uri().path().to_owned();
+    if path == "/hang" {
+        std::future::pending::<()>().await;
+    }
     let n = counts.arrived.fetch_add(1, Ordering::SeqCst) as u64;
-    let held = counts.held.fetch_add(1, Ordering::SeqCst) + 1;
-    counts.most_held.fetch_max(held, Ordering::SeqCst);
-    let worker = workers.acquire().await.expect("the workers stay open");
     let (fastest, slowest) = service;
     let range = (slowest - fastest).as_micros() as u64 + 1;
-    let own = fastest + Duration::from_micros(n.wrapping_mul(2_654_435_761) % range);
-    tokio::time::sleep(own).await;
-    drop(worker);
-    counts.held.fetch_sub(1, Ordering::SeqCst);
-    counts.served.fetch_add(1, Ordering::SeqCst);
+    let own = match path.as_str() {
+        "/slow" => SLOW,
+        _ => fastest + Duration::from_micros(n.wrapping_mul(2_654_435_761) % range),
+    };
+    let _ = tokio::spawn(work(counts, workers, own)).await;
     let html = req
         .headers()
         .get("accept")
@@ -154,9 +164,28 @@ async fn work(
         false => ("application/json", "{\"served\":true}"),
     };
     let mut response = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    // Its own check of API keys, after the same work: it knows the customers' (`customer-…`).
+    if req
+        .headers()
+        .get("x-api-key")
+        .is_some_and(|key| !key.as_bytes().starts_with(b"customer-"))
+    {
+        *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    }
     response.headers_mut().insert(
         "content-type",
         hyper::header::HeaderValue::from_static(kind),
     );
     Ok(response)
+}
+
+/// Holds the request, waits for a worker, works `own`.
+async fn work(counts: Arc<Counts>, workers: Arc<Semaphore>, own: Duration) {
+    let held = counts.held.fetch_add(1, Ordering::SeqCst) + 1;
+    counts.most_held.fetch_max(held, Ordering::SeqCst);
+    let worker = workers.acquire().await.expect("the workers stay open");
+    tokio::time::sleep(own).await;
+    drop(worker);
+    counts.held.fetch_sub(1, Ordering::SeqCst);
+    counts.served.fetch_add(1, Ordering::SeqCst);
 }

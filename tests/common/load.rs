@@ -140,3 +140,83 @@ pub fn assert_exact_bucket(report: &LoadReport, capacity: f64, rate: f64, elapse
         "under-admitted: {allowed} < {exact:.2}"
     );
 }
+
+/// Sends GET requests to each of `urls` from `threads_per_url` threads for `duration`, with
+/// `headers`, offering `rate` requests a second in all: each thread keeps its own schedule
+/// (evenly spread, threads offset from one another) and sends each request when it is due, or
+/// at once when it is late, until `duration` is over (a slow answer holds its thread up, so
+/// fewer may be answered than offered, as a client with a fixed number of connections sees).
+pub fn paced(
+    urls: &[String],
+    threads_per_url: usize,
+    rate: f64,
+    duration: Duration,
+    headers: &[(&str, &str)],
+) -> LoadReport {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let threads = urls.len() * threads_per_url;
+    let every = Duration::from_secs_f64(threads as f64 / rate);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = urls
+            .iter()
+            .flat_map(|url| std::iter::repeat_n(url, threads_per_url))
+            .enumerate()
+            .map(|(i, url)| {
+                scope.spawn(move || {
+                    let client = Client::builder()
+                        .timeout(Duration::from_secs(10))
+                        .build()
+                        .expect("client");
+                    let mut report = LoadReport::default();
+                    let mut due = start + every.mul_f64(i as f64 / threads as f64);
+                    while due < deadline && Instant::now() < deadline {
+                        let now = Instant::now();
+                        if due > now {
+                            std::thread::sleep(due - now);
+                        }
+                        due += every;
+                        let sent = Instant::now();
+                        report
+                            .first_sent
+                            .get_or_insert((sent - start).as_secs_f64());
+                        let mut req = client.get(url);
+                        for (k, v) in headers {
+                            req = req.header(*k, *v);
+                        }
+                        let status = req.send().map(|r| r.status().as_u16()).unwrap_or(0);
+                        report.latencies.push(sent.elapsed());
+                        report
+                            .timeline
+                            .push((start.elapsed().as_secs_f64(), status));
+                        *report.statuses.entry(status).or_default() += 1;
+                    }
+                    report
+                })
+            })
+            .collect();
+        let mut all = LoadReport::default();
+        for handle in handles {
+            all.merge(handle.join().expect("load thread"));
+        }
+        all
+    })
+}
+
+impl LoadReport {
+    /// The latency below which `q` (0..1) of the requests answered `status` fell.
+    pub fn quantile_of(&self, status: u16, q: f64) -> Duration {
+        let mut sorted: Vec<Duration> = self
+            .latencies
+            .iter()
+            .zip(&self.timeline)
+            .filter(|(_, (_, s))| *s == status)
+            .map(|(latency, _)| *latency)
+            .collect();
+        sorted.sort();
+        sorted
+            .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+}

@@ -15,9 +15,11 @@ pub mod dns;
 pub mod fleet;
 pub mod front;
 pub mod geo;
+pub mod keyed;
 pub mod load;
 pub mod otlp;
 pub mod pebble;
+pub mod prometheus;
 pub mod pytools;
 pub mod raw;
 pub mod redis;
@@ -100,9 +102,13 @@ pub fn client_from(address: &str) -> Client {
         .expect("client")
 }
 
-/// The floodgate binary built for these tests.
+/// The floodgate binary built for these tests, or the one `FLOODGATE_BIN` names (a build of
+/// another commit, for a before-and-after run: `bench/distant`).
 pub fn floodgate_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_floodgate")
+    static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::env::var("FLOODGATE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_floodgate").into())
+    });
+    &BIN
 }
 
 /// A running proxy process and its config file.

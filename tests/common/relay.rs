@@ -94,3 +94,99 @@ impl Drop for Relay {
         }
     }
 }
+
+/// A TCP relay to `127.0.0.1:target` that delays every chunk by the same time each way, as a
+/// line a few milliseconds long would: chunks keep flowing while earlier ones are in the line
+/// (pipelined), to the tens of microseconds (a thread per direction sleeps to each chunk's
+/// time). Stopped, with its connections, when dropped.
+pub struct DelayLine {
+    pub port: u16,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    streams: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl DelayLine {
+    /// A line of `each_way` on a free port, to `127.0.0.1:target`.
+    pub fn start(target: u16, each_way: Duration) -> Self {
+        use std::sync::atomic::AtomicBool;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind delay line");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let port = listener.local_addr().expect("address").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let streams = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stopped, kept) = (stop.clone(), streams.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::SeqCst) {
+                let Ok((inbound, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let Ok(outbound) = std::net::TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                let _ = inbound.set_nonblocking(false);
+                for stream in [&inbound, &outbound] {
+                    let _ = stream.set_nodelay(true);
+                    if let Ok(clone) = stream.try_clone() {
+                        kept.lock().expect("streams").push(clone);
+                    }
+                }
+                line(&inbound, &outbound, each_way);
+                line(&outbound, &inbound, each_way);
+            }
+        });
+        DelayLine {
+            port,
+            stop,
+            streams,
+            thread: Some(thread),
+        }
+    }
+}
+
+/// Carries what `from` sends to `to`, each chunk `delay` after it was read.
+fn line(from: &std::net::TcpStream, to: &std::net::TcpStream, delay: Duration) {
+    use std::io::{Read, Write};
+    use std::time::Instant;
+    let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
+        return;
+    };
+    let (send, receive) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0
+                || send
+                    .send((Instant::now() + delay, buf[..n].to_vec()))
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        for (due, chunk) in receive {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            if to.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+impl Drop for DelayLine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for stream in self.streams.lock().expect("streams").drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -96,8 +96,7 @@ fn the_grafana_dashboard_queries_only_exported_series() {
     let dashboard: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let registry = floodgate::telemetry::Metrics::new();
-    registry.policy("p");
-    let metrics = registry.render();
+    let names = registry.names();
     let panels = dashboard["panels"].as_array().unwrap();
     assert!(panels.len() >= 5);
     for target in panels.iter().flat_map(|p| p["targets"].as_array().unwrap()) {
@@ -107,7 +106,7 @@ fn the_grafana_dashboard_queries_only_exported_series() {
             .filter(|w| w.starts_with("floodgate_"));
         for name in series {
             let base = name.trim_end_matches("_bucket");
-            assert!(metrics.contains(base), "{name} is not exported");
+            assert!(names.iter().any(|n| n == base), "{name} is not exported");
         }
     }
 }

@@ -3,7 +3,8 @@
 //! one; the configuration reference lists exactly the keys the config reader accepts (the
 //! reader says which when it meets an unknown key, so the code is asked, not a copy of it); and
 //! `floodgate --test` accepts every ```toml example of the book (a whole config as it stands,
-//! a part inside the smallest config it can stand in; a `toml,fragment` block is skipped).
+//! a part inside the smallest config it can stand in; a `toml,fragment` block is skipped); and
+//! the metrics reference lists exactly the series the registry exports.
 
 use regex::Regex;
 use std::collections::{BTreeSet, HashMap};
@@ -117,7 +118,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 33] = [
+const TABLES: [(&str, &str); 34] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -130,6 +131,10 @@ const TABLES: [(&str, &str); 33] = [
     ("identity", "[identity]\nKEY"),
     ("identity.ip", "[identity.ip]\nKEY"),
     ("identity.jwt", "[identity.jwt]\nKEY"),
+    (
+        "identity.verify.<source>",
+        "[identity]\nsources = [\"header:k\"]\n[identity.verify]\n\"header:k\" = { by = \"list\", KEY }",
+    ),
     ("access", "[access]\nKEY"),
     ("response", "[response]\nKEY"),
     ("policy", "[[policy]]\nKEY"),
@@ -218,6 +223,59 @@ fn the_configuration_reference_lists_exactly_the_keys_the_reader_accepts() {
     }
     problems.sort();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Issue 82: `metrics.md`'s "every series" lacked four; its table now names each series the
+/// registry exports (whether it has a value yet or not), and none it does not.
+#[test]
+fn the_metrics_reference_lists_exactly_the_series_exported() {
+    let text = std::fs::read_to_string(root().join("docs/src/metrics.md")).unwrap();
+    let (_, table) = text.split_once("## Metrics reference").unwrap();
+    let (table, _) = table.split_once("\n## ").unwrap();
+    let name = Regex::new(r"^\| `(floodgate_[a-z_]+)").unwrap();
+    let listed: BTreeSet<String> = table
+        .lines()
+        .filter_map(|row| name.captures(row).map(|c| c[1].to_owned()))
+        .collect();
+    let metrics = floodgate::telemetry::Metrics::new();
+    let exported: BTreeSet<String> = metrics.names().iter().cloned().collect();
+    let unlisted: Vec<_> = exported.difference(&listed).collect();
+    let unknown: Vec<_> = listed.difference(&exported).collect();
+    assert!(
+        unlisted.is_empty() && unknown.is_empty(),
+        "exported but not in metrics.md: {unlisted:?}; in metrics.md but not exported: {unknown:?}"
+    );
+}
+
+/// Issue 82: getting-started.md's mistake (`rate = "2/sec"`, which the binary accepts) is
+/// refused as the page says: its `my.toml` with the rate it names, at the place it quotes.
+#[test]
+fn the_getting_started_mistake_is_refused_where_the_page_says() {
+    let page = std::fs::read_to_string(root().join("docs/src/getting-started.md")).unwrap();
+    let (_, heredoc) = page.split_once("cat > my.toml <<'TOML'\n").unwrap();
+    let (config, _) = heredoc.split_once("\nTOML\n").unwrap();
+    let said = Regex::new(
+        r#"A mistake is located: with `(rate = "[^"]*")`, `--test` prints\s+`(my\.toml:\d+:\d+): "#,
+    )
+    .unwrap();
+    let said = said
+        .captures(&page)
+        .expect("the page names a mistake and where");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("my.toml");
+    assert!(config.contains("rate = \"2/s\""));
+    std::fs::write(&file, config.replacen("rate = \"2/s\"", &said[1], 1)).unwrap();
+    let out = std::process::Command::new(crate::common::floodgate_bin())
+        .current_dir(dir.path())
+        .args(["--config", "my.toml", "--test"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{} is accepted", &said[1]);
+    assert!(
+        stderr.starts_with(&format!("{}: `policy.rate`", &said[2])),
+        "{stderr}"
+    );
 }
 
 /// The first line of a ```toml block in the book that is a whole config: `floodgate --test`

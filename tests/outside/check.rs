@@ -68,6 +68,8 @@ fn limits_through(front: &Front, upstream: &Upstream) {
         .to_str()
         .unwrap()
         .contains("q=5"));
+    // Issue 82: nginx's `add_header` inside an `if` once dropped the location's no-store.
+    assert_eq!(refused.headers()["cache-control"], "no-store");
     assert_eq!(
         get(front, "bob").status(),
         200,
@@ -79,6 +81,7 @@ fn limits_through(front: &Front, upstream: &Upstream) {
         403,
         "the deny-list reaches through the front proxy"
     );
+    assert_eq!(denied.headers()["cache-control"], "no-store");
     assert_eq!(
         upstream.served(),
         served + 6,

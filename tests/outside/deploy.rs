@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use common::control_api::{admin_tables, control};
 use common::wait::eventually;
 use common::{floodgate_bin, free_port, Proxy, Upstream};
 use std::os::unix::fs::PermissionsExt;
@@ -26,15 +27,16 @@ fn pid_in(path: &Path) -> Option<u32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-/// A proxy whose `[server]` table puts the pid file and the upgrade socket in `dir`.
-fn proxy_with_pid_file(upstream: &Upstream, dir: &Path) -> (Proxy, PathBuf) {
+/// A proxy whose `[server]` table puts the pid file and the upgrade socket in `dir`, with
+/// `admin` in its `[admin]` table.
+fn proxy_with_pid_file(upstream: &Upstream, dir: &Path, admin: &str) -> (Proxy, PathBuf) {
     let pid_file = dir.join("floodgate.pid");
     let server = format!(
         "grace_period = \"0s\"\npid_file = \"{}\"\nupgrade_sock = \"{}\"",
         pid_file.display(),
         dir.join("upgrade.sock").display()
     );
-    let proxy = Proxy::start_with_server(&[&upstream.addr], &server, "");
+    let proxy = Proxy::start_with_tables(&[&upstream.addr], &server, admin, "");
     (proxy, pid_file)
 }
 
@@ -42,7 +44,7 @@ fn proxy_with_pid_file(upstream: &Upstream, dir: &Path) -> (Proxy, PathBuf) {
 fn the_pid_file_names_the_running_process_and_goes_at_a_clean_exit() {
     let upstream = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let (mut proxy, pid_file) = proxy_with_pid_file(&upstream, dir.path());
+    let (mut proxy, pid_file) = proxy_with_pid_file(&upstream, dir.path(), "");
     assert_eq!(pid_in(&pid_file), Some(proxy.pid()));
     let mode = std::fs::metadata(&pid_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o644);
@@ -85,7 +87,21 @@ impl Drop for Running {
 fn the_documented_upgrade_works_with_the_pid_file() {
     let upstream = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let (mut old, pid_file) = proxy_with_pid_file(&upstream, dir.path());
+    // The memory store's bans and overrides live in the process: what the new one has of
+    // them is what `admin.state_file` holds when it starts (operations.md says so, issue 82).
+    let admin_dir = tempfile::tempdir().unwrap();
+    let state = format!(
+        "state_file = \"{}\"\n",
+        admin_dir.path().join("control").display()
+    );
+    let (mut old, pid_file) = proxy_with_pid_file(
+        &upstream,
+        dir.path(),
+        &admin_tables(admin_dir.path(), &state),
+    );
+    let ban = serde_json::json!({"scope": "cidr", "value": "192.0.2.0/24", "ttl": "1h"});
+    let (status, made) = control(&old, "POST", "/v1/bans", Some(ban));
+    assert!(status == 200 || status == 201, "{status} {made}");
     let log = std::fs::File::create(dir.path().join("new.log")).unwrap();
     let new = Command::new(floodgate_bin())
         .args([
@@ -132,6 +148,11 @@ fn the_documented_upgrade_works_with_the_pid_file() {
         old.get("/", &[]).status(),
         200,
         "the new process serves the same port"
+    );
+    let (_, bans) = control(&old, "GET", "/v1/bans", None);
+    assert!(
+        bans.to_string().contains("192.0.2.0/24"),
+        "kept in the state file: {bans}"
     );
 
     let term = Command::new("kill")

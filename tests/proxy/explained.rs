@@ -36,7 +36,7 @@ fn a_429_carries_its_ref_and_the_control_api_explains_it() {
     let refused = last.unwrap();
     assert_eq!(refused.status(), 429);
     let id = header(&refused, "x-request-id");
-    assert_eq!(id.len(), 32, "{id}");
+    assert!(id.len() == 35 && id.starts_with("fg-"), "{id}");
     let body: Value = refused.json().expect("a problem body");
     assert_eq!(body["ref"], id.as_str(), "{body}");
     assert_eq!(body["policy"], "per-user");
@@ -47,6 +47,7 @@ fn a_429_carries_its_ref_and_the_control_api_explains_it() {
     assert_eq!(why["status"], 429);
     assert_eq!(why["path"], "/items/1");
     assert_eq!(why["method"], "GET");
+    assert_eq!(why["route"], Value::Null, "refused before a pool: {why}");
     assert_eq!(why["found_on"], "this instance");
     assert_eq!(why["policies"][0]["policy"], "per-user", "{why}");
     assert_eq!(why["policies"][0]["outcome"], "throttled");
@@ -84,6 +85,7 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
     let why = explained(&proxy, &id);
     assert_eq!(why["decision"], "allowed", "{why}");
     assert_eq!(why["status"], 200);
+    assert_eq!(why["route"], "default", "{why}");
     assert_eq!(why["bucket"]["tokens_before"], 5.0, "{why}");
     assert_eq!(why["bucket"]["tokens_after"], 4.0, "{why}");
     assert_eq!(why["bucket"]["retry_after_s"], Value::Null);
@@ -110,7 +112,14 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
         Some("nope-nope-nope-nope"),
     );
     assert_eq!(wrong.status(), 401);
-    for bad in ["not-hex-zz", "...", &"a".repeat(65), "abc:def", "ab%2fcd"] {
+    for bad in [
+        "not-hex-zz",
+        "...",
+        &"a".repeat(65),
+        "abc:def",
+        "ab%2fcd",
+        "fg-abc",
+    ] {
         let (status, body) = control(&proxy, "GET", &format!("/v1/decisions/{bad}"), None);
         assert_eq!(
             (status, &body["field"]),
@@ -138,6 +147,55 @@ fn an_allowed_request_is_explained_too_and_lookups_are_checked() {
     assert_eq!(posted.status(), 405);
 }
 
+/// Issue #82 (3): a client that sent a victim's ref as its own `x-request-id` replaced the
+/// victim's decision with its own allowed request.
+#[test]
+fn a_ref_a_client_sends_never_replaces_the_decision_kept_under_it() {
+    let upstream = Upstream::start();
+    let (_dir, proxy) = start(&upstream, PER_USER);
+    let mut refused = None;
+    for _ in 0..6 {
+        refused = Some(proxy.get("/victim/path", &[("x-api-key", KEY)]));
+    }
+    let refused = refused.unwrap();
+    assert_eq!(refused.status(), 429);
+    let victims = header(&refused, "x-request-id");
+
+    let attack = proxy.get(
+        "/innocent/path",
+        &[("x-request-id", &victims), ("x-api-key", "attacker")],
+    );
+    assert_eq!(attack.status(), 200);
+    let attackers = header(&attack, "x-request-id");
+    assert_ne!(attackers, victims, "a client's id is never the request's");
+    // The backend gets Floodgate's id, and the client's apart, as it came.
+    assert_eq!(upstream.last_header("x-request-id"), [attackers.as_str()]);
+    assert_eq!(
+        upstream.last_header("x-client-request-id"),
+        [victims.as_str()]
+    );
+    let why = explained(&proxy, &victims);
+    assert_eq!(
+        (&why["decision"], &why["path"]),
+        (&"throttled".into(), &"/victim/path".into()),
+        "the victim's record stands: {why}"
+    );
+    assert_eq!(explained(&proxy, &attackers)["path"], "/innocent/path");
+}
+
+/// Issue #82 (4): 50 ids shared one 16-digit prefix, the rest a permuted counter.
+#[test]
+fn floodgates_ids_share_no_prefix() {
+    let upstream = Upstream::start();
+    let proxy = Proxy::start(&[&upstream.addr], "");
+    let ids: Vec<String> = (0..50)
+        .map(|_| header(&proxy.get("/ok", &[]), "x-request-id"))
+        .collect();
+    let heads: std::collections::HashSet<&str> = ids.iter().map(|id| &id[..11]).collect();
+    assert_eq!(heads.len(), 50, "{ids:?}");
+    assert!(ids.iter().all(|id| id.len() == 35 && id.starts_with("fg-")));
+}
+
 #[test]
 fn a_deny_a_bad_request_and_a_backend_failure_carry_their_ref() {
     let upstream = Upstream::start();
@@ -154,10 +212,14 @@ fn a_deny_a_bad_request_and_a_backend_failure_carry_their_ref() {
         serde_json::json!({"policy": "no-admin", "outcome": "denied", "remaining": null})
     );
 
-    // A client's own id is echoed as its ref, but one outside the grammar cannot be looked up.
+    // A client's own id is not its ref: Floodgate's is.
     let chosen = proxy.get("/admin/y", &[("x-request-id", "client.chosen:1")]);
+    let id = header(&chosen, "x-request-id");
     let body: Value = chosen.json().unwrap();
-    assert_eq!(body["ref"], "client.chosen:1");
+    assert!(
+        id.starts_with("fg-") && body["ref"] == id.as_str(),
+        "{body}"
+    );
     let (status, _) = control(&proxy, "GET", "/v1/decisions/client.chosen:1", None);
     assert_eq!(status, 400);
 

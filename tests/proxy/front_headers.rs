@@ -1,5 +1,5 @@
 //! What Floodgate, as a front proxy, adds and removes: forwarding headers (a client's replaced,
-//! a trusted proxy's kept), `Via`, request ids both ways, no hop-by-hop response headers,
+//! a trusted proxy's kept), `Via`, request ids both ways (a client's own apart), no hop-by-hop response headers,
 //! `Connection: close` on answers that close, no `RateLimit` on publicly cacheable responses,
 //! and pipelined requests answered in order.
 
@@ -19,7 +19,7 @@ fn header<'a>(response: &'a str, name: &str) -> Option<&'a str> {
 }
 
 fn is_generated_id(id: &str) -> bool {
-    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    id.len() == 35 && id.starts_with("fg-") && id[3..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[test]
@@ -48,18 +48,21 @@ fn the_upstream_sees_forwarding_headers_and_a_request_id_the_client_gets_back() 
     assert_eq!(answer.headers()["x-request-id"], sent[0].as_str());
     assert_eq!(answer.headers()["via"], "1.1 floodgate");
 
-    // A well-formed id is kept both ways; a malformed or overlong one is replaced.
-    let answer = proxy.get("/b", &[("x-request-id", "order-42:retry.1")]);
-    assert_eq!(upstream.last_header("x-request-id"), ["order-42:retry.1"]);
-    assert_eq!(answer.headers()["x-request-id"], "order-42:retry.1");
-    for bad in ["two words", "semi;colon", &"x".repeat(129)] {
-        let answer = proxy.get("/c", &[("x-request-id", bad)]);
+    // A client's own id is never kept: the backend gets it apart, as it came.
+    for own in [
+        "order-42:retry.1",
+        "two words",
+        "semi;colon",
+        &"x".repeat(129),
+    ] {
+        let answer = proxy.get("/c", &[("x-request-id", own)]);
         let id = answer.headers()["x-request-id"]
             .to_str()
             .expect("text")
             .to_owned();
-        assert!(is_generated_id(&id), "{bad:?} became {id:?}");
+        assert!(is_generated_id(&id), "{own:?} became {id:?}");
         assert_eq!(upstream.last_header("x-request-id"), [id]);
+        assert_eq!(upstream.last_header("x-client-request-id"), [own]);
     }
 }
 
@@ -89,6 +92,16 @@ fn a_trusted_proxys_forwarding_headers_are_kept_and_extended() {
     // The load balancer's id is trusted as it is, in the configured header.
     assert_eq!(upstream.last_header("x-trace"), ["lb-7 req 99"]);
     assert_eq!(answer.headers()["x-trace"], "lb-7 req 99");
+    assert!(upstream.last_header("x-client-request-id").is_empty());
+    // But never one in Floodgate's own form: only Floodgate makes those.
+    let forged = format!("fg-{}", "0".repeat(32));
+    let answer = proxy.get("/", &[("x-trace", forged.as_str())]);
+    let id = answer.headers()["x-trace"].to_str().expect("text");
+    assert!(is_generated_id(id) && id != forged, "{id}");
+    assert_eq!(
+        upstream.last_header("x-client-request-id"),
+        [forged.as_str()]
+    );
     assert!(upstream.last_header("x-request-id").is_empty());
     assert!(
         upstream.last_header("via").is_empty(),
@@ -136,7 +149,7 @@ fn hop_by_hop_headers_never_reach_the_client_and_closing_answers_say_close() {
     let answer = raw::read_response(&mut stream);
     assert_eq!(raw::status(&answer), 502, "{answer}");
     assert_eq!(header(&answer, "connection"), Some("close"), "{answer}");
-    assert_eq!(header(&answer, "x-request-id"), Some("ask-1"));
+    assert!(header(&answer, "x-request-id").is_some_and(is_generated_id));
     assert_eq!(
         raw::read_response(&mut stream),
         "",

@@ -4,7 +4,7 @@
 //! (`h2fp=`) equals what a reference reads from the very bytes sent
 //! (tests/proxy/h2fp/reference.py); hundreds of SETTINGS entries and PRIORITY frames are served
 //! and capped; HTTP/1 has none; `match.h2fp`, the source `h2fp`, and a reload that turns the
-//! reading on.
+//! reading on. What a hostile probe does over both: `probes`.
 
 use crate::common;
 
@@ -18,15 +18,20 @@ use std::process::{Command, Stdio};
 
 /// A proxy with a TLS listener (certificates in `_dir`) and h2c on its plain one, logging each
 /// request, with `upstream` extra keys `extra`.
-struct H2Proxy {
-    upstream: Upstream,
-    proxy: Proxy,
+pub(crate) struct H2Proxy {
+    pub(crate) upstream: Upstream,
+    pub(crate) proxy: Proxy,
     tls_port: u16,
     _dir: tempfile::TempDir,
 }
 
 impl H2Proxy {
     fn start(extra: &str) -> Self {
+        Self::start_with("", extra)
+    }
+
+    /// The proxy with `[server]` keys `server_extra` too.
+    pub(crate) fn start_with(server_extra: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         make_certificates(dir.path());
         let file = |name: &str| dir.path().join(name).display().to_string();
@@ -34,7 +39,7 @@ impl H2Proxy {
         let tls_port = free_port();
         let server = format!(
             "h2c = true\naccess_log = true\ntls_listen = \"127.0.0.1:{tls_port}\"\n\
-             tls_cert_file = \"{}\"\ntls_key_file = \"{}\"",
+             tls_cert_file = \"{}\"\ntls_key_file = \"{}\"\n{server_extra}",
             file("server.pem"),
             file("server.key")
         );
@@ -48,7 +53,7 @@ impl H2Proxy {
     }
 
     /// The port of `mode` (`tls` or `h2c`).
-    fn port(&self, mode: &str) -> u16 {
+    pub(crate) fn port(&self, mode: &str) -> u16 {
         match mode {
             "tls" => self.tls_port,
             _ => self.proxy.port,
@@ -115,6 +120,23 @@ fn reference(bytes: &[u8]) -> String {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// What `probe.py` printed, run against `port` over `mode` (`tls` or `h2c`) with `args`.
+pub(crate) fn probe(mode: &str, port: u16, args: &[&str]) -> String {
+    let out = Command::new(python())
+        .arg(script("probe.py"))
+        .args([mode, &port.to_string()])
+        .args(args)
+        .output()
+        .expect("python runs");
+    let printed = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        out.status.success(),
+        "probe.py {mode} {args:?}: {printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    printed
 }
 
 /// curl's status and HTTP version for `url`, with `args` first.
@@ -297,3 +319,5 @@ fn a_backend_header_that_is_https_own_is_refused_where_it_stands() {
         "{said}"
     );
 }
+
+mod probes;

@@ -3,7 +3,8 @@
 //! secrets printed by `--test`, eviction and identity digests here; path spellings, requests
 //! without `Host` and forwarding headers in `requests`; slow heads, idle connections and
 //! connection caps in `connections`; the same probes on the check, admin and rls listeners,
-//! and refused heads in the access log, in `listeners`.
+//! and refused heads in the access log, in `listeners`; the asterisk target, repeated and
+//! underscore-spelled headers in `headers`.
 
 use crate::common;
 
@@ -214,6 +215,7 @@ fn without_redis_at_start_an_instance_warns_and_keys_digests_on_its_own() {
 }
 
 mod connections;
-mod frames;
+pub(crate) mod frames;
+mod headers;
 mod listeners;
 mod requests;

@@ -16,6 +16,7 @@ mod memory;
 mod operations;
 mod overload;
 mod pools;
+mod proofs;
 mod rules;
 mod tls;
 mod traces;

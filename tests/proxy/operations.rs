@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use common::prometheus::Prometheus;
 use common::wait::eventually;
 use common::{requests_series, Proxy, Upstream};
 use std::time::{Duration, Instant};
@@ -159,64 +160,6 @@ fn promtool_accepts_the_metrics() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A real Prometheus server (Debian's package) on a free port, scraping one target every
-/// second, stopped when dropped.
-struct Prometheus {
-    child: std::process::Child,
-    _dir: tempfile::TempDir,
-    port: u16,
-}
-
-impl Prometheus {
-    fn start(target: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let config = format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: floodgate\n    static_configs:\n      - targets: ['{target}']\n"
-        );
-        std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
-        let port = common::free_port();
-        let child = std::process::Command::new("prometheus")
-            .arg(format!(
-                "--config.file={}",
-                dir.path().join("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("prometheus (package prometheus; scripts/test installs it)");
-        Prometheus {
-            child,
-            _dir: dir,
-            port,
-        }
-    }
-
-    /// The value of an instant query, if Prometheus has one.
-    fn query(&self, query: &str) -> Option<f64> {
-        let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
-        let body: serde_json::Value = reqwest::blocking::Client::new()
-            .get(url)
-            .query(&[("query", query)])
-            .send()
-            .ok()?
-            .json()
-            .ok()?;
-        body["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

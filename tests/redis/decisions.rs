@@ -58,6 +58,38 @@ fn a_decision_made_on_one_instance_is_explained_by_another() {
         (&"allowed".into(), &"fleet".into())
     );
 
+    // Issue #82: a client of the second instance that sends the first's ref as its own id
+    // replaces nothing, in its ring or on the shelf.
+    let attack = two.get(
+        "/innocent",
+        &[("x-request-id", &id), ("x-api-key", "attacker")],
+    );
+    assert_eq!(attack.status(), 200);
+    // Records reach the shelf in the order they were kept: once a later one is there, the
+    // attack's is too.
+    let later = header(
+        &two.get("/later", &[("x-api-key", "later")]),
+        "x-request-id",
+    );
+    let shelf = |id: &str| -> Option<String> {
+        redis::cmd("GET")
+            .arg(format!("floodgate:{{decisions}}:{id}"))
+            .query(&mut redis.conn())
+            .expect("GET")
+    };
+    assert!(
+        within(Duration::from_secs(3), || shelf(&later).is_some()).is_some(),
+        "the later record reached the shelf"
+    );
+    let shelved = shelf(&id).expect("the victim's record on the shelf");
+    assert!(shelved.contains("\"/items/1\""), "{shelved}");
+    let there = explained(&two, &id);
+    assert_eq!(
+        (&there["found_on"], &there["path"]),
+        (&"fleet".into(), &"/items/1".into()),
+        "{there}"
+    );
+
     // Past max_age, neither knows it.
     let path = format!("/v1/decisions/{id}");
     let gone = within(Duration::from_secs(6), || {

@@ -38,13 +38,14 @@ fn cluster(cluster: &RedisCluster, on_error: &str) -> String {
 }
 
 /// Starts three proxies on `config` and hammers one caller through all of them for
-/// `duration`, starting as soon as the last listener is open; `during` runs meanwhile.
+/// `duration`, starting as soon as the last listener is open; `during` runs meanwhile, given
+/// the proxies' URLs.
 /// Returns the load, the seconds its requests spanned, and the proxies.
 fn flood(
     upstream: &Upstream,
     config: &str,
     duration: Duration,
-    during: impl FnOnce(),
+    during: impl FnOnce(&[String]),
 ) -> (LoadReport, f64, Vec<Proxy>) {
     // One scenario at a time: each is three proxies and twelve client threads on this machine.
     let _turn = common::serial::alone();
@@ -62,7 +63,7 @@ fn flood(
                 &[("x-api-key", "flood")],
             )
         });
-        during();
+        during(&urls);
         load.join().expect("load")
     });
     for (i, proxy) in proxies.iter().enumerate() {
@@ -148,7 +149,7 @@ fn healthy(on_error: &str) {
     let redis = RedisServer::start();
     let upstream = Upstream::start();
     let config = standalone(&redis.url(), on_error);
-    let (report, span, _proxies) = flood(&upstream, &config, Duration::from_secs(3), || {});
+    let (report, span, _proxies) = flood(&upstream, &config, Duration::from_secs(3), |_| {});
     assert_within_exact(&format!("standalone on_error={on_error}"), &report, span);
 }
 
@@ -169,7 +170,7 @@ fn on_a_cluster(on_error: &str) {
         &upstream,
         &cluster(&nodes, on_error),
         Duration::from_secs(3),
-        || {},
+        |_| {},
     );
     assert_within_exact(&format!("cluster on_error={on_error}"), &report, span);
 }
@@ -184,24 +185,43 @@ fn three_instances_on_a_cluster_hold_the_exact_limit_with_defaults_and_on_error_
     on_a_cluster("local");
 }
 
-/// Slows Redis by `delay` from 1 s into a 4 s flood for 2 s.
-fn slowed(on_error: &str, delay: Duration) -> (LoadReport, f64, Vec<Proxy>) {
+/// Slows Redis by `delay` from 1 s into a 4 s flood for 2 s; with `others`, other callers
+/// (a new one each request, one thread per proxy) ask meanwhile.
+fn slowed(on_error: &str, delay: Duration, others: bool) -> (LoadReport, f64, Vec<Proxy>) {
     let redis = RedisServer::start();
     let relay = Relay::start(redis.port);
     let upstream = Upstream::start();
     let config = standalone(&format!("redis://127.0.0.1:{}", relay.port), on_error);
-    let (report, span, proxies) = flood(&upstream, &config, Duration::from_secs(4), || {
+    let (report, span, proxies) = flood(&upstream, &config, Duration::from_secs(4), |urls| {
+        let others = others.then(|| {
+            let urls = urls.to_vec();
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                let end = std::time::Instant::now() + Duration::from_secs(4);
+                for n in 0.. {
+                    if std::time::Instant::now() >= end {
+                        break;
+                    }
+                    let url = &urls[n % urls.len()];
+                    let _ = client
+                        .get(url)
+                        .header("x-api-key", format!("other-{n}"))
+                        .send();
+                }
+            })
+        });
         std::thread::sleep(Duration::from_secs(1));
         relay.set_delay(delay);
         std::thread::sleep(Duration::from_secs(2));
         relay.set_delay(Duration::ZERO);
+        others.map(|o| o.join());
     });
     (report, CAPACITY + RATE * span, proxies)
 }
 
 #[test]
 fn redis_slowed_to_20ms_for_2s_stays_within_a_fifth_of_exact_and_fails_nothing() {
-    let (report, exact, _proxies) = slowed("local", Duration::from_millis(20));
+    let (report, exact, _proxies) = slowed("local", Duration::from_millis(20), false);
     assert_none_failed(&report);
     let r = ratio("slowed 20 ms for 2 s, on_error=local", &report, exact);
     assert!(r <= 1.2, "admitted {r:.3} × exact");
@@ -210,7 +230,7 @@ fn redis_slowed_to_20ms_for_2s_stays_within_a_fifth_of_exact_and_fails_nothing()
 #[test]
 fn redis_slowed_to_20ms_with_allow_or_deny_still_decides_every_request() {
     for on_error in ["allow", "deny"] {
-        let (report, exact, _proxies) = slowed(on_error, Duration::from_millis(20));
+        let (report, exact, _proxies) = slowed(on_error, Duration::from_millis(20), false);
         assert_all_decided(&report);
         ratio(
             &format!("slowed 20 ms for 2 s, on_error={on_error}"),
@@ -224,8 +244,10 @@ fn redis_slowed_to_20ms_with_allow_or_deny_still_decides_every_request() {
 fn redis_slower_than_the_budget_is_decided_locally_and_its_late_replies_are_learned() {
     // 300 ms: past the call's budget (`store.timeout`, 250 ms), and 200 ms inside the round's
     // own (500 ms), so a machine loaded by other tests still sees the replies come back late
-    // rather than not at all.
-    let (report, exact, proxies) = slowed("local", Duration::from_millis(300));
+    // rather than not at all. Other callers ask meanwhile: the flooding caller's requests
+    // ask Redis one at a time once its refusal lapses, so it alone has few calls out, and a
+    // late reply needs a call out when Redis comes back.
+    let (report, exact, proxies) = slowed("local", Duration::from_millis(300), true);
     assert_none_failed(&report);
     let r = ratio(
         "slowed 300 ms (past the budget) for 2 s, on_error=local",
@@ -245,7 +267,7 @@ fn killed(on_error: &str) -> (LoadReport, f64) {
     let mut redis = RedisServer::start();
     let upstream = Upstream::start();
     let config = standalone(&redis.url(), on_error);
-    let (report, span, _proxies) = flood(&upstream, &config, Duration::from_secs(4), || {
+    let (report, span, _proxies) = flood(&upstream, &config, Duration::from_secs(4), |_| {
         std::thread::sleep(Duration::from_secs(1));
         redis.kill();
         std::thread::sleep(Duration::from_secs(2));
@@ -290,7 +312,7 @@ fn leases_on_a_hot_caller_never_admit_above_exact_and_hold_back_at_most_their_ca
          [[policy]]\nname = \"hot\"\ncapacity = 600\nrate = \"300/s\"\n",
         redis.url()
     );
-    let (report, span, proxies) = flood(&upstream, &config, Duration::from_secs(3), || {});
+    let (report, span, proxies) = flood(&upstream, &config, Duration::from_secs(3), |_| {});
     assert_none_failed(&report);
     let exact = 600.0 + 300.0 * span;
     let r = ratio(

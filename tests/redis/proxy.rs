@@ -291,11 +291,11 @@ fn control_plane(elapsed: Duration) -> u64 {
 }
 
 #[test]
-fn requests_waiting_for_their_callers_call_are_refused_from_its_answer_not_timed_out() {
+fn a_throttled_callers_requests_are_refused_while_one_asks_not_timed_out() {
     // Redis 30-60 ms away, behind a relay: had a throttled caller's requests each called in
     // turn, one round trip apiece, the last of eight in line would wait past the 250 ms budget
-    // and on_error = "allow" would admit it. They wait for one call and, when the other
-    // instance took the token first, take its refusal; all within one budget.
+    // and on_error = "allow" would admit it. One asks at a time and the others are refused
+    // at once from the lapsed refusal; none waits past its budget.
     let redis = RedisServer::start();
     let relay = Relay::start(redis.port);
     let upstream = Upstream::start();
@@ -318,14 +318,14 @@ fn requests_waiting_for_their_callers_call_are_refused_from_its_answer_not_timed
     let exact = 5.0 + 2.0 * report.span();
     eprintln!(
         "lined: {:?} in {:.3} s (exact {exact:.1}), p99 {:?}, max {:?}; {errors} decided by \
-         on_error, {coalesced} refused from the leader's answer",
+         on_error, {coalesced} refused while another asked",
         report.statuses,
         report.span(),
         report.quantile(0.99),
         report.max_latency()
     );
     assert_eq!(errors, 0.0, "no request waited past its budget");
-    assert!(coalesced > 0.0, "followers took the leader's refusal");
+    assert!(coalesced > 0.0, "requests were refused while another asked");
     assert!(
         report.count(200) as f64 <= exact + 1.0,
         "{:?}",

@@ -33,7 +33,7 @@ pub use bucket::{
     Allowed, Assessment, BucketSpec, BucketState, Penalty, Periods, Refill, Refused, SpecError,
     Terms,
 };
-pub use driver::{fleet_hash_key, RedisDriver, RedisSettings};
+pub use driver::{fleet_hash_key, reply_text, RedisDriver, RedisSettings};
 pub use fallback::{Fallback, OnError, Undecided};
 pub use fleet_size::{FleetSize, ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 pub use identity::Identity;

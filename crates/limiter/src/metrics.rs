@@ -82,7 +82,8 @@ pub struct StoreMetrics {
     pub fallbacks: IntCounter,
     /// Store calls that missed their budget and answered later (the answer was still learned).
     pub late_replies: IntCounter,
-    /// Requests of a refused caller answered by another request's call instead of their own.
+    /// Requests of a just-refused caller refused at once while another of its requests asks the
+    /// store about its lapsed refusal.
     pub coalesced: IntCounter,
     /// The number of instances the local fallback divides by.
     pub fleet_size: IntGauge,
@@ -130,7 +131,7 @@ impl StoreMetrics {
             .expect("static metric definition"),
             coalesced: IntCounter::new(
                 "floodgate_store_coalesced_total",
-                "Requests of a just-refused caller answered by another request's store call.",
+                "Requests of a just-refused caller refused at once while another of its requests asks the store.",
             )
             .expect("static metric definition"),
             lease_hits: IntCounter::new(

@@ -1,6 +1,11 @@
 //! Which browser family a User-Agent claims (Chromium-based, Firefox, Safari) and whether it
 //! carries an automation marker. Only the first [`MAX_SCAN`] bytes are read: a real
 //! User-Agent is a few hundred bytes, and a 64 KiB one costs no more than a short one.
+//!
+//! Every marker (`Mozilla/5.0`, `Chrome/`, `Firefox/`, `HeadlessChrome`, …) is matched in any
+//! ASCII case: browsers write them one way, so a User-Agent that writes `firefox/` still
+//! claims Firefox and is held to what Firefox sends, as `chrome/` (which reads as Safari by its
+//! `AppleWebKit/ … Safari/`) always was. A case cannot take a client out of its family.
 
 /// How much of a User-Agent (or `sec-ch-ua`) is looked at.
 pub const MAX_SCAN: usize = 512;
@@ -31,22 +36,28 @@ pub(super) fn head(text: &[u8]) -> &[u8] {
     &text[..text.len().min(MAX_SCAN)]
 }
 
-/// Whether `haystack` contains `needle` (not empty): a byte comparison per place, the whole
-/// needle compared only where its first byte is.
+/// Whether `haystack` contains `needle` (not empty) in any ASCII case: a byte comparison per
+/// place, the whole needle compared only where its first byte is.
 pub(super) fn has(haystack: &[u8], needle: &[u8]) -> bool {
     let Some((&first, _)) = needle.split_first() else {
         return true;
     };
     (0..haystack.len())
-        .filter(|&at| haystack[at] == first)
-        .any(|at| haystack[at..].starts_with(needle))
+        .filter(|&at| haystack[at].eq_ignore_ascii_case(&first))
+        .any(|at| starts_with(&haystack[at..], needle))
+}
+
+/// Whether `text` starts with `prefix` in any ASCII case.
+fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
+    text.get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
 }
 
 /// The browser family `user_agent` claims, if any. iOS browsers (`CriOS`, `FxiOS`, `EdgiOS`)
 /// are WebKit underneath, so Safari; Chromium-based browsers all say `Chrome/`.
 pub(super) fn family_of(user_agent: &[u8]) -> Option<Family> {
     let ua = head(user_agent);
-    if !ua.starts_with(b"Mozilla/5.0 ") {
+    if !starts_with(ua, b"Mozilla/5.0 ") {
         return None;
     }
     let ios = [&b"CriOS/"[..], b"FxiOS/", b"EdgiOS/"];
@@ -96,6 +107,32 @@ mod tests {
         ] {
             assert_eq!(family(none), None, "{none}");
         }
+    }
+
+    #[test]
+    fn a_marker_in_another_case_names_the_same_family() {
+        let family = |ua: String| family_of(ua.as_bytes());
+        assert_eq!(family(FIREFOX.to_lowercase()), Some(Family::Firefox));
+        assert_eq!(
+            family(FIREFOX.replace("Firefox/", "FIREFOX/")),
+            Some(Family::Firefox)
+        );
+        assert_eq!(
+            family(CHROME.replace("Chrome/", "chrome/")),
+            Some(Family::Chromium),
+            "Chromium, not Safari by its AppleWebKit/ and Safari/"
+        );
+        assert_eq!(family(CHROME.to_uppercase()), Some(Family::Chromium));
+        assert_eq!(family(SAFARI.to_lowercase()), Some(Family::Safari));
+        assert_eq!(family(IOS_CHROME.to_lowercase()), Some(Family::Safari));
+        assert!(headless(
+            CHROME.replace("Chrome/", "headlesschrome/").as_bytes(),
+            None
+        ));
+        assert!(
+            !has(b"Chrom", b"chrome/"),
+            "a needle longer than what is left"
+        );
     }
 
     #[test]

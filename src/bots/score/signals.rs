@@ -63,10 +63,14 @@ fn browser(family: Family, traits: &Traits, headers: &HeaderMap, lists: &Lists<'
             signals = signals.with(Signal::UaTlsMismatch);
         }
     }
-    if let Some(h2fp) = &traits.h2fp {
-        if !lists.published.h2_fits(family, h2fp) {
-            signals = signals.with(Signal::UaH2Mismatch);
-        }
+    // A connection whose first frames Floodgate declined to read (more of them than any
+    // browser sends) is not let off: the mismatch is assumed.
+    let h2_mismatch = match &traits.h2fp {
+        Some(h2fp) => !lists.published.h2_fits(family, h2fp),
+        None => traits.h2fp_declined.is_some(),
+    };
+    if h2_mismatch {
+        signals = signals.with(Signal::UaH2Mismatch);
     }
     if missing_headers(family, headers, traits.ja4.is_some()) {
         signals = signals.with(Signal::MissingBrowserHeaders);
@@ -145,6 +149,21 @@ mod tests {
         let bare = headers(&[("user-agent", CHROME)]);
         let signals = shown_with(&tls(CHROME_JA4, None), &bare);
         assert_eq!(signals.to_string(), "missing-browser-headers");
+    }
+
+    #[test]
+    fn a_declined_fingerprint_is_scored_as_a_mismatch_for_a_browser_only() {
+        let declined = Traits {
+            h2fp_declined: Some(crate::identity::H2fpDeclined::Frames),
+            ..tls(CHROME_JA4, None)
+        };
+        let signals = shown_with(&declined, &chrome_headers());
+        assert_eq!(signals.to_string(), "ua-h2-mismatch");
+        let curl = headers(&[("user-agent", "curl/8.5.0")]);
+        assert!(
+            shown_with(&declined, &curl).is_empty(),
+            "as a read one would"
+        );
     }
 
     #[test]

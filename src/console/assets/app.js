@@ -728,8 +728,8 @@
       note.textContent = text;
       note.hidden = false;
     };
-    if (!/^[0-9a-fA-F-]{1,64}$/.test(reference)) {
-      tell('A reference is 1 to 64 hex digits and dashes: the ref of a refusal, or its x-request-id.');
+    if (!/^(fg-[0-9a-f]{32}|[0-9a-f-]{1,64})$/i.test(reference)) {
+      tell('A reference is fg- and 32 hex digits, or hex digits and dashes: the ref of a refusal, or its x-request-id.');
       return;
     }
     try {

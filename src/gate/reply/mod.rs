@@ -81,6 +81,8 @@ pub fn reply(
         Outcome::Denied(policy) => denied(policy, bot),
         Outcome::Blocked(block) => blocked(block, throttle_status, clock),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),
+        Outcome::AmbiguousCredential(source) => ambiguous_credential(source),
+        Outcome::KeyRefused(source) => key_refused(source),
         Outcome::Throttled(decided) => {
             throttled(throttle_status, &decided.standing, policies, clock)
         }

@@ -88,6 +88,24 @@ pub(super) fn bad_cost(bad: &BadCost) -> Refusal {
     Refusal::new(400, problem_body(400, &detail, extra), &[])
 }
 
+/// The refusal of a request that sent a verified source twice: 400, naming the source.
+pub(super) fn ambiguous_credential(source: &str) -> Refusal {
+    let detail = format!("`{source}` was sent more than once; send it once.");
+    let extra = serde_json::json!({ "source": source });
+    Refusal::new(400, problem_body(400, &detail, extra), &[])
+}
+
+/// The problem type of a refused credential, so a client can tell it from other 403s.
+pub(super) const KEY_REFUSED_TYPE: &str = "urn:floodgate:problem:key-refused";
+
+/// The refusal of a credential the backend refuses now (`refused = "reject"`): 403, of its
+/// own problem type.
+pub(super) fn key_refused(source: &str) -> Refusal {
+    let detail = format!("The `{source}` credential is refused; use a valid one.");
+    let extra = serde_json::json!({ "type": KEY_REFUSED_TYPE, "source": source });
+    Refusal::new(403, problem_body(403, &detail, extra), &[])
+}
+
 /// A refusal that is not about rate: `status` with a problem body saying `detail`.
 pub(super) fn refusal(status: u16, detail: &str) -> Refusal {
     let body = problem_body(status, detail, serde_json::json!({}));

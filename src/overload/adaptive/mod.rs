@@ -17,6 +17,13 @@
 //!   be told from the backend's), the lowest single answer, with no allowance for spread: the
 //!   limit errs towards fewer requests in flight.
 //!
+//! An answer slower than [`OUTLIER`] times the lowest median (and [`OUTLIER_SLACK_US`]) is
+//! not the pool's pace: a time-out, a URL that hangs, a route whose work is slow. Such answers
+//! are left out of their window (a few clients looping on a hanging URL drove the limit from
+//! 20 to its floor, a time-out halving it each time), unless they are most of it: then the
+//! whole pool is slow, and the window is judged by all its answers (a backend that hangs for
+//! everyone still brings the limit to its floor).
+//!
 //! Pure: time and the host's state are arguments.
 
 use super::lateness::Host;
@@ -38,6 +45,14 @@ const SPREAD: f64 = 3.0;
 const MAD_TO_SIGMA: f64 = 1.4826;
 /// The answers a window keeps to read its median and spread from (the first ones).
 const KEPT: usize = 64;
+/// How many times the lowest median an answer may take and still show the pool's pace. Our
+/// own queueing makes an answer at most about limit ÷ workers rounds slow, and the limit stops
+/// growing past workers + 1; a backend slowed down that far makes most answers this slow, and
+/// they count again.
+const OUTLIER: f64 = 8.0;
+/// Slack on top of [`OUTLIER`] times the lowest median, in microseconds: a backend answering in
+/// a few hundred microseconds is delayed by the host's scheduling more than that.
+const OUTLIER_SLACK_US: f64 = 10_000.0;
 /// The shortest window.
 const WINDOW_US: u64 = 100_000;
 /// The fewest answers a window judges from.
@@ -66,10 +81,16 @@ pub(super) struct Gradient {
 #[derive(Debug, Clone, Default)]
 struct Window {
     started_us: u64,
+    /// The answers at the pool's pace.
     samples: u32,
     sum_us: f64,
-    /// The first [`KEPT`] answers, in microseconds.
+    /// The first [`KEPT`] answers at the pool's pace, in microseconds.
     kept: Vec<u64>,
+    /// The answers past [`OUTLIER`] times the lowest median: their number and sum, and the
+    /// first [`KEPT`] of them.
+    outliers: u32,
+    outliers_sum_us: f64,
+    kept_outliers: Vec<u64>,
     /// Whether a request found every slot taken during the window.
     saturated: bool,
 }
@@ -134,9 +155,14 @@ impl Gradient {
         let latency_us = latency.as_micros().min(u128::from(u64::MAX)) as u64;
         self.open(now_us);
         self.lowest_answer.record(now_us, latency_us);
-        self.window.take(latency_us);
+        let outlier = self
+            .lowest_median
+            .get(now_us)
+            .is_some_and(|low| latency_us as f64 > low as f64 * OUTLIER + OUTLIER_SLACK_US);
+        self.window.take(latency_us, outlier);
         let long_enough = now_us.saturating_sub(self.window.started_us) >= WINDOW_US;
-        if !long_enough || self.window.samples < WINDOW_SAMPLES.min(self.limit()) {
+        let answers = self.window.samples + self.window.outliers;
+        if !long_enough || answers < WINDOW_SAMPLES.min(self.limit()) {
             return None;
         }
         let before = self.limit();
@@ -147,13 +173,17 @@ impl Gradient {
 
     /// Starts the first window at `now_us`.
     fn open(&mut self, now_us: u64) {
-        if self.window.samples == 0 && !self.window.saturated {
+        if self.window.samples + self.window.outliers == 0 && !self.window.saturated {
             self.window.started_us = now_us;
         }
     }
 
     /// The limit after the window that ends at `now_us`.
     fn judge(&mut self, now_us: u64, host: Host) {
+        // Answers past the pool's pace are left out, unless they are most of the window.
+        if self.window.outliers > self.window.samples {
+            self.window.take_outliers();
+        }
         let mean = self.window.sum_us / f64::from(self.window.samples.max(1));
         let (median, spread) = self.window.median_and_spread();
         self.lowest_median.record(now_us, median);
@@ -187,21 +217,42 @@ impl Gradient {
 }
 
 impl Window {
-    fn take(&mut self, latency_us: u64) {
-        self.samples += 1;
-        self.sum_us += latency_us as f64;
-        if self.kept.len() < KEPT {
-            self.kept.push(latency_us);
+    /// Takes one answer, an `outlier` or at the pool's pace.
+    fn take(&mut self, latency_us: u64, outlier: bool) {
+        let (count, sum, kept) = match outlier {
+            true => (
+                &mut self.outliers,
+                &mut self.outliers_sum_us,
+                &mut self.kept_outliers,
+            ),
+            false => (&mut self.samples, &mut self.sum_us, &mut self.kept),
+        };
+        *count += 1;
+        *sum += latency_us as f64;
+        if kept.len() < KEPT {
+            kept.push(latency_us);
         }
+    }
+
+    /// Counts the outliers with the other answers (most of the window was that slow).
+    fn take_outliers(&mut self) {
+        self.samples += std::mem::take(&mut self.outliers);
+        self.sum_us += std::mem::take(&mut self.outliers_sum_us);
+        let room = KEPT.saturating_sub(self.kept.len());
+        let n = self.kept_outliers.len().min(room);
+        self.kept.extend(self.kept_outliers.drain(..n));
     }
 
     /// An empty window from `now_us` (keeping its buffer).
     fn restart(&mut self, now_us: u64) {
         let mut kept = std::mem::take(&mut self.kept);
+        let mut kept_outliers = std::mem::take(&mut self.kept_outliers);
         kept.clear();
+        kept_outliers.clear();
         *self = Window {
             started_us: now_us,
             kept,
+            kept_outliers,
             ..Window::default()
         };
     }

@@ -105,3 +105,65 @@ fn the_lowest_latency_forgets_after_ten_seconds() {
     assert_eq!(lowest.get(11 * SLOT_US), Some(50));
     assert_eq!(lowest.get(20 * SLOT_US), None);
 }
+
+/// Drives `gradient` from `from_us` for `seconds` against a saturated backend of `workers`
+/// answering in `service` ms, with one answer of `stray` every `every` ms besides; the lowest
+/// limit seen.
+fn drive_with_strays(
+    gradient: &mut Gradient,
+    (workers, service): (u32, u64),
+    (stray, every): (Duration, u64),
+    from_us: u64,
+    seconds: u64,
+) -> u32 {
+    let mut lowest = gradient.limit();
+    let mut now = from_us;
+    while now < from_us + seconds * 1_000 * MS {
+        now += 5 * MS;
+        gradient.saturated(now);
+        let limit = gradient.limit();
+        gradient.sample(now, latency(workers, service, limit), Host::Quiet);
+        if now.is_multiple_of(every * MS) {
+            gradient.sample(now, stray, Host::Quiet);
+        }
+        lowest = lowest.min(gradient.limit());
+    }
+    lowest
+}
+
+#[test]
+fn time_outs_beside_ordinary_answers_do_not_bring_the_limit_down() {
+    // Issue 82: 4 clients looping on a URL that hangs (a 1 s time-out every 250 ms) beside
+    // ordinary load took the limit from 20 to its floor.
+    let mut gradient = Gradient::new(2, 1000, None);
+    drive(&mut gradient, 8, 10);
+    assert!(gradient.limit() >= 7, "settled at {}", gradient.limit());
+    let time_out = (Duration::from_secs(1), 250);
+    let lowest = drive_with_strays(&mut gradient, (8, 40), time_out, 10_000 * MS, 20);
+    assert!(lowest >= 7, "fell to {lowest}");
+}
+
+#[test]
+fn a_backend_slower_for_good_is_believed_despite_the_outlier_rule() {
+    // 40 ms, then 400 ms a request (ten times slower) from the tenth second: every answer is
+    // past the old pace, so every window is judged by all of them and the lowest median moves.
+    let mut gradient = Gradient::new(2, 1000, None);
+    drive(&mut gradient, 8, 10);
+    let mut now = 10_000 * MS;
+    let mut seen = Vec::new();
+    while now < 60_000 * MS {
+        now += 5 * MS;
+        gradient.saturated(now);
+        let limit = gradient.limit();
+        gradient.sample(now, latency(8, 400, limit), Host::Quiet);
+        if now > 40_000 * MS {
+            seen.push(gradient.limit());
+        }
+    }
+    let highest = seen.iter().max().copied().unwrap_or(0);
+    let last = gradient.limit();
+    assert!(
+        highest <= 9 && last + 2 >= 8,
+        "reached {highest}, at {last}"
+    );
+}

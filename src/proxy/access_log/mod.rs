@@ -128,12 +128,17 @@ fn floodgate_line(
         Some(ja4) => format!(" ja4={ja4}"),
         None => String::new(),
     };
-    let h2fp = match &ctx.h2fp {
-        Some(h2fp) => format!(" h2fp={h2fp}"),
-        None => String::new(),
+    let h2fp = match (&ctx.h2fp, ctx.h2fp_declined) {
+        (Some(h2fp), _) => format!(" h2fp={h2fp}"),
+        (None, Some(declined)) => format!(" h2fp_declined={declined}"),
+        (None, None) => String::new(),
     };
     let score = match &ctx.score {
         Some(score) => format!(" score={} signals={}", score.value, score.signals),
+        None => String::new(),
+    };
+    let proof = match ctx.proof {
+        Some(state) => format!(" proof={state}"),
         None => String::new(),
     };
     let policy = ctx
@@ -142,7 +147,7 @@ fn floodgate_line(
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{ja4}{h2fp}{score}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{proof}{ja4}{h2fp}{score}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),

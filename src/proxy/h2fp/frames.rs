@@ -1,21 +1,25 @@
 //! The frames an HTTP/2 client sends first, read incrementally as they pass (any split of the
-//! bytes into reads gives the same result), into the parts of its fingerprint: the connection
-//! preface, then every frame up to the end of the first header block (HEADERS and its
-//! CONTINUATIONs). Of those frames only the parts the fingerprint needs are kept, each capped:
-//! the first [`MAX_SETTINGS`] entries of the first SETTINGS frame that is not an ACK, the first
+//! bytes into reads gives the same result): the connection preface, then every frame up to the
+//! end of the first header block (HEADERS and its CONTINUATIONs, up to `END_HEADERS`), which
+//! is when the connection's first request is whole. Only frame headers are looked at for that:
+//! payloads are skipped unread.
+//!
+//! When asked for the fingerprint, the reader also keeps the parts it needs, each capped: the
+//! first [`MAX_SETTINGS`] entries of the first SETTINGS frame that is not an ACK, the first
 //! connection-level WINDOW_UPDATE, the first [`MAX_PRIORITIES`] PRIORITY frames and the first
-//! [`MAX_BLOCK_BYTES`] of the header block; the rest of each frame is skipped unread. The
-//! reader gives up (no fingerprint) on bytes that are not HTTP/2, or when the first header
-//! block has not ended within [`MAX_LOOKED_AT`] bytes or [`MAX_FRAMES`] frames.
+//! [`MAX_BLOCK_BYTES`] of the header block. It declines the fingerprint
+//! ([`H2fpDeclined`]) when the first header block has not ended within [`MAX_LOOKED_AT`] bytes
+//! or [`MAX_FRAMES`] frames, or its HEADERS frame does not hold together; it goes on walking
+//! the frames to the end of the block all the same.
 
 use super::parts::{priority, settings, Seen, MAX_BLOCK_BYTES, MAX_PRIORITIES, MAX_SETTINGS};
-use crate::identity::H2Fp;
+use crate::identity::{H2Fp, H2fpDeclined};
 
 /// The HTTP/2 connection preface (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// The most bytes looked at before the first header block ends.
+/// The most bytes looked at for the fingerprint before the first header block ends.
 pub(super) const MAX_LOOKED_AT: usize = 64 * 1024;
-/// The most frames looked at before the first header block ends.
+/// The most frames looked at for the fingerprint before the first header block ends.
 pub(super) const MAX_FRAMES: usize = 1024;
 
 const HEADERS: u8 = 0x1;
@@ -57,18 +61,25 @@ impl FrameHead {
             stream: u32::from_be_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]) & 0x7fff_ffff,
         }
     }
+
+    fn ends_block(&self) -> bool {
+        self.flags & FLAG_END_HEADERS != 0
+    }
 }
 
 /// What a read gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Progress {
     /// The first header block has not ended yet: more bytes are wanted.
     Reading,
-    /// The first header block ended: the connection's fingerprint.
-    Done(H2Fp),
-    /// The bytes are not HTTP/2, or the caps were reached first: no fingerprint.
-    GaveUp,
+    /// The first header block ended: the connection's first request is whole.
+    FirstRequest,
+    /// The bytes are not HTTP/2.
+    NotHttp2,
 }
+
+/// What became of the fingerprint.
+pub(super) type Reading = Result<H2Fp, H2fpDeclined>;
 
 /// Reads a client's first HTTP/2 frames, a read at a time.
 #[derive(Debug)]
@@ -81,19 +92,18 @@ pub(super) struct FrameReader {
     kept: Vec<u8>,
     looked_at: usize,
     frames: usize,
-    /// What the fingerprint keeps.
-    seen: Seen,
-}
-
-impl Default for FrameReader {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// Whether the first header block has begun (its HEADERS frame came).
+    in_block: bool,
+    /// What the fingerprint keeps, while it is being read.
+    seen: Option<Box<Seen>>,
+    /// The fingerprint or why it was declined, once known and until taken.
+    reading: Option<Reading>,
 }
 
 impl FrameReader {
-    /// A reader expecting the connection preface.
-    pub(super) fn new() -> Self {
+    /// A reader expecting the connection preface, keeping what the fingerprint needs when
+    /// `fingerprint`.
+    pub(super) fn new(fingerprint: bool) -> Self {
         Self {
             phase: Phase::Preface(0),
             head: [0; 9],
@@ -101,27 +111,44 @@ impl FrameReader {
             kept: Vec::new(),
             looked_at: 0,
             frames: 0,
-            seen: Seen::default(),
+            in_block: false,
+            seen: fingerprint.then(Box::default),
+            reading: None,
         }
+    }
+
+    /// The fingerprint, or why it was declined, once it is known (once).
+    pub(super) fn take_reading(&mut self) -> Option<Reading> {
+        self.reading.take()
     }
 
     /// Looks at `bytes`, the next ones the client sent.
     pub(super) fn read(&mut self, mut bytes: &[u8]) -> Progress {
         while !bytes.is_empty() {
-            let room = MAX_LOOKED_AT - self.looked_at;
+            let room = match self.seen {
+                Some(_) => MAX_LOOKED_AT - self.looked_at,
+                None => bytes.len(),
+            };
             // Every step uses at least one byte.
             match self.step(&bytes[..bytes.len().min(room)]) {
                 Step::Used(n) => {
-                    self.looked_at += n;
+                    self.looked_at = self.looked_at.saturating_add(n);
                     bytes = &bytes[n..];
                 }
                 Step::Finished(progress) => return progress,
             }
-            if self.looked_at == MAX_LOOKED_AT {
-                return Progress::GaveUp;
+            if self.seen.is_some() && self.looked_at >= MAX_LOOKED_AT {
+                self.decline(H2fpDeclined::Bytes);
             }
         }
         Progress::Reading
+    }
+
+    /// Stops keeping parts: the fingerprint is declined for `why`.
+    fn decline(&mut self, why: H2fpDeclined) {
+        if self.seen.take().is_some() {
+            self.reading = Some(Err(why));
+        }
     }
 
     /// Takes what the phase under way wants of `bytes` (not empty).
@@ -130,7 +157,8 @@ impl FrameReader {
             Phase::Preface(seen) => {
                 let n = bytes.len().min(PREFACE.len() - seen);
                 if bytes[..n] != PREFACE[seen..seen + n] {
-                    return Step::Finished(Progress::GaveUp);
+                    self.seen = None;
+                    return Step::Finished(Progress::NotHttp2);
                 }
                 self.phase = match seen + n == PREFACE.len() {
                     true => Phase::Head(0),
@@ -172,7 +200,7 @@ impl FrameReader {
     fn frame_began(&mut self, head: FrameHead) -> Option<Progress> {
         self.frames += 1;
         if self.frames > MAX_FRAMES {
-            return Some(Progress::GaveUp);
+            self.decline(H2fpDeclined::Frames);
         }
         let want = head.len.min(self.wanted(&head));
         self.frame = Some(head);
@@ -189,18 +217,19 @@ impl FrameReader {
 
     /// How many of the first payload bytes of the frame `head` announces are kept.
     fn wanted(&self, head: &FrameHead) -> usize {
+        let Some(seen) = &self.seen else {
+            return 0;
+        };
         let block_room = |block: &Option<Vec<u8>>| {
             MAX_BLOCK_BYTES.saturating_sub(block.as_ref().map_or(0, Vec::len))
         };
         match head.kind {
-            SETTINGS if head.flags & FLAG_ACK == 0 && self.seen.settings.is_none() => {
-                MAX_SETTINGS * 6
-            }
-            WINDOW_UPDATE if head.stream == 0 && self.seen.window_update.is_none() => 4,
-            PRIORITY if self.seen.priorities.len() < MAX_PRIORITIES => 5,
+            SETTINGS if head.flags & FLAG_ACK == 0 && seen.settings.is_none() => MAX_SETTINGS * 6,
+            WINDOW_UPDATE if head.stream == 0 && seen.window_update.is_none() => 4,
+            PRIORITY if seen.priorities.len() < MAX_PRIORITIES => 5,
             // Padding length and priority fields first, then the block.
-            HEADERS if self.seen.block.is_none() => 6 + MAX_BLOCK_BYTES,
-            CONTINUATION if self.seen.block.is_some() => block_room(&self.seen.block),
+            HEADERS if seen.block.is_none() => 6 + MAX_BLOCK_BYTES,
+            CONTINUATION if seen.block.is_some() => block_room(&seen.block),
             _ => 0,
         }
     }
@@ -212,45 +241,64 @@ impl FrameReader {
         self.phase = Phase::Head(0);
         let kept = std::mem::take(&mut self.kept);
         match head.kind {
-            SETTINGS if head.flags & FLAG_ACK == 0 && self.seen.settings.is_none() => {
-                self.seen.settings = Some(settings(&kept));
-            }
-            WINDOW_UPDATE if kept.len() == 4 => {
-                let increment = u32::from_be_bytes([kept[0], kept[1], kept[2], kept[3]]);
-                self.seen.window_update = Some(increment & 0x7fff_ffff);
-            }
-            PRIORITY if kept.len() == 5 => self.seen.priorities.push(priority(head.stream, &kept)),
-            HEADERS if self.seen.block.is_none() => {
-                let Some(block) = header_block(&head, &kept) else {
-                    return Some(Progress::GaveUp);
-                };
-                self.seen.block = Some(block.to_vec());
+            HEADERS if !self.in_block => {
+                self.in_block = true;
+                self.keep_block(|_| header_block(&head, &kept).map(<[u8]>::to_vec));
                 return self.block_went_on(&head);
             }
-            CONTINUATION if self.seen.block.is_some() => {
-                if let Some(block) = &mut self.seen.block {
+            CONTINUATION if self.in_block => {
+                self.keep_block(|block| {
+                    let mut block = block.unwrap_or_default();
                     block.extend_from_slice(&kept);
-                }
+                    Some(block)
+                });
                 return self.block_went_on(&head);
             }
             _ => {}
+        }
+        if let Some(seen) = &mut self.seen {
+            match head.kind {
+                SETTINGS if head.flags & FLAG_ACK == 0 && seen.settings.is_none() => {
+                    seen.settings = Some(settings(&kept));
+                }
+                WINDOW_UPDATE if kept.len() == 4 => {
+                    let increment = u32::from_be_bytes([kept[0], kept[1], kept[2], kept[3]]);
+                    seen.window_update = Some(increment & 0x7fff_ffff);
+                }
+                PRIORITY if kept.len() == 5 => seen.priorities.push(priority(head.stream, &kept)),
+                _ => {}
+            }
         }
         self.kept = kept;
         None
     }
 
-    /// The fingerprint, once the frame `head` ended the first header block or filled the
-    /// bytes decoded of it.
+    /// Sets the header block kept to what `grow` makes of it; declines the fingerprint if
+    /// that is nothing (a HEADERS frame that does not hold together).
+    fn keep_block(&mut self, grow: impl FnOnce(Option<Vec<u8>>) -> Option<Vec<u8>>) {
+        let Some(seen) = &mut self.seen else {
+            return;
+        };
+        match grow(seen.block.take()) {
+            Some(block) => seen.block = Some(block),
+            None => self.decline(H2fpDeclined::Malformed),
+        }
+    }
+
+    /// Once the frame `head` ended the first header block or filled the bytes decoded of it,
+    /// the fingerprint is known; the first request is whole once the block ended.
     fn block_went_on(&mut self, head: &FrameHead) -> Option<Progress> {
         let filled = self
             .seen
-            .block
             .as_ref()
+            .and_then(|seen| seen.block.as_ref())
             .is_some_and(|b| b.len() >= MAX_BLOCK_BYTES);
-        (head.flags & FLAG_END_HEADERS != 0 || filled).then(|| match self.seen.fingerprint() {
-            Some(fingerprint) => Progress::Done(fingerprint),
-            None => Progress::GaveUp,
-        })
+        if head.ends_block() || filled {
+            if let Some(seen) = self.seen.take() {
+                self.reading = Some(seen.fingerprint().ok_or(H2fpDeclined::Malformed));
+            }
+        }
+        head.ends_block().then_some(Progress::FirstRequest)
     }
 }
 

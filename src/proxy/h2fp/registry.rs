@@ -8,7 +8,8 @@
 //! it twice (registered, gone), a request reads it (concurrently with other readers), and only
 //! an HTTP/2 request while some connection is registered.
 
-use crate::identity::H2Fp;
+use super::frames::Reading;
+use crate::identity::{H2Fp, H2fpDeclined};
 use parking_lot::RwLock;
 use pingora::protocols::{Digest, SocketDigest};
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// The fingerprints, by connection.
-static FINGERPRINTS: LazyLock<RwLock<HashMap<usize, H2Fp>>> =
+static FINGERPRINTS: LazyLock<RwLock<HashMap<usize, Reading>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 /// How many connections are registered (read without the lock).
 static REGISTERED: AtomicUsize = AtomicUsize::new(0);
@@ -33,10 +34,11 @@ fn key(socket: &Arc<SocketDigest>) -> usize {
     Arc::as_ptr(socket) as usize
 }
 
-/// Registers `fingerprint` for the connection whose socket digest is `socket`.
-pub(super) fn register(socket: Arc<SocketDigest>, fingerprint: H2Fp) -> Registered {
+/// Registers `reading` (the fingerprint, or why it was declined) for the connection whose
+/// socket digest is `socket`.
+pub(super) fn register(socket: Arc<SocketDigest>, reading: Reading) -> Registered {
     let mut map = FINGERPRINTS.write();
-    if map.insert(key(&socket), fingerprint).is_none() {
+    if map.insert(key(&socket), reading).is_none() {
         REGISTERED.fetch_add(1, Ordering::Relaxed);
     }
     Registered { socket }
@@ -52,8 +54,8 @@ impl Drop for Registered {
 }
 
 /// The HTTP/2 fingerprint of the connection `digest` describes, when Floodgate's listener
-/// read one for it.
-pub fn connection_h2fp(digest: Option<&Digest>) -> Option<H2Fp> {
+/// read one for it, or why it declined to.
+pub fn connection_h2fp(digest: Option<&Digest>) -> Option<Result<H2Fp, H2fpDeclined>> {
     if REGISTERED.load(Ordering::Relaxed) == 0 {
         return None;
     }
@@ -81,12 +83,17 @@ mod tests {
         let chrome: H2Fp = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"
             .parse()
             .unwrap();
-        let registered = register(one.clone(), chrome.clone());
-        assert_eq!(connection_h2fp(Some(&digest_of(&one))), Some(chrome));
+        let registered = register(one.clone(), Ok(chrome.clone()));
+        assert_eq!(connection_h2fp(Some(&digest_of(&one))), Some(Ok(chrome)));
         assert_eq!(connection_h2fp(Some(&digest_of(&two))), None);
         assert_eq!(connection_h2fp(Some(&Digest::default())), None);
         assert_eq!(connection_h2fp(None), None);
         drop(registered);
         assert_eq!(connection_h2fp(Some(&digest_of(&one))), None);
+        let _declined = register(two.clone(), Err(H2fpDeclined::Frames));
+        assert_eq!(
+            connection_h2fp(Some(&digest_of(&two))),
+            Some(Err(H2fpDeclined::Frames))
+        );
     }
 }

@@ -1,10 +1,13 @@
 //! An HTTP/2 connection's stream as the listener hands it to pingora, looking at the bytes the
 //! client sends as they pass through `poll_read` (nothing is copied aside but what the
-//! fingerprint keeps, see `frames`) until its first header block has ended; then its
-//! fingerprint is registered for the connection's requests (`registry`) and nothing more is
-//! looked at. Every pingora stream trait passes through.
+//! fingerprint keeps, see `frames`) until its first header block has ended: then the
+//! connection's first request is whole, which ends its head deadline (its [`HeadWatch`]), and
+//! nothing more is looked at. Its fingerprint, when asked for, is registered for the
+//! connection's requests (`registry`) as soon as it is known, or why it was declined. Every
+//! pingora stream trait passes through.
 
-use super::frames::{FrameReader, Progress};
+use super::super::head_watch::HeadWatch;
+use super::frames::{FrameReader, Progress, Reading};
 use super::registry::{register, Registered};
 use async_trait::async_trait;
 use pingora::protocols::{Peek, SocketDigest, Stream};
@@ -14,54 +17,71 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// A downstream HTTP/2 stream whose first frames are read for its fingerprint.
+/// A downstream HTTP/2 stream whose first frames are read until its first request is whole.
 #[derive(Debug)]
-pub struct FingerprintedStream {
+pub struct FirstFramesStream {
     inner: Stream,
-    /// The connection's socket digest, which names it in the registry.
-    socket: Arc<SocketDigest>,
-    /// The reader, until the fingerprint is known or given up on.
+    /// The connection's head deadline, met when its first header block ends.
+    watch: Arc<HeadWatch>,
+    /// The connection's socket digest, which names it in the registry (when fingerprinted).
+    socket: Option<Arc<SocketDigest>>,
+    /// The reader, until the first request is whole (or the bytes are not HTTP/2).
     reader: Option<Box<FrameReader>>,
     /// The fingerprint's entry, once registered.
     registered: Option<Registered>,
 }
 
 /// `stream`, an HTTP/2 connection nothing was read from but the bytes it will read again,
-/// fingerprinted as its client's first frames pass; as it is if it has no socket digest
-/// (nothing for its requests to find it by).
-pub fn fingerprinted(stream: Stream) -> Stream {
-    match stream.get_socket_digest() {
-        Some(socket) => Box::new(FingerprintedStream {
-            inner: stream,
-            socket,
-            reader: Some(Box::default()),
-            registered: None,
-        }),
-        None => stream,
-    }
+/// whose first request ends `watch`'s deadline; read for its fingerprint too when
+/// `fingerprint` and it has a socket digest (what its requests find it by).
+pub fn first_frames(stream: Stream, watch: Arc<HeadWatch>, fingerprint: bool) -> Stream {
+    let socket = stream.get_socket_digest().filter(|_| fingerprint);
+    let reader = FrameReader::new(socket.is_some());
+    Box::new(FirstFramesStream {
+        inner: stream,
+        watch,
+        socket,
+        reader: Some(Box::new(reader)),
+        registered: None,
+    })
 }
 
-impl FingerprintedStream {
+impl FirstFramesStream {
     /// Looks at `read`, the bytes a read just gave.
     fn look_at(&mut self, read: &[u8]) {
         let Some(reader) = &mut self.reader else {
             return;
         };
-        match reader.read(read) {
+        let progress = reader.read(read);
+        if let Some(reading) = reader.take_reading() {
+            self.register(reading);
+        }
+        match progress {
             Progress::Reading => {}
-            Progress::Done(fingerprint) => {
+            Progress::FirstRequest => {
+                self.watch.complete();
                 self.reader = None;
-                self.registered = Some(register(self.socket.clone(), fingerprint));
             }
-            Progress::GaveUp => {
-                log::debug!("no HTTP/2 fingerprint: the first frames could not be read");
+            Progress::NotHttp2 => {
+                log::debug!("no HTTP/2 fingerprint: the first bytes are not HTTP/2");
                 self.reader = None;
             }
         }
     }
+
+    /// Registers `reading` for the connection's requests.
+    fn register(&mut self, reading: Reading) {
+        let Some(socket) = &self.socket else {
+            return;
+        };
+        if let Err(declined) = &reading {
+            log::debug!("no HTTP/2 fingerprint read: h2fp_declined={declined}");
+        }
+        self.registered = Some(register(socket.clone(), reading));
+    }
 }
 
-impl AsyncRead for FingerprintedStream {
+impl AsyncRead for FirstFramesStream {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -78,7 +98,7 @@ impl AsyncRead for FingerprintedStream {
     }
 }
 
-impl AsyncWrite for FingerprintedStream {
+impl AsyncWrite for FirstFramesStream {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -108,10 +128,10 @@ impl AsyncWrite for FingerprintedStream {
     }
 }
 
-super::super::passthrough::pass_stream_traits!(FingerprintedStream);
+super::super::passthrough::pass_stream_traits!(FirstFramesStream);
 
 #[async_trait]
-impl Peek for FingerprintedStream {
+impl Peek for FirstFramesStream {
     async fn try_peek(&mut self, buf: &mut [u8]) -> io::Result<bool> {
         self.inner.try_peek(buf).await
     }

@@ -1,9 +1,10 @@
 //! The frame reader against frames made here: published clients' first frames, every split of
-//! them into reads, the caps, and bytes that are not HTTP/2.
+//! them into reads, the caps (past which the fingerprint is declined and the first request
+//! still found), and bytes that are not HTTP/2.
 
-use super::frames::{FrameReader, Progress, MAX_FRAMES};
+use super::frames::{FrameReader, Progress, Reading, MAX_FRAMES};
 use super::parts::{MAX_PRIORITIES, MAX_SETTINGS};
-use crate::identity::MAX_H2FP_LEN;
+use crate::identity::{H2fpDeclined, MAX_H2FP_LEN};
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -71,12 +72,20 @@ fn chrome() -> Vec<u8> {
 
 const CHROME: &str = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
 
-fn read_whole(bytes: &[u8]) -> Progress {
-    FrameReader::new().read(bytes)
+/// What a reader fingerprinting makes of `bytes`: its progress, and the fingerprint (or why it
+/// was declined) if known.
+fn read_whole(bytes: &[u8]) -> (Progress, Option<Reading>) {
+    let mut reader = FrameReader::new(true);
+    let progress = reader.read(bytes);
+    (progress, reader.take_reading())
 }
 
-fn done(text: &str) -> Progress {
-    Progress::Done(text.parse().unwrap())
+fn done(text: &str) -> (Progress, Option<Reading>) {
+    (Progress::FirstRequest, Some(Ok(text.parse().unwrap())))
+}
+
+fn declined(why: H2fpDeclined) -> (Progress, Option<Reading>) {
+    (Progress::FirstRequest, Some(Err(why)))
 }
 
 #[test]
@@ -88,21 +97,25 @@ fn chromes_first_frames_give_its_published_fingerprint() {
 fn every_split_into_two_reads_and_one_byte_reads_give_the_same() {
     let bytes = chrome();
     for at in 0..=bytes.len() {
-        let mut reader = FrameReader::new();
-        let first = reader.read(&bytes[..at]);
-        let progress = match first {
-            Progress::Reading => reader.read(&bytes[at..]),
-            finished => finished,
-        };
-        assert_eq!(progress, done(CHROME), "split at {at}");
+        for fingerprint in [true, false] {
+            let mut reader = FrameReader::new(fingerprint);
+            let first = reader.read(&bytes[..at]);
+            let progress = match first {
+                Progress::Reading => reader.read(&bytes[at..]),
+                finished => finished,
+            };
+            assert_eq!(progress, Progress::FirstRequest, "split at {at}");
+            let expected = fingerprint.then(|| done(CHROME).1).flatten();
+            assert_eq!(reader.take_reading(), expected, "split at {at}");
+        }
     }
-    let mut reader = FrameReader::new();
+    let mut reader = FrameReader::new(true);
     let mut last = Progress::Reading;
     for byte in &bytes {
         assert_eq!(last, Progress::Reading);
         last = reader.read(std::slice::from_ref(byte));
     }
-    assert_eq!(last, done(CHROME));
+    assert_eq!((last, reader.take_reading()), done(CHROME));
 }
 
 #[test]
@@ -172,7 +185,7 @@ fn hundreds_of_settings_and_priority_frames_are_capped() {
     }
     bytes.extend(window_update(0, 0x7fff_ffff));
     bytes.extend(headers(&[":method", ":authority", ":scheme", ":path"]));
-    let Progress::Done(fingerprint) = read_whole(&bytes) else {
+    let (Progress::FirstRequest, Some(Ok(fingerprint))) = read_whole(&bytes) else {
         panic!("no fingerprint");
     };
     let text = fingerprint.as_str();
@@ -185,31 +198,63 @@ fn hundreds_of_settings_and_priority_frames_are_capped() {
 }
 
 #[test]
-fn bytes_that_are_not_http2_or_never_reach_a_request_give_up() {
-    assert_eq!(read_whole(b"GET / HTTP/1.1\r\n\r\n"), Progress::GaveUp);
-    let mut reader = FrameReader::new();
+fn bytes_that_are_not_http2_are_left_and_frames_past_the_caps_decline_the_fingerprint() {
+    assert_eq!(
+        read_whole(b"GET / HTTP/1.1\r\n\r\n"),
+        (Progress::NotHttp2, None)
+    );
+    let mut reader = FrameReader::new(true);
     assert_eq!(reader.read(&PREFACE[..10]), Progress::Reading);
-    assert_eq!(reader.read(b"xx"), Progress::GaveUp);
+    assert_eq!(reader.read(b"xx"), Progress::NotHttp2);
     // Padding longer than the frame.
     let bytes = [PREFACE.to_vec(), frame(0x1, 0x4 | 0x8, 1, &[9, 0x82])].concat();
-    assert_eq!(read_whole(&bytes), Progress::GaveUp);
-    // Too many frames before a request.
-    let mut bytes = PREFACE.to_vec();
-    for _ in 0..=MAX_FRAMES {
-        bytes.extend(frame(0x6, 0, 0, &[0; 8]));
+    assert_eq!(read_whole(&bytes), declined(H2fpDeclined::Malformed));
+    let request = headers(&[":method", ":authority", ":scheme", ":path"]);
+    // Too many frames before a request: PINGs, or empty frames of an unknown type.
+    for kind in [0x6, 0xfa] {
+        let mut bytes = [PREFACE.to_vec(), settings(&[(1, 4096)])].concat();
+        let payload: &[u8] = if kind == 0x6 { &[0; 8] } else { &[] };
+        for _ in 0..=MAX_FRAMES {
+            bytes.extend(frame(kind, 0, 0, payload));
+        }
+        bytes.extend(&request);
+        assert_eq!(read_whole(&bytes), declined(H2fpDeclined::Frames), "{kind}");
     }
-    assert_eq!(read_whole(&bytes), Progress::GaveUp);
     // Too many bytes before a request: a frame announcing 16 MiB is passed over, not kept.
-    let mut reader = FrameReader::new();
+    let mut reader = FrameReader::new(true);
     let mut bytes = [PREFACE.to_vec(), frame(0x0, 0, 1, &[])].concat();
     bytes[PREFACE.len()..PREFACE.len() + 3].copy_from_slice(&[0xff, 0xff, 0xff]);
     assert_eq!(reader.read(&bytes), Progress::Reading);
     let chunk = vec![0u8; 16 * 1024];
-    let mut last = Progress::Reading;
     for _ in 0..4 {
-        last = reader.read(&chunk);
+        assert_eq!(reader.read(&chunk), Progress::Reading);
     }
-    assert_eq!(last, Progress::GaveUp);
+    assert_eq!(reader.take_reading(), Some(Err(H2fpDeclined::Bytes)));
+    assert_eq!(reader.take_reading(), None, "told once");
+    let rest = vec![0u8; (1 << 24) - 1 - 4 * chunk.len()];
+    assert_eq!(reader.read(&rest), Progress::Reading);
+    assert_eq!(
+        reader.read(&request),
+        Progress::FirstRequest,
+        "walked to it"
+    );
+}
+
+#[test]
+fn the_first_request_is_whole_only_when_its_header_block_ends() {
+    let whole = block(&[":method", ":authority", ":scheme", ":path"]);
+    let (a, b) = whole.split_at(3);
+    for fingerprint in [true, false] {
+        let mut reader = FrameReader::new(fingerprint);
+        let start = [PREFACE.to_vec(), settings(&[(2, 0)])].concat();
+        assert_eq!(reader.read(&start), Progress::Reading);
+        for _ in 0..5 {
+            assert_eq!(reader.read(&frame(0x6, 0, 0, &[0; 8])), Progress::Reading);
+            assert_eq!(reader.read(&window_update(0, 1)), Progress::Reading);
+        }
+        assert_eq!(reader.read(&frame(0x1, 0, 1, a)), Progress::Reading);
+        assert_eq!(reader.read(&frame(0x9, 0x4, 1, b)), Progress::FirstRequest);
+    }
 }
 
 #[test]

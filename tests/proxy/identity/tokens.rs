@@ -158,3 +158,48 @@ fn public_keys_and_jwks_verify_and_algorithm_confusion_is_refused() {
         }
     }
 }
+
+/// Issue 82: `match.headers` only sees that a token is sent. A `classify` policy giving
+/// priority to `Authorization` gives it to a forged token too (under the `shed` switch it is
+/// served while a caller without one is shed); overload.md's recipe puts the priority on a
+/// policy whose sources read the token, and the forged one gets 401.
+#[test]
+fn a_classify_policy_verifies_no_token_and_the_books_recipe_does() {
+    use crate::common::control_api::{admin_tables, control};
+    let upstream = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let forged = hs256(
+        json!({"sub": "mallory", "exp": now() + 300}),
+        "a-guessed-secret-of-some-length",
+    );
+    let good = hs256(json!({"sub": "alice", "exp": now() + 300}), SECRET);
+    let jwt = format!("[identity.jwt]\nalgorithms = [\"HS256\"]\nsecret = \"{SECRET}\"\n");
+    let everyone = "[overload]\nmax_in_flight = 8\n\n[[policy]]\nname = \"everyone\"\n\
+                    match = { path_prefix = \"/\" }\npriority = \"low\"\n";
+    for (signed_in, forged_status) in [
+        // A classify policy alone: the forged token earns `high` and is served.
+        ("priority = \"high\"\n", 200),
+        // The recipe: the same priority on a policy whose chain reads `jwt:sub`.
+        (
+            "priority = \"high\"\ncapacity = 600\nrate = \"10/s\"\nsources = [\"jwt:sub\"]\n",
+            401,
+        ),
+    ] {
+        let config = format!(
+            "{jwt}\n{everyone}\n[[policy]]\nname = \"signed-in\"\n\
+             match = {{ headers = {{ authorization = true }} }}\n{signed_in}"
+        );
+        let admin = admin_tables(dir.path(), "");
+        let proxy = Proxy::start_with_tables(&[&upstream.addr], "", &admin, &config);
+        let shed = json!({"level": "shed", "ttl": "1m"});
+        assert_eq!(control(&proxy, "PUT", "/v1/overload", Some(shed)).0, 200);
+        assert_eq!(proxy.get("/", &[]).status(), 503, "no token: low, shed");
+        let with = |token: &str| {
+            proxy
+                .get("/", &[("authorization", &bearer(token))])
+                .status()
+        };
+        assert_eq!(with(&good), 200, "{signed_in}");
+        assert_eq!(with(&forged), forged_status, "{signed_in}");
+    }
+}

@@ -37,9 +37,15 @@ pub(super) struct SwarmReport {
     pub(super) sent: usize,
 }
 
-/// The swarm: `SWARM_THREADS` clients, half loading pages, half calling the API, each request
-/// from a new address, until `stop`.
-pub(super) fn swarm(proxy: &Proxy, stop: &AtomicBool, counter: &AtomicU32) -> SwarmReport {
+/// The swarm: `SWARM_THREADS` clients, half loading pages, half calling the API (with a key of
+/// their own invention for each request when `invented_keys`), each request from a new
+/// address, until `stop`.
+pub(super) fn swarm(
+    proxy: &Proxy,
+    stop: &AtomicBool,
+    counter: &AtomicU32,
+    invented_keys: bool,
+) -> SwarmReport {
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..SWARM_THREADS)
             .map(|i| {
@@ -52,13 +58,17 @@ pub(super) fn swarm(proxy: &Proxy, stop: &AtomicBool, counter: &AtomicU32) -> Sw
                     };
                     let mut report = SwarmReport::default();
                     while !stop.load(Ordering::Relaxed) {
-                        let address = swarm_address(counter.fetch_add(1, Ordering::Relaxed));
+                        let n = counter.fetch_add(1, Ordering::Relaxed);
+                        let address = swarm_address(n);
                         let url = proxy.url(if page { "/page" } else { "/api/items" });
-                        let sent = client
+                        let mut request = client
                             .get(url)
                             .header("x-forwarded-for", address)
-                            .header("accept", accept)
-                            .send();
+                            .header("accept", accept);
+                        if invented_keys && !page {
+                            request = request.header("x-api-key", format!("swarm-{n}"));
+                        }
+                        let sent = request.send();
                         report.sent += 1;
                         let Ok(response) = sent else { continue };
                         let status = response.status().as_u16();

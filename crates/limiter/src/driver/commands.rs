@@ -87,6 +87,16 @@ impl RedisDriver {
     }
 }
 
+/// A script's reply as text (a bulk or simple string), if it is one: how the control plane,
+/// CrowdSec's shared decisions and the proofs read what their scripts return.
+pub fn reply_text(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
 /// `code` as a script with its SHA1: hashed the first time it runs, not on every call (a
 /// control-plane script is kilobytes of text). Known by its text, not by where the text lives
 /// (two copies of one script are one script; an address says nothing about the text).

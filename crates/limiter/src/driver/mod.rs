@@ -7,6 +7,7 @@
 mod announce;
 mod breaker;
 mod commands;
+pub use commands::reply_text;
 mod connection;
 mod credentials;
 mod hash_key;

@@ -1,7 +1,7 @@
 //! What this instance knows from Redis's answers, on time or late: refusals still standing (the
 //! deny cache) and each caller's share of what was left (the local fallback's mirror).
 
-use super::deny_cache::{DenyCache, Lookup};
+use super::deny_cache::{DenyCache, Lookup, Ticket};
 use crate::identity::Identity;
 use crate::{Assessment, BucketKey, BucketSpec, LocalShare, Mode, PolicyKey, Take, Terms};
 use smallvec::SmallVec;
@@ -26,6 +26,13 @@ impl Knowledge {
         }
     }
 
+    /// Gives back the turn `ticket` of a request that asked about `takes`' lapsed refusal.
+    pub(super) fn release(&self, takes: &[Take<'_>], ticket: Ticket) {
+        if let Some(cache) = &self.deny_cache {
+            cache.release(takes, ticket);
+        }
+    }
+
     /// Forgets the refusals of `identity` (its buckets were reset).
     pub(super) fn forget(&self, identity: &Identity) {
         if let Some(cache) = &self.deny_cache {
@@ -41,7 +48,7 @@ impl Knowledge {
             if answers.iter().any(|a| !a.is_allowed()) {
                 cache.remember(takes, answers, asked_at);
             } else {
-                cache.clear(takes);
+                cache.allowed(takes, answers);
             }
             // A refund gives tokens back: the caller's refusals may no longer hold.
             for refund in takes.iter().filter(|t| t.mode.settles() && t.cost < 0.0) {

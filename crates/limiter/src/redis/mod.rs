@@ -6,8 +6,8 @@
 //! the background and its answer is learned (`knowledge`). The driver's circuit breaker judges
 //! the failure ratio of recent calls; a deny cache answers callers Redis has just refused until
 //! their retry-after, and when such a refusal lapses under a flood one request per caller asks
-//! again while the others wait for its answer (`turns`, which says what is exact about it).
-//! Every request's wait, in line or for its call, is bounded by one budget from its arrival.
+//! again while the others are refused at once (`deny_cache`, which says why that is exact).
+//! Every request's wait for its call is bounded by one budget from its arrival.
 //! Hot callers spend leases of tokens here (`lease_ledger`, `lease_calls`); concurrency slots
 //! are leases too (`slots`). Connections, Sentinel, Cluster routing and the fleet's
 //! announcements are the driver's (`crate::driver`).
@@ -21,10 +21,9 @@ mod lease_calls;
 mod lease_ledger;
 mod reply;
 mod slots;
-mod turns;
 mod wire;
 
-pub use deny_cache::{DenyCache, Lookup};
+pub use deny_cache::{DenyCache, Lookup, Ticket};
 pub use slots::RedisSlots;
 
 use crate::clock::MonotonicClock;
@@ -43,7 +42,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-use turns::{Place, Turns};
 
 /// Token buckets in Redis.
 pub struct RedisStore {
@@ -53,7 +51,6 @@ pub struct RedisStore {
     timeout: Duration,
     breaker: Arc<Breaker>,
     knowledge: Arc<Knowledge>,
-    turns: Turns,
     leases: Arc<Leases>,
     sweeping: AtomicBool,
     fleet: Arc<FleetSize>,
@@ -91,7 +88,6 @@ impl RedisStore {
             timeout: settings.timeout,
             breaker: Arc::new(Breaker::new(settings.breaker, metrics.breaker_open.clone())),
             knowledge,
-            turns: Turns::new(),
             leases: Arc::new(Leases::new(settings.lease_for.as_micros() as u64)),
             sweeping: AtomicBool::new(false),
             fleet,
@@ -152,31 +148,19 @@ impl RedisStore {
             }
         }
     }
+}
 
-    /// Asks Redis for a caller whose refusal just lapsed: one request at a time per caller
-    /// (`turns`). A follower is refused from the leader's refusal if it brought one back, and
-    /// otherwise asks itself; waiting and asking both end by `deadline`.
-    async fn ask_in_turn(
-        &self,
-        takes: &[Take<'_>],
-        deadline: Instant,
-    ) -> Result<Assessments, LimiterError> {
-        let Some(first) = takes.first() else {
-            return Ok(Assessments::new());
-        };
-        let landing = match self.turns.join(first.key.identity) {
-            Place::Lead(_lead) => return self.ask(takes, deadline).await,
-            Place::Follow(landing) => landing,
-        };
-        if landing.by(deadline).await.is_err() {
-            self.metrics.count_error(LimiterError::Timeout.kind());
-            return Err(LimiterError::Timeout);
-        }
-        if let Lookup::Refused(refusal) = self.knowledge.lookup(takes, self.clock.now_us()) {
-            self.metrics.coalesced.inc();
-            return Ok(refusal);
-        }
-        self.ask(takes, deadline).await
+/// The turn of the request asking Redis about its caller's lapsed refusal: given back when
+/// its call ends, however it ends (answered, failed, out of budget, or the request gone).
+struct Turn<'a> {
+    knowledge: &'a Knowledge,
+    takes: &'a [Take<'a>],
+    ticket: Ticket,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.knowledge.release(self.takes, self.ticket);
     }
 }
 
@@ -193,7 +177,19 @@ impl Limiter for RedisStore {
                 self.metrics.deny_cache_hits.inc();
                 Ok(refusal)
             }
-            Lookup::Lapsed => self.ask_in_turn(takes, deadline).await,
+            Lookup::Behind(refusal) => {
+                // Another request of the caller is asking about the lapsed refusal.
+                self.metrics.coalesced.inc();
+                Ok(refusal)
+            }
+            Lookup::Ask(ticket) => {
+                let _turn = Turn {
+                    knowledge: &self.knowledge,
+                    takes,
+                    ticket,
+                };
+                self.ask(takes, deadline).await
+            }
             Lookup::Unknown => self.ask(takes, deadline).await,
         }
     }

@@ -37,9 +37,8 @@ fn a_refusal_stands_until_its_retry_after() {
         panic!("refused until T");
     };
     assert_eq!(refusal[0].wait_us(), 500);
-    assert_eq!(
-        cache.lookup(&takes, 1010),
-        Lookup::Lapsed,
+    assert!(
+        matches!(cache.lookup(&takes, 1010), Lookup::Ask(_)),
         "the store decides again at T"
     );
     assert_eq!(
@@ -64,10 +63,17 @@ fn a_long_refusal_is_reused_for_a_second_with_its_true_wait() {
         panic!("refused from the cache within the second");
     };
     assert_eq!(refusal[0].wait_us(), until_midnight - 500_000);
-    assert_eq!(
-        cache.lookup(&takes, REUSED_FOR_US),
-        Lookup::Lapsed,
+    assert!(
+        matches!(cache.lookup(&takes, REUSED_FOR_US), Lookup::Ask(_)),
         "then the store is asked again: a reset elsewhere shows within a second"
+    );
+    let Lookup::Behind(refusal) = cache.lookup(&takes, REUSED_FOR_US + 1) else {
+        panic!("the others are refused while it asks");
+    };
+    assert_eq!(
+        refusal[0].wait_us(),
+        until_midnight - REUSED_FOR_US - 1,
+        "with the true wait"
     );
 }
 
@@ -123,17 +129,89 @@ fn a_refund_forgets_the_callers_refusals() {
 }
 
 #[test]
-fn an_allowed_answer_clears_the_refusal_and_a_long_lapsed_one_is_forgotten() {
+fn a_long_lapsed_refusal_is_forgotten() {
     let cache = DenyCache::new(100);
     let takes = [take("a", 1)];
     cache.remember(&takes, &[refused(1000)], 0);
-    assert_eq!(cache.lookup(&takes, 1000), Lookup::Lapsed);
     assert_eq!(
         cache.lookup(&takes, 1000 + LAPSED_FOR_US),
         Lookup::Unknown,
-        "a refusal lapsed long ago no longer lines the caller up"
+        "a refusal lapsed long ago no longer has the caller ask one at a time"
     );
-    cache.clear(&takes);
-    assert_eq!(cache.lookup(&takes, 1000), Lookup::Unknown, "cleared");
+}
+
+/// Issue #82: with Redis a few milliseconds away, the requests that came while one asked
+/// about a lapsed refusal waited for its call (two round trips when it was allowed).
+#[test]
+fn when_a_refusal_lapses_one_request_asks_and_the_others_are_refused_at_once() {
+    let cache = DenyCache::new(100);
+    let takes = [take("a", 1)];
+    let blocked = Assessment::refused(0.0, 1000, 1000, Penalty::Started);
+    cache.remember(&takes, &[blocked], 0);
+    let Lookup::Ask(ticket) = cache.lookup(&takes, 1000) else {
+        panic!("the first request after T asks");
+    };
+    for now in [1000, 1500, 4000] {
+        let Lookup::Behind(refusal) = cache.lookup(&takes, now) else {
+            panic!("the others are refused while it asks");
+        };
+        let Assessment::Refused(refused) = refusal[0] else {
+            panic!("refused");
+        };
+        assert_eq!(refused.retry_after_us, 1, "about a token away");
+        assert_eq!(refused.penalty, Penalty::None, "the block has ended");
+    }
+    assert!(
+        matches!(cache.lookup(&[take("b", 1)], 1000), Lookup::Unknown),
+        "other callers ask freely"
+    );
+    // Its call ended without an answer (failed, out of budget, the request gone): the next
+    // request asks.
+    cache.release(&takes, ticket);
+    cache.release(&takes, Ticket(ticket.0 + 1000));
+    let Lookup::Ask(second) = cache.lookup(&takes, 4000) else {
+        panic!("the next request asks");
+    };
+    assert_ne!(second, ticket);
+    // A stale ticket given back does not free another request's turn.
+    cache.release(&takes, ticket);
+    assert!(matches!(cache.lookup(&takes, 4001), Lookup::Behind(_)));
+}
+
+#[test]
+fn an_allowance_with_room_frees_the_caller_and_one_without_keeps_it_asking_alone() {
+    let cache = DenyCache::new(100);
+    let takes = [take("a", 1)];
+    cache.remember(&takes, &[refused(1000)], 0);
+    let Lookup::Ask(_) = cache.lookup(&takes, 1000) else {
+        panic!("asks");
+    };
+    // Allowed, leaving less than another take's cost: the next request asks alone.
+    cache.allowed(&takes, &[Assessment::allowed(0.2, 0, 800_000)]);
+    assert!(matches!(cache.lookup(&takes, 1100), Lookup::Ask(_)));
+    assert!(matches!(cache.lookup(&takes, 1101), Lookup::Behind(_)));
+    // Allowed with room for another: every request asks the store again.
+    cache.allowed(&takes, &[Assessment::allowed(1.0, 0, 0)]);
+    assert_eq!(cache.lookup(&takes, 1200), Lookup::Unknown);
     assert!(cache.is_empty());
+    // An overdraft counts as room.
+    let prepaid = Take {
+        terms: Terms {
+            overdraft: 2.0,
+            block_us: 0,
+        },
+        ..take("a", 1)
+    };
+    cache.remember(&[prepaid], &[refused(1000)], 0);
+    cache.allowed(&[prepaid], &[Assessment::allowed(-0.5, 500_000, 1_500_000)]);
+    assert!(cache.is_empty());
+}
+
+#[test]
+fn an_allowance_without_room_leaves_a_standing_refusal_standing() {
+    let cache = DenyCache::new(100);
+    let takes = [take("a", 1)];
+    cache.remember(&takes, &[refused(1000)], 0);
+    cache.allowed(&takes, &[Assessment::allowed(0.0, 0, 1_000_000)]);
+    assert!(matches!(cache.lookup(&takes, 500), Lookup::Refused(_)));
 }
