@@ -9,7 +9,7 @@ use super::quota::{calendar, limits, LimitKeys};
 use super::value::SourceList;
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Enforcement, Limit, Policy, Route, Tiers, Unless};
+use crate::policy::{Action, Enforcement, Limit, LimitsBy, Policy, Route, Tiers, Unless};
 use std::collections::HashSet;
 use toml::Spanned;
 
@@ -127,6 +127,7 @@ fn limit(
         tiers,
         calendar,
         rules: super::rules::rules(check, file)?,
+        limits_by: LimitsBy::Policy,
     })
 }
 

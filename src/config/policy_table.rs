@@ -88,6 +88,7 @@ pub(crate) struct PolicyMatchFile {
     pub(crate) max_score: Option<Spanned<i64>>,
     pub(crate) proven: Option<Spanned<bool>>,
     pub(crate) signals: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) robots: Option<Spanned<String>>,
 }
 
 impl PolicyMatchFile {

@@ -1,11 +1,11 @@
 //! A policy's `match.asn`, `match.country`, `match.bot`, `match.verified`, `match.ja4`,
-//! `match.h2fp`, `match.min_score`, `match.max_score` and `match.signals`: conditions on what
-//! is known of the sender.
+//! `match.h2fp`, `match.min_score`, `match.max_score`, `match.signals` and `match.robots`:
+//! conditions on what is known of the sender.
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyMatchFile as MatchFile;
-use crate::identity::{Category, Country, H2Fp, Ja4, Signal, Signals, MAX_SCORE};
+use crate::identity::{Category, Country, H2Fp, Ja4, RobotsVerdict, Signal, Signals, MAX_SCORE};
 use crate::policy::SenderConditions;
 use std::str::FromStr;
 use toml::Spanned;
@@ -33,7 +33,23 @@ pub(crate) fn sender(
         min_score: score(check, file.min_score.as_ref(), &key("min_score"))?,
         max_score: score(check, file.max_score.as_ref(), &key("max_score"))?,
         signals: signals(check, file.signals.as_ref(), &key("signals"))?,
+        robots: robots(check, file.robots.as_ref(), &key("robots"))?,
     })
+}
+
+/// `match.robots`: `"allowed"` or `"disallowed"`.
+fn robots(
+    check: &Checker<'_>,
+    word: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Option<RobotsVerdict>, ConfigError> {
+    let Some(word) = word else {
+        return Ok(None);
+    };
+    word.get_ref()
+        .parse()
+        .map(Some)
+        .map_err(|e| check.error(word, format!("`{key}`: {e}")))
 }
 
 /// `match.signals`: the bot score's signals, any of which holds.

@@ -28,6 +28,7 @@ mod hold;
 mod http_facts;
 mod judge;
 mod outcome;
+mod paced;
 mod pipeline;
 mod reads;
 pub mod reply;
@@ -57,7 +58,7 @@ use crate::clock::Clock;
 use crate::control::{BanHit, Block, Control, ControlView};
 use crate::identity::{Access, AccessRules, IdentityChain, IdentityError, IdentityKey, Request};
 use crate::limiter::{Fallback, InFlight, Limiter};
-use crate::policy::{Class, Limits, Policy, RouteFacts, RouteIndex, UserAgentIndex};
+use crate::policy::{Class, Limits, LimitsBy, Policy, RouteFacts, RouteIndex, UserAgentIndex};
 use crate::telemetry::{AccessList, ByLabel, Metrics};
 use bound::BoundPolicy;
 use prometheus::{IntCounter, IntCounterVec};
@@ -241,6 +242,9 @@ impl Gate {
     ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
+        if let Some(trapped) = req.traits().trapped {
+            return Outcome::Trapped(trapped);
+        }
         let control = self.control.view();
         let now = (!control.is_empty()).then(|| self.clock.now_ms());
         if let Some(ban) = now.and_then(|now| self.ban_for(&control, req, now)) {
@@ -321,6 +325,7 @@ impl Gate {
                     .conditions
                     .hold_given(req, |ua| user_agent.matches(i, ua))
                     && !policy.exempts(route, req)
+                    && paced::applies(policy, req)
             })
             .map(|i| &self.policies[i])
             .collect()
@@ -348,11 +353,14 @@ impl Gate {
                     None => *caller.insert(self.identity.identified(req, &self.key)?),
                 },
             };
-            let overridden = now.and_then(|now| {
-                control
-                    .override_for(bound.policy.key.id(), found.identity, now)
-                    .cloned()
-            });
+            let overridden = match limit.limits_by {
+                LimitsBy::CrawlDelay => paced::crawl_delay(req),
+                LimitsBy::Policy => now.and_then(|now| {
+                    control
+                        .override_for(bound.policy.key.id(), found.identity, now)
+                        .cloned()
+                }),
+            };
             planned.push(
                 bound
                     .plan(limit, req, found, overridden)

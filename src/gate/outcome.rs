@@ -3,7 +3,7 @@
 
 use super::{Aftercare, BadCost, HeaderQuota, LimitsOf, Standing};
 use crate::control::{BanHit, Block, Remedy};
-use crate::identity::{Challenge, Identity, SourceSpec};
+use crate::identity::{Challenge, Identity, SourceSpec, Trapped};
 use crate::limiter::Undecided;
 use crate::telemetry::AccessList;
 use std::sync::Arc;
@@ -15,6 +15,9 @@ pub enum Outcome<'g> {
     Unlimited(Aftercare),
     /// Banned by an operator (admin API): refuse (403) before any bucket or backend.
     Banned(BanHit),
+    /// Caught by the robots.txt trap (it read the file, then fetched what it keeps from every
+    /// crawler): refuse (403) until the trap ban ends, before any bucket or backend.
+    Trapped(Trapped),
     /// On the blocklist (CrowdSec's decisions): refused as banned (403) or as throttled
     /// (429), as the entry's remedy says, before any bucket or backend.
     Blocked(Block),
@@ -157,6 +160,8 @@ pub enum OutcomeKind {
     Denylisted,
     /// Banned by an operator.
     Banned,
+    /// Caught by the robots.txt trap.
+    Trapped,
     /// Refused by a `deny` policy.
     Denied,
     /// Let past the limits by an `allow` policy.
@@ -181,13 +186,14 @@ pub enum OutcomeKind {
 
 impl OutcomeKind {
     /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 16] = [
+    pub const ALL: [OutcomeKind; 17] = [
         OutcomeKind::Allowed,
         OutcomeKind::Throttled,
         OutcomeKind::Unlimited,
         OutcomeKind::Allowlisted,
         OutcomeKind::Denylisted,
         OutcomeKind::Banned,
+        OutcomeKind::Trapped,
         OutcomeKind::Denied,
         OutcomeKind::AllowedByRule,
         OutcomeKind::InvalidToken,
@@ -209,6 +215,7 @@ impl OutcomeKind {
             OutcomeKind::Allowlisted => "allowlisted",
             OutcomeKind::Denylisted => "denylisted",
             OutcomeKind::Banned => "banned",
+            OutcomeKind::Trapped => "trapped",
             OutcomeKind::Denied => "denied",
             OutcomeKind::AllowedByRule => "allowed_by_rule",
             OutcomeKind::InvalidToken => "invalid_token",
@@ -231,6 +238,7 @@ impl Outcome<'_> {
             Outcome::Listed(AccessList::Allow) => OutcomeKind::Allowlisted,
             Outcome::Listed(AccessList::Deny) => OutcomeKind::Denylisted,
             Outcome::Banned(_) => OutcomeKind::Banned,
+            Outcome::Trapped(_) => OutcomeKind::Trapped,
             Outcome::Denied(_) => OutcomeKind::Denied,
             Outcome::AllowedByRule(_) => OutcomeKind::AllowedByRule,
             Outcome::Blocked(block) => match block.remedy {

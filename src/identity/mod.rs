@@ -18,6 +18,7 @@ mod net_index;
 mod network;
 mod pass;
 mod proven;
+mod robots;
 mod score;
 mod sender_source;
 mod source;
@@ -41,6 +42,7 @@ pub use pass::{
 };
 use proven::PartsProof;
 pub use proven::{Credential, Credentials, ProofState, Provenance};
+pub use robots::{RobotsFact, RobotsVerdict, Trapped, UnknownVerdict};
 pub use score::{Score, Signal, Signals, UnknownSignal, MAX_SCORE};
 pub use sender_source::SenderSource;
 pub use source::{cookie_value, IpFolding, Source, SourceSpec, MAX_VALUE_LEN};
@@ -76,6 +78,8 @@ static NO_TRAITS: Traits = Traits {
     h2fp: None,
     h2fp_declined: None,
     score: None,
+    robots: None,
+    trapped: None,
 };
 
 /// The parts of a request that identity sources read.

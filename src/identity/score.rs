@@ -29,11 +29,14 @@ pub enum Signal {
     Spoofed,
     /// `no-user-agent`: no User-Agent at all (every browser sends one).
     NoUserAgent,
+    /// `robots-disallowed`: a crawler asked for a path its group of the site's robots.txt
+    /// disallows.
+    RobotsDisallowed,
 }
 
 impl Signal {
     /// Every signal, in the order logs and headers list them.
-    pub const ALL: [Signal; 8] = [
+    pub const ALL: [Signal; 9] = [
         Self::UaTlsMismatch,
         Self::UaH2Mismatch,
         Self::MissingBrowserHeaders,
@@ -42,6 +45,7 @@ impl Signal {
         Self::UnverifiedCrawler,
         Self::Spoofed,
         Self::NoUserAgent,
+        Self::RobotsDisallowed,
     ];
 
     /// The signal's name in config files, logs, headers and metric labels.
@@ -55,6 +59,7 @@ impl Signal {
             Self::UnverifiedCrawler => "unverified-crawler",
             Self::Spoofed => "spoofed",
             Self::NoUserAgent => "no-user-agent",
+            Self::RobotsDisallowed => "robots-disallowed",
         }
     }
 
@@ -74,7 +79,7 @@ impl fmt::Display for Signal {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "`{0}` is not a signal (ua-tls-mismatch, ua-h2-mismatch, missing-browser-headers, headless, \
-     hosting-network, unverified-crawler, spoofed, no-user-agent)"
+     hosting-network, unverified-crawler, spoofed, no-user-agent, robots-disallowed)"
 )]
 pub struct UnknownSignal(pub String);
 

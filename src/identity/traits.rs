@@ -29,6 +29,11 @@ pub struct Traits {
     /// The bot score, worked out only when something asks for it (`match.min_score`,
     /// `match.max_score`, `upstream.score_header`, `upstream.signals_header`).
     pub score: Option<super::Score>,
+    /// What the site's robots.txt says of the request, when `[robots]` is configured and the
+    /// User-Agent names a crawler.
+    pub robots: Option<super::RobotsFact>,
+    /// The trap ban the sender is under, if any (`[robots] trap`).
+    pub trapped: Option<super::Trapped>,
 }
 
 /// A crawler a request claims to be, and how the claim fared.

@@ -21,6 +21,20 @@ pub struct Limit {
     pub calendar: Option<Arc<QuotaCalendar>>,
     /// Cost from a header, settling by the response, concurrency, shaping and penalties.
     pub rules: Rules,
+    /// Where each request's limits come from: the policy, or the crawl delay the site's
+    /// robots.txt asks of the crawler (Floodgate's own `robots-crawl-delay` policy).
+    pub limits_by: LimitsBy,
+}
+
+/// Where a `limit` policy's limits come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LimitsBy {
+    /// The policy's own limits and tiers.
+    #[default]
+    Policy,
+    /// One request per crawl delay, read from the request's robots.txt verdict; the policy
+    /// applies only to requests with a crawl delay.
+    CrawlDelay,
 }
 
 impl Limit {
@@ -33,6 +47,7 @@ impl Limit {
             tiers: None,
             calendar: None,
             rules: Rules::default(),
+            limits_by: LimitsBy::Policy,
         }
     }
 

@@ -24,7 +24,7 @@ pub use calendar::{Calendar, CalendarError, Period};
 pub use conditions::{Conditions, HeaderRule, UserAgent};
 pub use enforcement::Enforcement;
 pub use index::{Matches, RouteIndex, INDEX_FROM};
-pub use limit::Limit;
+pub use limit::{Limit, LimitsBy};
 pub use limits::Limits;
 pub use path::{normalize_path, PathError};
 pub use priority::{Class, OverloadClass, Priority};

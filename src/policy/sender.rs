@@ -4,7 +4,7 @@
 //! and its bot score (`match.min_score`, `match.max_score`; a request not scored counts as 0)
 //! and the score's signals (`match.signals`).
 
-use crate::identity::{Category, Country, H2Fp, Ja4, Signals, Traits};
+use crate::identity::{Category, Country, H2Fp, Ja4, RobotsVerdict, Signals, Traits};
 use std::fmt;
 
 /// A policy's conditions on the sender; every one given must hold.
@@ -29,6 +29,9 @@ pub struct SenderConditions {
     pub max_score: Option<u8>,
     /// `match.signals`: the request's bot score shows one of these signals.
     pub signals: Signals,
+    /// `match.robots`: the site's robots.txt gave the crawler's request this verdict (a
+    /// request that is not a crawler's, or with no robots.txt to judge by, has none).
+    pub robots: Option<RobotsVerdict>,
 }
 
 impl SenderConditions {
@@ -48,6 +51,9 @@ impl SenderConditions {
             && listed(&self.h2fp, traits.h2fp.as_ref())
             && self.score_holds(traits)
             && self.signals_hold(traits)
+            && self
+                .robots
+                .is_none_or(|wanted| traits.robots.as_ref().is_some_and(|r| r.verdict == wanted))
     }
 
     /// Whether the request's score is within `min_score` and `max_score`.
@@ -80,6 +86,7 @@ impl SenderConditions {
             && self.ja4.is_empty()
             && self.h2fp.is_empty()
             && !self.reads_score()
+            && self.robots.is_none()
     }
 }
 
@@ -134,6 +141,9 @@ impl fmt::Display for SenderConditions {
         }
         if !self.signals.is_empty() {
             write!(f, " signals {}", self.signals)?;
+        }
+        if let Some(verdict) = self.robots {
+            write!(f, " robots {verdict}")?;
         }
         match self.verified {
             Some(true) => f.write_str(" verified"),

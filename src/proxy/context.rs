@@ -4,7 +4,7 @@ use super::upstream::Attempts;
 use super::{challenge, drain, explained, front, Snapshot};
 use crate::gate::reply::RateLimitHeaders;
 use crate::gate::{Aftercare, OutcomeKind, Ticket};
-use crate::identity::{BotClaim, H2Fp, H2fpDeclined, Identity, Ja4, ProofState, Score};
+use crate::identity::{BotClaim, H2Fp, H2fpDeclined, Identity, Ja4, ProofState, RobotsFact, Score};
 use crate::overload::Permit;
 use crate::proof::Lesson;
 use std::sync::Arc;
@@ -62,6 +62,9 @@ pub struct RequestCtx {
     pub(super) proof: Option<ProofState>,
     /// What the backend's answer may teach of the request's credential (`[identity.verify]`).
     pub(super) lesson: Option<Lesson>,
+    /// What the site's robots.txt says of the crawler's request (`[robots]`), for the log line
+    /// and the decision's record.
+    pub(super) robots: Option<RobotsFact>,
 }
 
 impl RequestCtx {
@@ -92,6 +95,7 @@ impl RequestCtx {
             explained: explained::Draft::default(),
             proof: None,
             lesson: None,
+            robots: None,
         }
     }
 }

@@ -125,11 +125,7 @@ fn facts(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    let decision = match (ctx.outcome, ctx.solved) {
-        (Some(outcome), _) => outcome.label(),
-        (None, Some(solved)) => solved.label(),
-        (None, None) => "",
-    };
+    let decision = super::access_log::decision(ctx);
     let policy = ctx
         .ticket
         .as_ref()

@@ -5,7 +5,7 @@
 
 use super::families::{family_of, headless, Family};
 use super::{HostingNetworks, Published};
-use crate::identity::{Category, Signal, Signals, Traits, Verification};
+use crate::identity::{Category, RobotsVerdict, Signal, Signals, Traits, Verification};
 use http::header::{ACCEPT_LANGUAGE, USER_AGENT};
 use http::HeaderMap;
 
@@ -46,12 +46,17 @@ pub(super) fn shown(traits: &Traits, headers: &HeaderMap, lists: &Lists<'_>) -> 
 }
 
 /// `spoofed` for a crawler claim that failed its check, `unverified-crawler` for one whose
-/// check was due and did not finish.
+/// check was due and did not finish; `robots-disallowed` for a crawler asking for a path the
+/// site's robots.txt keeps from it.
 fn crawler(traits: &Traits) -> Signals {
-    match traits.bot.as_ref().map(|claim| claim.verification) {
+    let claimed = match traits.bot.as_ref().map(|claim| claim.verification) {
         Some(Verification::Failed) => Signals::default().with(Signal::Spoofed),
         Some(Verification::Unfinished) => Signals::default().with(Signal::UnverifiedCrawler),
         _ => Signals::default(),
+    };
+    match traits.robots.as_ref().map(|fact| fact.verdict) {
+        Some(RobotsVerdict::Disallowed) => claimed.with(Signal::RobotsDisallowed),
+        _ => claimed,
     }
 }
 

@@ -30,6 +30,7 @@ pub fn default_weight(signal: Signal) -> u8 {
         Signal::UnverifiedCrawler => 30,
         Signal::Spoofed => 80,
         Signal::NoUserAgent => 30,
+        Signal::RobotsDisallowed => 40,
     }
 }
 

@@ -78,6 +78,7 @@ pub fn reply(
         }
         Outcome::Listed(AccessList::Deny) => refusal(403, "This client is not allowed."),
         Outcome::Banned(ban) => banned(ban, clock),
+        Outcome::Trapped(trapped) => trapped_refusal(trapped, clock),
         Outcome::Denied(policy) => denied(policy, bot),
         Outcome::Blocked(block) => blocked(block, throttle_status, clock),
         Outcome::InvalidToken => refusal(401, "The bearer token is not valid."),

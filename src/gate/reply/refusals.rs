@@ -8,7 +8,7 @@ use super::Refusal;
 use crate::clock::Clock;
 use crate::control::{BanHit, Block, Remedy};
 use crate::gate::{BadCost, Busy, Standing, Unpayable};
-use crate::identity::BotClaim;
+use crate::identity::{BotClaim, Trapped};
 use http::header::{HeaderName, RETRY_AFTER};
 use http::HeaderValue;
 
@@ -149,6 +149,19 @@ pub(super) fn banned(ban: &BanHit, clock: &Clock) -> Refusal {
         Some(seconds) => Refusal::new(403, body, &[(RETRY_AFTER, HeaderValue::from(seconds))]),
         None => Refusal::new(403, body, &[]),
     }
+}
+
+/// The refusal of a client the robots.txt trap caught, until its trap ban ends (by `clock`).
+pub(super) fn trapped_refusal(trapped: &Trapped, clock: &Clock) -> Refusal {
+    let left = trapped
+        .until_ms
+        .saturating_sub(clock.now_ms())
+        .div_ceil(1000)
+        .max(1);
+    let detail = "This client fetched a path robots.txt keeps from every crawler.";
+    let extra = serde_json::json!({ "trapped": true, "retry_after": left });
+    let body = problem_body(403, detail, extra);
+    Refusal::new(403, body, &[(RETRY_AFTER, HeaderValue::from(left))])
 }
 
 /// The refusal of a client on the blocklist: as banned, or the throttled answer (with

@@ -141,13 +141,17 @@ fn floodgate_line(
         Some(state) => format!(" proof={state}"),
         None => String::new(),
     };
+    let robots = match &ctx.robots {
+        Some(fact) => format!(" robots={}", fact.verdict),
+        None => String::new(),
+    };
     let policy = ctx
         .ticket
         .as_ref()
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{proof}{ja4}{h2fp}{score}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{proof}{robots}{ja4}{h2fp}{score}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
