@@ -9,6 +9,7 @@ mod bots;
 mod challenge;
 mod check;
 mod conditions;
+mod crawl_delay;
 mod crowdsec;
 mod decisions;
 mod describe;

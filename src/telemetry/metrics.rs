@@ -13,6 +13,7 @@ use super::crowdsec::CrowdSecMetrics;
 use super::overload::OverloadMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
 use super::proofs::ProofCounters;
+use super::robots::RobotsCounters;
 use super::signed::SignedMetrics;
 use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
 use floodgate_limiter::StoreMetrics;
@@ -75,6 +76,8 @@ pub struct Metrics {
     pub signed: SignedMetrics,
     /// Requests carrying verified sources' values, by what was known of them.
     pub proofs: ProofCounters,
+    /// Crawlers' requests by robots.txt's verdict, and requests for the trap.
+    pub robots: RobotsCounters,
     /// `floodgate_challenges_total`.
     pub challenges: ChallengeMetrics,
     /// `floodgate_tls_cert_expiry_seconds` and `floodgate_acme_orders_total`.
@@ -213,6 +216,7 @@ impl Metrics {
             bots: BotMetrics::new(),
             signed: SignedMetrics::new(),
             proofs: ProofCounters::new(),
+            robots: RobotsCounters::new(),
             challenges: ChallengeMetrics::new(),
             certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
@@ -234,6 +238,7 @@ impl Metrics {
         collectors.extend(metrics.signed.collectors());
         collectors.extend(metrics.certificates.collectors());
         collectors.extend(metrics.overload.collectors());
+        collectors.extend(metrics.robots.collectors());
         collectors.extend([
             metrics.access.collector(),
             metrics.bots.collector(),

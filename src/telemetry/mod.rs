@@ -14,6 +14,7 @@ mod offenders;
 mod overload;
 mod policy;
 mod proofs;
+mod robots;
 mod signed;
 mod vocab;
 
@@ -30,6 +31,7 @@ pub use offenders::{Offender, Offenders};
 pub use overload::OverloadMetrics;
 pub use policy::PolicyCounters;
 pub use proofs::{ProofCounters, SourceProofCounters};
+pub use robots::{RobotsCounters, TrapResult};
 pub use signed::SignedMetrics;
 pub use vocab::{
     AccessList, ConnectionRefusal, FetchResult, HeldResult, PenaltyEvent, PolicyOutcome,

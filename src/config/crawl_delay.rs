@@ -1,0 +1,60 @@
+//! Floodgate's own `robots-crawl-delay` policy, added when `[robots]` is configured: a crawler
+//! whose group of the site's robots.txt asks `Crawl-delay: N` gets one request per N seconds,
+//! by its operator when its claim holds (the `bot` source), else by its address, refused as
+//! any throttled request is (`[response]`'s status, `Retry-After`).
+
+use crate::identity::{IdentityChain, SourceSpec};
+use crate::limiter::PolicyKey;
+use crate::policy::{
+    Action, Conditions, Enforcement, Limit, Limits, LimitsBy, OverloadClass, Policy, Rate, Route,
+};
+use std::time::Duration;
+
+/// The policy's name, in headers, logs and metric labels.
+pub const CRAWL_DELAY_POLICY: &str = "robots-crawl-delay";
+
+/// The crawl-delay policy, by the identity settings of `global`, enforcing unless `shadow`.
+pub(crate) fn crawl_delay_policy(global: &IdentityChain, shadow: bool) -> Policy {
+    let sources = ["bot", "ip"]
+        .into_iter()
+        .filter_map(|word| word.parse::<SourceSpec>().ok())
+        .collect();
+    let mut limit = Limit::of(placeholder());
+    limit.sources = Some(IdentityChain {
+        sources,
+        ..global.clone()
+    });
+    limit.limits_by = LimitsBy::CrawlDelay;
+    Policy {
+        key: PolicyKey::new(CRAWL_DELAY_POLICY),
+        enforcement: Enforcement::shadow_if(shadow),
+        route: Route::default(),
+        conditions: Conditions::default(),
+        unless: None,
+        action: Action::Limit(Box::new(limit)),
+        overload: OverloadClass::default(),
+    }
+}
+
+/// The limits listed for the policy (one a second): each request's own come from its crawl
+/// delay.
+fn placeholder() -> Limits {
+    let one_a_second = Rate::new(1.0, Duration::from_secs(1)).expect("a positive rate");
+    Limits::new(1, one_a_second).expect("a bucket of one at one a second")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_names_callers_by_operator_then_address() {
+        let policy = crawl_delay_policy(&IdentityChain::of(Vec::new()), false);
+        let limit = policy.limit().expect("a limit policy");
+        let chain = limit.sources.as_ref().expect("its own sources");
+        let words: Vec<String> = chain.sources.iter().map(|s| s.to_string()).collect();
+        assert_eq!(words, ["bot", "ip"]);
+        assert_eq!(limit.limits_by, LimitsBy::CrawlDelay);
+        assert_eq!(&**policy.name(), CRAWL_DELAY_POLICY);
+    }
+}
