@@ -1,0 +1,15 @@
+//! The robots.txt trap's fleet-wide tables (issue 84, "The trap"): who fetched /robots.txt
+//! (`readers`), whom the trap banned (`bans`: a bounded table of its own, oldest first out,
+//! IPv6 folded to /48 past a threshold, so it never crowds out the operator's bans), and the
+//! trap path kept by the fleet (`path`). On the Redis store the tables are the fleet's
+//! (`fleet`, `lua/traps.lua`) and each instance mirrors the bans (`mirror`), so the hot path
+//! reads them from memory; on the memory store they are this process's. Everything is kept
+//! as keyed digests (`target`): never an address or a credential in Redis or a log.
+
+mod error;
+mod settings;
+mod target;
+
+pub use error::TrapError;
+pub use settings::{TrapSettings, DEFAULT_WINDOW};
+pub use target::{address_digest, network_digest, TrapBan, TrapScope, TrapTarget};
