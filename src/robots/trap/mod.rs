@@ -6,6 +6,7 @@
 //! reads them from memory; on the memory store they are this process's. Everything is kept
 //! as keyed digests (`target`): never an address or a credential in Redis or a log.
 
+mod bans;
 mod error;
 mod settings;
 mod target;
