@@ -8,6 +8,7 @@
 
 mod bans;
 mod error;
+mod readers;
 mod settings;
 mod target;
 
