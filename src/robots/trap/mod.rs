@@ -8,10 +8,12 @@
 
 mod bans;
 mod error;
+mod path;
 mod readers;
 mod settings;
 mod target;
 
 pub use error::TrapError;
+pub use path::{random_trap_path, TRAP_PREFIX};
 pub use settings::{TrapSettings, DEFAULT_WINDOW};
 pub use target::{address_digest, network_digest, TrapBan, TrapScope, TrapTarget};
