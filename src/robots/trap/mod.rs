@@ -8,12 +8,15 @@
 
 mod bans;
 mod error;
+mod fleet;
+mod mirror;
 mod path;
 mod readers;
 mod settings;
 mod target;
 
 pub use error::TrapError;
+pub use fleet::{READ_EVERY, TRAPS_SCRIPT};
 pub use path::{random_trap_path, TRAP_PREFIX};
 pub use settings::{TrapSettings, DEFAULT_WINDOW};
 pub use target::{address_digest, network_digest, TrapBan, TrapScope, TrapTarget};
