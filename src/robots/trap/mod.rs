@@ -14,9 +14,14 @@ mod path;
 mod readers;
 mod settings;
 mod target;
+mod traps;
 
 pub use error::TrapError;
 pub use fleet::{READ_EVERY, TRAPS_SCRIPT};
 pub use path::{random_trap_path, TRAP_PREFIX};
 pub use settings::{TrapSettings, DEFAULT_WINDOW};
 pub use target::{address_digest, network_digest, TrapBan, TrapScope, TrapTarget};
+pub use traps::Traps;
+
+#[cfg(test)]
+mod tests;
