@@ -1,6 +1,10 @@
 //! The fleet's bans mirrored here: [`Mirror::refresh`] reads the changes made since the last
 //! one it knows (every [`READ_EVERY`](super::READ_EVERY)), and the whole table at start or
 //! when the changes it missed are gone, so the hot path reads bans from memory only.
+//!
+//! A whole read replaces the table, so a ban made here while it runs may be missing until the
+//! next refresh (its change comes after the id the whole read resumes from, so that refresh
+//! brings it back): one refresh interval, at start or after falling behind.
 
 use super::bans::BanTable;
 use super::error::TrapError;
