@@ -1,7 +1,7 @@
 //! Everything that needs real redis-server processes: the Lua scripts against their
 //! specification, the proxy on standalone Redis, Cluster and Sentinel, exactness under load,
-//! the bad day (chaos), calendar quotas, the control API with its ledger and the overload
-//! switch across a fleet.
+//! the bad day (chaos), calendar quotas, the control API with its ledger, the overload
+//! switch and the robots.txt trap's tables across a fleet.
 //! Tests that load the machine or measure latency hold `common::serial::alone()`.
 
 #[path = "../common/mod.rs"]
@@ -21,3 +21,4 @@ mod proxy;
 mod quota;
 mod quota_lua;
 mod sentinel;
+mod traps;
