@@ -96,8 +96,8 @@ impl std::fmt::Debug for Following {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Following")
             .field("target", &self.shared.target)
-            .field("copy", &self.current())
-            .finish()
+            .field("fetched_at_ms", &self.current().fetched_at_ms())
+            .finish_non_exhaustive()
     }
 }
 
