@@ -242,7 +242,7 @@ impl Gate {
     ) -> Outcome<'g> {
         // One read of the operators' bans and overrides for the whole decision; the clock is
         // read only while there are any.
-        if let Some(trapped) = req.traits().trapped {
+        if let Some(trapped) = req.trapped() {
             return Outcome::Trapped(trapped);
         }
         let control = self.control.view();

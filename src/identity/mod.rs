@@ -79,7 +79,6 @@ static NO_TRAITS: Traits = Traits {
     h2fp_declined: None,
     score: None,
     robots: None,
-    trapped: None,
 };
 
 /// The parts of a request that identity sources read.
@@ -100,6 +99,8 @@ pub struct Request<'a> {
     provenance: Option<&'a dyn Provenance>,
     /// The verified sources' values, read on first use.
     credentials: OnceLock<Credentials>,
+    /// The robots.txt trap's ban in force for the sender, if any.
+    trapped: Option<Trapped>,
 }
 
 impl<'a> Request<'a> {
@@ -122,7 +123,19 @@ impl<'a> Request<'a> {
             reach: Reach::NotAPage,
             provenance: None,
             credentials: OnceLock::new(),
+            trapped: None,
         }
+    }
+
+    /// The request with the robots.txt trap's ban in force for its sender, if any.
+    pub fn with_trapped(mut self, trapped: Option<Trapped>) -> Self {
+        self.trapped = trapped;
+        self
+    }
+
+    /// The robots.txt trap's ban in force for the request's sender, if any.
+    pub fn trapped(&self) -> Option<Trapped> {
+        self.trapped
     }
 
     /// The request with what knows which of its credentials are proven.

@@ -155,6 +155,14 @@ impl Request<'_> {
         proven_value || matches!(self.token(), TokenState::Valid(_))
     }
 
+    /// The first proven credential the request carried: its source (as written) and digest.
+    pub fn proven_credential(&self) -> Option<(Arc<str>, Identity)> {
+        let provenance = self.provenance?;
+        let found = &self.credentials().found;
+        let proven = found.iter().find(|c| c.state == ProofState::Proven)?;
+        Some((provenance.name(proven.index).clone(), proven.identity))
+    }
+
     /// The verified source (as written) the request carried twice, if any: it is refused.
     pub fn ambiguous_credential(&self) -> Option<Arc<str>> {
         let provenance = self.provenance?;

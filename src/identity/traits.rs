@@ -32,8 +32,6 @@ pub struct Traits {
     /// What the site's robots.txt says of the request, when `[robots]` is configured and the
     /// User-Agent names a crawler.
     pub robots: Option<super::RobotsFact>,
-    /// The trap ban the sender is under, if any (`[robots] trap`).
-    pub trapped: Option<super::Trapped>,
 }
 
 /// A crawler a request claims to be, and how the claim fared.

@@ -13,6 +13,11 @@ mod signals;
 mod weights;
 
 pub use families::{Family, MAX_SCAN};
+
+/// Whether `user_agent` claims a browser (Chromium-based, Firefox or Safari).
+pub fn claims_browser(user_agent: &[u8]) -> bool {
+    families::family_of(user_agent).is_some()
+}
 pub use hosting::HostingNetworks;
 pub use published::{Published, PublishedError};
 pub use weights::{default_weight, Weights};
