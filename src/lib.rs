@@ -29,6 +29,7 @@ pub mod policy;
 pub mod proof;
 pub mod proxy;
 pub mod rls;
+pub mod robots;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;
