@@ -12,6 +12,8 @@ mod pattern;
 mod rules;
 mod settings;
 
+pub(crate) use pattern::allow_reaches;
+
 pub use agents::{Agents, MAX_USER_AGENT};
 pub use delay::CrawlDelay;
 pub use managed::{managed_file, managed_text, ROBOTS_ONLY};

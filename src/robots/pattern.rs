@@ -98,6 +98,16 @@ impl Pattern {
     }
 }
 
+/// Whether `Allow: <allow>` lets a crawler fetch `prefix` or a path below it despite
+/// `Disallow: <prefix>` (a plain path): it reaches there with a rule at least as long (RFC
+/// 9309: the longer rule wins, `Allow` a tie).
+pub(crate) fn allow_reaches(allow: &str, prefix: &str) -> bool {
+    let (Some(allow), Some(disallow)) = (Pattern::new(allow), Pattern::new(prefix)) else {
+        return false;
+    };
+    allow.priority() >= disallow.priority() && allow.reaches(&normalise(prefix))
+}
+
 /// `path` (a pattern or a request's path and query) in RFC 9309 §2.2.2's form (see the
 /// module doc); borrowed when it is already.
 pub(crate) fn normalise(path: &str) -> Cow<'_, str> {

@@ -1,4 +1,4 @@
-use super::{normalise, Pattern};
+use super::{allow_reaches, normalise, Pattern};
 
 fn matches(pattern: &str, path: &str) -> bool {
     Pattern::new(pattern).is_some_and(|p| p.matches(&normalise(path)))
@@ -85,4 +85,25 @@ fn reaching_a_prefix() {
     assert!(!reaches("/x*", "/trap/"));
     assert!(!reaches("/tr$", "/trap/"));
     assert!(reaches("/trap/x$", "/trap/"));
+}
+
+#[test]
+fn an_allow_reaches_a_disallowed_prefix_only_when_at_least_as_long() {
+    assert!(allow_reaches("/trap/", "/trap/"), "a tie: Allow wins");
+    assert!(allow_reaches("/trap/x", "/trap/"));
+    assert!(
+        allow_reaches("/*/public", "/trap/"),
+        "9 octets over the trap's 6"
+    );
+    assert!(
+        !allow_reaches("/*/x", "/trap/"),
+        "4 octets: the Disallow wins"
+    );
+    assert!(!allow_reaches("/*/public", "/trap/much-longer/"));
+    assert!(
+        !allow_reaches("/tr", "/trap/"),
+        "shorter: the Disallow wins"
+    );
+    assert!(!allow_reaches("/other/", "/trap/"));
+    assert!(!allow_reaches("", "/trap/"));
 }
