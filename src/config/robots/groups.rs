@@ -5,6 +5,7 @@ use super::super::check::Checker;
 use super::super::error::ConfigError;
 use crate::bots::Catalogue;
 use crate::identity::Category;
+use crate::robots::managed::category_tokens;
 use crate::robots::{CrawlDelay, Group, GroupAgent, ROBOTS_ONLY};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -57,6 +58,13 @@ fn group(
                  robots.txt can name"
             );
             return Err(check.error(entry, message));
+        }
+        GroupAgent::Category(category) if category_tokens(*category, catalogue).is_empty() => {
+            let message = format!(
+                "`{key}`: no crawler of the catalogue is of category `{category}`: the group \
+                 names no one"
+            );
+            log::warn!("{}", check.error(entry, message));
         }
         GroupAgent::Token(token) if !known(token, catalogue) => {
             let message = format!(
