@@ -149,7 +149,11 @@ impl fmt::Display for Config {
         for policy in &self.policies {
             writeln!(f, "policy          {policy}")?;
         }
-        write!(f, "{}", BotsLines(&self.bots))
+        write!(f, "{}", BotsLines(&self.bots))?;
+        if let Some(robots) = &self.robots {
+            write!(f, "{}", super::robots::RobotsLine(robots))?;
+        }
+        Ok(())
     }
 }
 

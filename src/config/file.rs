@@ -16,6 +16,7 @@ use super::overload::OverloadFile;
 use super::policy_table::PolicyFile;
 use super::response::ResponseFile;
 use super::rls::RlsFile;
+use super::robots::RobotsFile;
 use super::server::ServerFile;
 use super::store::StoreFile;
 use super::telemetry::TelemetryFile;
@@ -54,4 +55,5 @@ pub(crate) struct FileConfig {
     pub(crate) overload: Option<OverloadFile>,
     pub(crate) telemetry: Option<TelemetryFile>,
     pub(crate) decisions: Option<DecisionsFile>,
+    pub(crate) robots: Option<toml::Spanned<RobotsFile>>,
 }

@@ -25,6 +25,7 @@ mod policy_table;
 mod quota;
 mod response;
 mod rls;
+mod robots;
 mod rules;
 mod runtime;
 mod score;

@@ -66,4 +66,6 @@ pub struct Config {
     pub traces: Option<crate::trace::TraceSettings>,
     /// `[decisions]`: how many decisions each instance keeps to explain, and how long.
     pub decisions: crate::explain::DecisionSettings,
+    /// `[robots]`: the robots.txt served and enforced, when configured.
+    pub robots: Option<crate::robots::RobotsSettings>,
 }

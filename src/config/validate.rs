@@ -79,6 +79,19 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
     let acme = acme::settings(&check, file.tls.as_ref(), &server, &store)?;
     let policies = policies::policies(&check, &file.policies, &chain, server.shadow)?;
     let verify = verified_sources(&check, &file, &chain, &policies)?;
+    let bots = bots::bots(&check, &file.bots)?;
+    let challenge = challenge::settings(&check, file.challenge.as_ref())?;
+    let robots = super::robots::robots(
+        &check,
+        file.robots.as_ref(),
+        &super::robots::Context {
+            backend: file.upstream.is_some(),
+            challenge_path: &challenge.path,
+            routes: &upstream.routes,
+            policies: &policies,
+            catalogue: &bots.crawlers.catalogue,
+        },
+    )?;
     Ok(Config {
         acme,
         path: path.to_owned(),
@@ -102,8 +115,8 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             Some(table) => Some(crowdsec::crowdsec(&check, table)?),
             None => None,
         },
-        bots: bots::bots(&check, &file.bots)?,
-        challenge: challenge::settings(&check, file.challenge.as_ref())?,
+        bots,
+        challenge,
         geo: geo::geo(&check, file.geo.as_ref())?,
         response: (&file.response).into(),
         overload: match &file.overload {
@@ -112,6 +125,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         },
         traces: super::telemetry::traces(file.telemetry.as_ref()),
         decisions: super::explain::decisions(&check, file.decisions.as_ref())?,
+        robots,
     })
 }
 

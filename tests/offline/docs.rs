@@ -118,7 +118,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 34] = [
+const TABLES: [(&str, &str); 36] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -156,6 +156,11 @@ const TABLES: [(&str, &str); 34] = [
     ("overload", "[overload]\nKEY"),
     ("telemetry", "[telemetry]\nKEY"),
     ("decisions", "[decisions]\nKEY"),
+    ("robots", "[robots]\nKEY"),
+    (
+        "robots.groups.<key>",
+        "[robots]\nsource = \"managed\"\ngroups = { a = { KEY } }",
+    ),
 ];
 
 /// The reference's rows: each key it names (`server.tls_listen`, `tls_cert_file` and

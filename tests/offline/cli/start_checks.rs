@@ -175,3 +175,28 @@ fn tls_files_and_an_access_log_the_start_cannot_use_fail_the_test() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_crawl_delay_for_every_crawler_and_a_token_no_crawler_bears_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = "[robots]\nsource = \"managed\"\n\
+                  groups = { \"*\" = { crawl_delay = \"2s\" }, \"ai-crawlers\" = { disallow = [\"/\"] }, GPTBot = { crawl_delay = \"5s\" } }\n";
+    let (ok, stderr) = test(dir.path(), "", robots);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("WARN")
+            && stderr.contains(
+                "`robots.groups.\"*\".crawl_delay`: Google ignores Crawl-delay; a verified \
+                 search engine is held to it only by a group naming it"
+            ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`robots.groups.\"ai-crawlers\"`: no crawler of the catalogue is named"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("GPTBot"),
+        "a group naming a crawler: {stderr}"
+    );
+}
