@@ -14,6 +14,7 @@ mod pid_file;
 mod preflight;
 mod reload;
 mod rlimit;
+mod robots;
 mod running;
 mod served;
 mod steering;
@@ -322,6 +323,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
         stores.control.clone(),
         stores.overload.clone(),
         stores.proofs.clone(),
+        stores.robots.traps().clone(),
     );
     let reloader = Reloader::new(config.clone(), snapshot, stores, launch.hangup.clone())
         .with_tokens(tokens)

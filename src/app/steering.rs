@@ -1,11 +1,13 @@
 //! Keeps this instance's view of the fleet's bans, overrides and overload switch current:
 //! reads the control ledger and the switch every [`REFRESH_INTERVAL`] (at once on start), so a
 //! change made on any instance applies here within a second; while the ledger cannot be read,
-//! the last view stays. The fleet's proven credentials are read in the same round. Each round also logs pools whose overload started or ended.
+//! the last view stays. The fleet's proven credentials and robots.txt's trap bans are read in
+//! the same round. Each round also logs pools whose overload started or ended.
 
 use crate::control::{Control, REFRESH_INTERVAL};
 use crate::overload::Overload;
 use crate::proof::Keeper;
+use crate::robots::trap::Traps;
 use async_trait::async_trait;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
@@ -20,15 +22,22 @@ pub(super) struct Steering {
     control: Arc<Control>,
     overload: Arc<Overload>,
     proofs: Arc<Keeper>,
+    traps: Arc<Traps>,
 }
 
 impl Steering {
-    /// A refresher of `control`.
-    pub(super) fn new(control: Arc<Control>, overload: Arc<Overload>, proofs: Arc<Keeper>) -> Self {
+    /// A refresher of `control`, the overload switch, `proofs` and `traps`.
+    pub(super) fn new(
+        control: Arc<Control>,
+        overload: Arc<Overload>,
+        proofs: Arc<Keeper>,
+        traps: Arc<Traps>,
+    ) -> Self {
         Self {
             control,
             overload,
             proofs,
+            traps,
         }
     }
 }
@@ -47,6 +56,9 @@ impl BackgroundService for Steering {
             self.overload.refresh().await;
             if let Err(e) = self.proofs.refresh().await {
                 log::debug!("proven credentials cannot be read from the fleet: {e}");
+            }
+            if let Err(e) = self.traps.refresh().await {
+                log::debug!("robots.txt's trap bans cannot be read from the fleet: {e}");
             }
             match self.control.refresh().await {
                 Ok(()) => logged = None,

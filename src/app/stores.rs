@@ -19,6 +19,8 @@ use crate::limiter::{
 use crate::overload::{Overload, RedisSwitch, SharedSwitch};
 use crate::proof::{Fleet, Keeper, Proofs};
 use crate::proxy::{AccessLog, Snapshot, Upstream, UpstreamError};
+use crate::robots::trap::{TrapSettings, Traps};
+use crate::robots::RobotsKeeper;
 use crate::telemetry::Metrics;
 use crate::trace::{TraceCounters, Tracer};
 use std::sync::Arc;
@@ -65,6 +67,9 @@ pub enum BuildError {
     /// The trace export thread could not be started.
     #[error("cannot start the trace export: {0}")]
     Tracer(std::io::Error),
+    /// robots.txt could not be set up.
+    #[error("cannot set up robots.txt: {0}")]
+    Robots(#[from] crate::robots::RobotsError),
     /// The config asks for a part this build was made without.
     #[error("this build has no `{0}` feature, which the config's [{0}] table needs: build with the default features (cargo build --release, scripts/build-release); scripts/run's quick build leaves it out")]
     Feature(&'static str),
@@ -99,6 +104,9 @@ pub struct Stores {
     pub decisions: Arc<Decisions>,
     /// The proven and revoked credentials (kept across reloads; the fleet's on Redis).
     pub proofs: Arc<Keeper>,
+    /// robots.txt's trap tables and the backend's copies (kept across reloads; the trap's
+    /// tables are the fleet's on Redis).
+    pub robots: Arc<RobotsKeeper>,
 }
 
 impl Stores {
@@ -126,7 +134,13 @@ impl Stores {
                 }
                 let fleet = Arc::new(FleetSize::new(Some(1), gauge));
                 let decisions = Decisions::new(instance, &Default::default(), None);
+                let traps = Traps::in_memory(
+                    digest_key.clone(),
+                    TrapSettings::default(),
+                    admin.state_file.as_deref().map(super::robots::trap_file),
+                );
                 Stores {
+                    robots: super::robots::keeper(traps, &metrics),
                     decisions: Arc::new(decisions),
                     proofs: Arc::new(Keeper::new(None, Clock::System)),
                     overload: Arc::new(Overload::new(
@@ -169,7 +183,10 @@ impl Stores {
                 let ledger = RedisLedger::new(driver.clone());
                 let switch: Arc<dyn SharedSwitch> = Arc::new(RedisSwitch::new(driver.clone()));
                 let decisions = Decisions::new(instance, &Default::default(), Some(driver.clone()));
+                let traps =
+                    Traps::on_redis(digest_key.clone(), TrapSettings::default(), driver.clone());
                 Stores {
+                    robots: super::robots::keeper(traps, &metrics),
                     decisions: Arc::new(decisions),
                     proofs: Arc::new(Keeper::new(Some(Fleet::new(driver.clone())), Clock::System)),
                     overload: Arc::new(Overload::new(
@@ -255,7 +272,8 @@ impl Stores {
             .with_header_guard(config.header_guard())
             .with_tracer(self.tracer(config, previous)?)
             .with_decisions(decisions)
-            .with_proofs(proofs))
+            .with_proofs(proofs)
+            .with_robots(super::robots::site(&self.robots, config)?))
     }
 
     /// The tracer `[telemetry]` asks for: the previous snapshot's when its settings are the

@@ -3,6 +3,9 @@
 //! by its operator when its claim holds (the `bot` source), else by its address, refused as
 //! any throttled request is (`[response]`'s status, `Retry-After`).
 
+use super::check::Checker;
+use super::error::ConfigError;
+use super::policy_table::PolicyFile;
 use crate::identity::{IdentityChain, SourceSpec};
 use crate::limiter::PolicyKey;
 use crate::policy::{
@@ -11,10 +14,36 @@ use crate::policy::{
 use std::time::Duration;
 
 /// The policy's name, in headers, logs and metric labels.
-pub const CRAWL_DELAY_POLICY: &str = "robots-crawl-delay";
+pub(crate) const CRAWL_DELAY_POLICY: &str = "robots-crawl-delay";
+
+/// `policies` (read from `files`), with the crawl-delay policy last when `[robots]` is
+/// configured; a policy of the config may not take its name.
+pub(crate) fn with_crawl_delay(
+    check: &Checker<'_>,
+    mut policies: Vec<Policy>,
+    files: &[PolicyFile],
+    robots: bool,
+    global: &IdentityChain,
+    shadow: bool,
+) -> Result<Vec<Policy>, ConfigError> {
+    if !robots {
+        return Ok(policies);
+    }
+    if let Some(file) = files
+        .iter()
+        .find(|f| f.name.get_ref() == CRAWL_DELAY_POLICY)
+    {
+        let message = format!(
+            "`policy.name`: `{CRAWL_DELAY_POLICY}` is Floodgate's own policy while [robots] is configured"
+        );
+        return Err(check.error(&file.name, message));
+    }
+    policies.push(crawl_delay_policy(global, shadow));
+    Ok(policies)
+}
 
 /// The crawl-delay policy, by the identity settings of `global`, enforcing unless `shadow`.
-pub(crate) fn crawl_delay_policy(global: &IdentityChain, shadow: bool) -> Policy {
+fn crawl_delay_policy(global: &IdentityChain, shadow: bool) -> Policy {
     let sources = ["bot", "ip"]
         .into_iter()
         .filter_map(|word| word.parse::<SourceSpec>().ok())

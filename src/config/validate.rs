@@ -92,6 +92,14 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
             catalogue: &bots.crawlers.catalogue,
         },
     )?;
+    let policies = super::crawl_delay::with_crawl_delay(
+        &check,
+        policies,
+        &file.policies,
+        robots.is_some(),
+        &chain,
+        server.shadow,
+    )?;
     Ok(Config {
         acme,
         path: path.to_owned(),

@@ -4,7 +4,7 @@
 //! asked); and what later phases keep of the decision.
 
 use super::render::Action;
-use super::{challenge, decide, hygiene, Floodgate, RequestCtx, Snapshot};
+use super::{challenge, decide, hygiene, robots, Floodgate, RequestCtx, Snapshot};
 use crate::gate::Outcome;
 use bytes::Bytes;
 use http::header::{ALLOW, CONTENT_LENGTH};
@@ -70,6 +70,7 @@ impl Floodgate {
         ctx.score = decided.traits.score;
         ctx.proof = decided.proof;
         ctx.lesson = decided.lesson;
+        ctx.robots = decided.traits.robots.take();
         ctx.explained.checked(&decided.decision.trail);
         // The pass's digest is for the access log and the decision's record only.
         let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
@@ -85,6 +86,7 @@ impl Floodgate {
         };
         match action {
             Action::Forward(_) if hygiene::is_asterisk(session.req_header()) => server_options(),
+            Action::Forward(_) if decided.spared.is_some() => robots::not_found(),
             Action::Forward(_) => self.admit(snapshot, session, ctx, &decided, action).await,
             refusal => refusal,
         }

@@ -65,6 +65,8 @@ pub struct RequestCtx {
     /// What the site's robots.txt says of the crawler's request (`[robots]`), for the log line
     /// and the decision's record.
     pub(super) robots: Option<RobotsFact>,
+    /// What Floodgate answered by itself, outside the gate (`/robots.txt`).
+    pub(super) own_answer: Option<super::robots::OwnAnswer>,
 }
 
 impl RequestCtx {
@@ -96,6 +98,7 @@ impl RequestCtx {
             proof: None,
             lesson: None,
             robots: None,
+            own_answer: None,
         }
     }
 }

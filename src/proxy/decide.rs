@@ -6,6 +6,7 @@ use crate::gate::{timing_store, Decision, HttpFacts, StoreTimes};
 use crate::identity::{Client, Pass, ProofState, Reach, Traits};
 use crate::policy::{request_host, RouteFacts};
 use crate::proof::Lesson;
+use crate::robots::spring::Spared;
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use std::net::IpAddr;
@@ -31,6 +32,9 @@ pub(super) struct DecidedRequest<'s> {
     pub(super) proof: Option<ProofState>,
     /// What the backend's answer may teach of its credential.
     pub(super) lesson: Option<Lesson>,
+    /// Why a request for the robots.txt trap caught no one (it gets 404 if the gate lets it
+    /// through).
+    pub(super) spared: Option<Spared>,
 }
 
 /// What the gate of `snapshot` decides about the request in `session` from `client` (resolved
@@ -42,7 +46,7 @@ pub(super) async fn decide<'s>(
 ) -> DecidedRequest<'s> {
     let req = session.req_header();
     let decider = &snapshot.decider;
-    let host = host(req, decider.gate.needs_host());
+    let host = host(req, decider.gate.needs_host() || snapshot.robots.is_some());
     let facts = HttpFacts {
         message: crate::bots::Message::new(&req.method, &req.uri, &req.headers),
         query: req.uri.query(),
@@ -58,7 +62,8 @@ pub(super) async fn decide<'s>(
             None => {}
         }
     }
-    // Last of the traits: the score reads the fingerprints above.
+    super::robots::judge(snapshot, req, host.as_deref(), &mut traits);
+    // Last of the traits: the score reads the fingerprints and robots.txt's verdict above.
     let asked = snapshot.upstream.score_headers().asked();
     snapshot.decider.score(&mut traits, &req.headers, asked);
     let (pass, reach) = match &snapshot.challenges {
@@ -71,6 +76,8 @@ pub(super) async fn decide<'s>(
     let request = facts
         .request(decider, &traits)
         .with_pass(pass.as_ref(), reach);
+    let (trapped, spared) = super::robots::trap(snapshot, req, &request).await;
+    let request = request.with_trapped(trapped);
     let deciding = decider.gate.decide(&request, &facts.route);
     // Traced: the store call's times come back beside the decision.
     let (decision, store) = match snapshot.tracer.is_some() {
@@ -91,6 +98,7 @@ pub(super) async fn decide<'s>(
         store,
         proof,
         lesson,
+        spared,
     }
 }
 

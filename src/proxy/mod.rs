@@ -28,6 +28,7 @@ mod preface;
 mod render;
 mod request_id;
 mod response;
+mod robots;
 mod shed;
 mod snapshot;
 mod streams;
@@ -143,7 +144,10 @@ impl ProxyHttp for Floodgate {
         let snapshot = ctx.snapshot.clone();
         let action = match self.acme_answer(session).await {
             Some(validation) => validation,
-            None => self.answer(&snapshot, session, ctx).await,
+            None => match robots::robots_txt(&snapshot, session, ctx).await {
+                Some(robots_txt) => robots_txt,
+                None => self.answer(&snapshot, session, ctx).await,
+            },
         };
         match action {
             Action::Forward(headers) => {

@@ -12,6 +12,7 @@ use crate::gate::{Decider, InForce};
 use crate::identity::BotClaim;
 use crate::overload::Pools;
 use crate::proof::Proofs;
+use crate::robots::SiteRobots;
 use crate::trace::Tracer;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
@@ -45,6 +46,9 @@ pub struct Snapshot {
     /// The verified sources and what is proven of them, when `[identity.verify]` names any
     /// (set through [`Snapshot::with_proofs`]; the same proofs the decider's chain reads).
     pub proofs: Option<Arc<Proofs>>,
+    /// robots.txt served, judged and trapped by, when `[robots]` is configured (set through
+    /// [`Snapshot::with_robots`]).
+    pub robots: Option<Arc<SiteRobots>>,
     /// The headers held to one line and whose underscore spellings never reach the backend
     /// (set through [`Snapshot::with_header_guard`]).
     pub(super) guard: HeaderGuard,
@@ -64,6 +68,7 @@ impl Snapshot {
             h2fp: false,
             tracer: None,
             proofs: None,
+            robots: None,
             guard: HeaderGuard::new(&[], &[]),
         }
     }
@@ -106,6 +111,11 @@ impl Snapshot {
     /// The snapshot learning and reading proven credentials with `proofs`.
     pub fn with_proofs(self, proofs: Option<Arc<Proofs>>) -> Self {
         Self { proofs, ..self }
+    }
+
+    /// The snapshot serving and enforcing robots.txt with `robots`.
+    pub fn with_robots(self, robots: Option<Arc<SiteRobots>>) -> Self {
+        Self { robots, ..self }
     }
 
     /// The snapshot holding requests' headers to `guard`.

@@ -200,8 +200,8 @@ impl RobotsKeeper {
         if let Some(started) = self.background.get() {
             return Ok(started);
         }
-        let started =
-            Background::start("floodgate-robots").map_err(|e| RobotsError::Thread(e.to_string()))?;
+        let started = Background::start("floodgate-robots")
+            .map_err(|e| RobotsError::Thread(e.to_string()))?;
         Ok(self.background.get_or_init(|| started))
     }
 }

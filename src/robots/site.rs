@@ -85,7 +85,11 @@ impl SiteRobots {
     }
 
     /// The trap ban in force for a sender at `ip` with the `proven` credential, if any.
-    pub fn trapped(&self, ip: Option<IpAddr>, proven: Option<(&str, &Identity)>) -> Option<Trapped> {
+    pub fn trapped(
+        &self,
+        ip: Option<IpAddr>,
+        proven: Option<(&str, &Identity)>,
+    ) -> Option<Trapped> {
         let ban = self.traps.banned(ip, proven, self.clock.now_ms())?;
         Some(Trapped {
             until_ms: ban.until_ms,

@@ -46,10 +46,14 @@ impl RobotsCounters {
             "floodgate_robots_trap_total",
             "Requests for the robots.txt trap, by result: banned or spared.",
         );
+        let trap = IntCounterVec::new(trap, &["result"]).expect("static metric definition");
+        for result in [TrapResult::Banned, TrapResult::Spared] {
+            trap.with_label_values(&[result.word()]);
+        }
         Self {
             requests: IntCounterVec::new(requests, &["crawler", "verdict"])
                 .expect("static metric definition"),
-            trap: IntCounterVec::new(trap, &["result"]).expect("static metric definition"),
+            trap,
         }
     }
 

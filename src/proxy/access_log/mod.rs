@@ -163,12 +163,14 @@ fn floodgate_line(
     )
 }
 
-/// The `decision` word: the gate's, or what a challenge solution came to.
+/// The `decision` word: the gate's, what a challenge solution came to, or what Floodgate
+/// answered by itself.
 pub(super) fn decision(ctx: &RequestCtx) -> &'static str {
-    match (ctx.outcome, ctx.solved) {
-        (Some(outcome), _) => outcome.label(),
-        (None, Some(solved)) => solved.label(),
-        (None, None) => "",
+    match (ctx.outcome, ctx.solved, ctx.own_answer) {
+        (Some(outcome), _, _) => outcome.label(),
+        (None, Some(solved), _) => solved.label(),
+        (None, None, Some(own)) => own.label(),
+        (None, None, None) => "",
     }
 }
 
