@@ -3,13 +3,12 @@
 //! its `host`, else the backend's own address) and each route's named host, at the first
 //! backend of the route's pool, never with a Host a client chose.
 
-use super::stores::BuildError;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::proxy::PoolSettings;
 use crate::robots::fetch::Target;
 use crate::robots::trap::Traps;
-use crate::robots::{RobotsKeeper, SiteRobots};
+use crate::robots::{RobotsError, RobotsKeeper, SiteRobots};
 use crate::telemetry::Metrics;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,7 +30,7 @@ pub(super) fn trap_file(state_file: &Path) -> PathBuf {
 pub(super) fn site(
     keeper: &RobotsKeeper,
     config: &Config,
-) -> Result<Option<Arc<SiteRobots>>, BuildError> {
+) -> Result<Option<Arc<SiteRobots>>, RobotsError> {
     let Some(settings) = &config.robots else {
         return Ok(None);
     };

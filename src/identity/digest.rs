@@ -32,6 +32,14 @@ impl SourceSpec {
     }
 }
 
+impl IpFolding {
+    /// The digest the `ip` source gives an address folded this way: what a ban of the
+    /// address (or of its network) is named by.
+    pub fn digest(&self, ip: std::net::IpAddr, key: &IdentityKey) -> Identity {
+        Identity::of(key, "ip", &self.fold(ip))
+    }
+}
+
 impl Pass {
     /// The digest the `pass` source gives the request that carried this pass: what the access
     /// log shows and what an operator names the pass's holder by.

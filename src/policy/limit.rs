@@ -53,6 +53,9 @@ impl Limit {
 
     /// `capacity 10 refilled at 1/s` or `quota 1000 per Day`.
     pub(super) fn fmt_size(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.limits_by == LimitsBy::CrawlDelay {
+            return f.write_str("one request per the crawl delay robots.txt asks of the crawler");
+        }
         let capacity = self.limits.capacity();
         match (self.limits.rate(), &self.calendar) {
             (Some(rate), _) => write!(f, "capacity {capacity} refilled at {rate}"),

@@ -9,9 +9,6 @@ use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-/// The tag an address is digested under: the `ip` source's.
-const IP_TAG: &str = "ip";
-
 /// An address as a whole (IPv4 /32, IPv6 /128).
 const WHOLE: IpFolding = IpFolding {
     ipv4_prefix: 32,
@@ -113,14 +110,14 @@ impl fmt::Debug for Field {
 
 /// The digest of `ip` as a whole.
 pub fn address_digest(key: &IdentityKey, ip: IpAddr) -> Identity {
-    Identity::of(key, IP_TAG, &WHOLE.fold(ip))
+    WHOLE.digest(ip, key)
 }
 
 /// The digest of the /48 of `ip`, when it is an IPv6 address (an IPv4-mapped one is IPv4).
 pub fn network_digest(key: &IdentityKey, ip: IpAddr) -> Option<Identity> {
     match ip.to_canonical() {
         IpAddr::V4(_) => None,
-        v6 @ IpAddr::V6(_) => Some(Identity::of(key, IP_TAG, &NETWORK.fold(v6))),
+        v6 @ IpAddr::V6(_) => Some(NETWORK.digest(v6, key)),
     }
 }
 
