@@ -1,7 +1,7 @@
 //! Floodgate's own `robots-crawl-delay` policy, added when `[robots]` is configured: a crawler
 //! whose group of the site's robots.txt asks `Crawl-delay: N` gets one request per N seconds,
-//! by its operator when its claim holds (the `bot` source), else by its address, refused as
-//! any throttled request is (`[response]`'s status, `Retry-After`).
+//! by its operator when its claim was verified (the `bot` source), else by its address,
+//! refused as any throttled request is (`[response]`'s status, `Retry-After`).
 
 use super::check::Checker;
 use super::error::ConfigError;

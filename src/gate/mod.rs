@@ -347,6 +347,9 @@ impl Gate {
         let limits = matched.iter().filter_map(|&b| Some((b, b.policy.limit()?)));
         for (bound, limit) in limits {
             let found = match &limit.sources {
+                Some(chain) if limit.limits_by == LimitsBy::CrawlDelay => {
+                    paced::caller(chain, req, &self.key)?
+                }
                 Some(chain) => chain.identified(req, &self.key)?,
                 None => match caller {
                     Some(found) => found,

@@ -264,7 +264,17 @@ impl IdentityChain {
         req: &Request<'_>,
         key: &IdentityKey,
     ) -> Result<Identified<'_>, IdentityError> {
-        for spec in &self.sources {
+        self.identified_among(req, key, |_| true)
+    }
+
+    /// As [`IdentityChain::identified`], trying only the sources `tried` accepts.
+    pub fn identified_among(
+        &self,
+        req: &Request<'_>,
+        key: &IdentityKey,
+        tried: impl Fn(&SourceSpec) -> bool,
+    ) -> Result<Identified<'_>, IdentityError> {
+        for spec in self.sources.iter().filter(|spec| tried(spec)) {
             // A verified source names a caller only with a proven value: else the next one.
             match req.parts_proof(spec.parts()) {
                 PartsProof::Unproven => continue,

@@ -76,12 +76,9 @@ impl SiteRobots {
 
     /// Whether `path` (in its normal form) is the trap or below it.
     pub fn is_trap(&self, path: &str) -> bool {
-        let Some(trap) = self.trap.as_deref() else {
-            return false;
-        };
-        let trap = trap.trim_end_matches('/');
-        path.strip_prefix(trap)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        self.trap
+            .as_deref()
+            .is_some_and(|trap| is_below(path, trap))
     }
 
     /// The trap ban in force for a sender at `ip` with the `proven` credential, if any.
@@ -119,5 +116,40 @@ impl SiteRobots {
                 }
             }
         }
+    }
+}
+
+/// Whether `path` is `trap` or below it, and so disallowed by its `Disallow: <trap>` line (a
+/// prefix): `/trap/` does not cover `/trap`, which a crawler obeying the file may fetch.
+fn is_below(path: &str, trap: &str) -> bool {
+    path.strip_prefix(trap)
+        .is_some_and(|rest| trap.ends_with('/') || rest.is_empty() || rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_below;
+
+    #[test]
+    fn the_trap_covers_only_what_its_disallow_line_covers() {
+        let trap = "/.well-known/floodgate-trap/";
+        for path in [
+            trap,
+            "/.well-known/floodgate-trap/x",
+            "/.well-known/floodgate-trap/x/",
+        ] {
+            assert!(is_below(path, trap), "{path}");
+        }
+        for path in [
+            "/.well-known/floodgate-trap",
+            "/.well-known/floodgate-trapdoor",
+            "/",
+        ] {
+            assert!(!is_below(path, trap), "{path}");
+        }
+        // A trap written without its slash: itself and below, not a path that merely begins
+        // like it.
+        assert!(is_below("/trap", "/trap") && is_below("/trap/x", "/trap"));
+        assert!(!is_below("/trapdoor", "/trap"));
     }
 }

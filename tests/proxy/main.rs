@@ -1,6 +1,6 @@
 //! The proxy on the memory store (and a Redis only where a scenario names it), end to end with
 //! the real binary, a real upstream and real clients: limits, identity, rules, pools, the
-//! front proxy's headers and protocols, TLS, operations and the hardening findings.
+//! front proxy's headers and protocols, TLS, operations, the hardening findings and robots.txt.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -17,6 +17,7 @@ mod operations;
 mod overload;
 mod pools;
 mod proofs;
+mod robots;
 mod rules;
 mod tls;
 mod traces;
