@@ -9,9 +9,13 @@
 //! fleet-wide; `directory` keeps an issuer's keys from its directory; [`PrivacyPassSettings`] is
 //! `[challenge.privacy_pass]`.
 
+mod challenge;
 mod key;
+mod token;
 
+pub use challenge::{ChallengeError, TokenChallenge, MAX_ISSUER_NAME, MAX_ORIGIN_INFO, TOKEN_TYPE};
 pub use key::{IssuerKey, KeyError, MODULUS_BITS, SALT_LEN};
+pub use token::{is_private_token, Token, TokenError, INPUT_LEN, MAX_HEADER, SCHEME, TOKEN_LEN};
 
 /// The issuer and client of the tests (tests/common/issuer.rs, shared with the integration
 /// tests).
