@@ -46,6 +46,9 @@ pub enum ChallengeError {
     /// The issuer name is empty or longer than [`MAX_ISSUER_NAME`] bytes.
     #[error("an issuer name must have 1 to {MAX_ISSUER_NAME} bytes, not {0}")]
     IssuerName(usize),
+    /// An origin name is empty, or holds a comma, a space or a control character.
+    #[error("{0:?} is not an origin name (a host name, with its port if not the default)")]
+    OriginName(String),
     /// `origin_info` is longer than [`MAX_ORIGIN_INFO`] bytes.
     #[error("origin_info must have at most {MAX_ORIGIN_INFO} bytes, not {0}")]
     OriginInfo(usize),

@@ -10,12 +10,22 @@
 //! `[challenge.privacy_pass]`.
 
 mod challenge;
+mod issuer;
 mod key;
+mod offer;
+mod outcome;
+mod redeem;
 mod token;
+mod window;
 
 pub use challenge::{ChallengeError, TokenChallenge, MAX_ISSUER_NAME, MAX_ORIGIN_INFO, TOKEN_TYPE};
+pub use issuer::Issuer;
 pub use key::{IssuerKey, KeyError, MODULUS_BITS, SALT_LEN};
+pub use offer::Offer;
+pub use outcome::{Invalid, Redemption};
+pub use redeem::{spent_id, Redeemer, SCOPE};
 pub use token::{is_private_token, Token, TokenError, INPUT_LEN, MAX_HEADER, SCHEME, TOKEN_LEN};
+pub use window::{Windows, DEFAULT_WINDOW};
 
 /// The issuer and client of the tests (tests/common/issuer.rs, shared with the integration
 /// tests).
