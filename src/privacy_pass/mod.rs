@@ -10,6 +10,7 @@
 //! `[challenge.privacy_pass]`.
 
 mod challenge;
+pub mod directory;
 mod issuer;
 mod key;
 mod offer;
