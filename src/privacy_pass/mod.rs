@@ -16,6 +16,7 @@ mod key;
 mod offer;
 mod outcome;
 mod redeem;
+mod settings;
 mod token;
 mod window;
 
@@ -25,6 +26,7 @@ pub use key::{IssuerKey, KeyError, MODULUS_BITS, SALT_LEN};
 pub use offer::Offer;
 pub use outcome::{Invalid, Redemption};
 pub use redeem::{spent_id, Redeemer, SCOPE};
+pub use settings::{IssuerSettings, KeySource, PrivacyPassSettings};
 pub use token::{is_private_token, Token, TokenError, INPUT_LEN, MAX_HEADER, SCHEME, TOKEN_LEN};
 pub use window::{Windows, DEFAULT_WINDOW};
 
@@ -32,4 +34,4 @@ pub use window::{Windows, DEFAULT_WINDOW};
 /// tests).
 #[cfg(test)]
 #[path = "../../tests/common/issuer.rs"]
-mod test_issuer;
+pub(crate) mod test_issuer;

@@ -16,7 +16,7 @@ pub struct DirectoryUrl(Url);
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     /// Not a URL with a host.
-    #[error("not a URL: {0:?}")]
+    #[error("is not a URL: {0:?}")]
     NotUrl(String),
     /// Neither https, nor http on a loopback address.
     #[error("must be https (or http on a loopback address such as 127.0.0.1), not {0:?}")]
