@@ -26,6 +26,7 @@ pub mod limiter;
 pub mod location;
 pub mod overload;
 pub mod policy;
+pub mod privacy_pass;
 pub mod proof;
 pub mod proxy;
 pub mod rls;

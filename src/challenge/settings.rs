@@ -1,5 +1,6 @@
 //! The `[challenge]` table: what every challenge page and pass shares.
 
+use crate::privacy_pass::PrivacyPassSettings;
 use std::time::Duration;
 
 /// How challenges are answered, passes kept and solutions received.
@@ -21,6 +22,9 @@ pub struct ChallengeSettings {
     /// Paths never shown a challenge page (`*` at the start or the end): they get the
     /// policy's ordinary answer.
     pub never_paths: Vec<String>,
+    /// `[challenge.privacy_pass]`: the issuers whose tokens answer the challenge (`None`: no
+    /// token is asked for or taken).
+    pub privacy_pass: Option<PrivacyPassSettings>,
 }
 
 impl ChallengeSettings {
@@ -43,6 +47,7 @@ impl Default for ChallengeSettings {
                 .iter()
                 .map(|p| (*p).to_owned())
                 .collect(),
+            privacy_pass: None,
         }
     }
 }

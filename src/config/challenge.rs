@@ -1,9 +1,11 @@
 //! A policy's challenge (`action = "challenge"` or `on_limit = "challenge"`, with
-//! `challenge`, `difficulty` and `bind`) and the `[challenge]` table.
+//! `challenge`, `difficulty` and `bind`) and the `[challenge]` table (its
+//! `[challenge.privacy_pass]` read in `privacy_pass.rs`).
 
 use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
+use super::privacy_pass::PrivacyPassFile;
 use super::value::{config_keys, Key, Period};
 use crate::challenge::{ChallengeSettings, PageRules};
 use crate::identity::{Bind, Challenge, ChallengeKind, DEFAULT_DIFFICULTY, MAX_DIFFICULTY};
@@ -30,6 +32,7 @@ pub(crate) struct ChallengeFile {
     pub(crate) path: Option<Spanned<String>>,
     pub(crate) cookie: Option<Spanned<String>>,
     pub(crate) never_paths: Option<Spanned<Vec<String>>>,
+    pub(crate) privacy_pass: Option<Spanned<PrivacyPassFile>>,
 }
 
 /// The challenge of a policy whose `action` is `challenge`.
@@ -211,6 +214,7 @@ pub(crate) fn settings(
             Some(list) => never_paths(check, list)?,
             None => defaults.never_paths,
         },
+        privacy_pass: super::privacy_pass::settings(check, file.privacy_pass.as_ref())?,
     };
     match (settings.nonce_ttl <= settings.refresh_wait, &file.nonce_ttl) {
         (true, Some(at)) => Err(check.error(

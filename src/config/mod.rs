@@ -22,6 +22,7 @@ mod instance_files;
 mod overload;
 mod policies;
 mod policy_table;
+mod privacy_pass;
 mod quota;
 mod response;
 mod rls;

@@ -118,7 +118,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
 }
 
 /// Each table of the config as the reference names it, and how to open it.
-const TABLES: [(&str, &str); 36] = [
+const TABLES: [(&str, &str); 37] = [
     ("", "KEY"),
     ("server", "[server]\nKEY"),
     ("admin", "[admin]\nKEY"),
@@ -151,6 +151,7 @@ const TABLES: [(&str, &str); 36] = [
     ("bots.signed", "[bots.signed]\nKEY"),
     ("bots.signed.key", "[[bots.signed.key]]\nKEY"),
     ("challenge", "[challenge]\nKEY"),
+    ("challenge.privacy_pass", "[challenge.privacy_pass]\nKEY"),
     ("tls", "[tls]\nKEY"),
     ("tls.acme", "[tls.acme]\nKEY"),
     ("overload", "[overload]\nKEY"),

@@ -1,4 +1,5 @@
-//! `--test`'s line for `[challenge]`: where solutions go, how long nonces and passes last.
+//! `--test`'s line for `[challenge]`: where solutions go, how long nonces and passes last; and
+//! whose Privacy Pass tokens answer it.
 
 use crate::challenge::ChallengeSettings;
 use std::fmt;
@@ -31,6 +32,15 @@ impl fmt::Display for ChallengeLine<'_> {
             c.cookie,
             c.pass_ttl.as_secs(),
             c.never_paths.join(" ")
-        )
+        )?;
+        if let Some(privacy_pass) = &c.privacy_pass {
+            let issuers: Vec<String> = privacy_pass.issuers.iter().map(|i| i.to_string()).collect();
+            writeln!(
+                f,
+                "privacy pass    tokens (type 2) of {} answer the challenge",
+                issuers.join("; ")
+            )?;
+        }
+        Ok(())
     }
 }
