@@ -79,6 +79,7 @@ fn keep(book: &Decisions, request: &Request, i: usize) {
         score: None,
         pass: None,
         proof: None,
+        privacy_pass: false,
         robots: None,
         overload: None,
         blocked_by: None,

@@ -21,6 +21,7 @@ mod steering;
 mod stores;
 mod sweeper;
 mod tls_files;
+mod tokens;
 
 pub use digest_key::FLEET_KEY_WAIT;
 pub use health::HealthChecks;

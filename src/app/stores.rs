@@ -324,7 +324,17 @@ impl Stores {
             names,
             self.metrics.challenges.clone(),
         )
-        .map_err(|e| BuildError::Challenge(e.to_string()))?;
+        .map_err(|e| BuildError::Challenge(e.to_string()))?
+        .with_tokens(
+            super::tokens::tokens(
+                config,
+                gate,
+                &self.digest_key,
+                self.nonces.clone(),
+                &self.metrics,
+            )
+            .map_err(|e| BuildError::Challenge(e.to_string()))?,
+        );
         Ok(Some(Arc::new(room)))
     }
 }

@@ -3,7 +3,8 @@
 //! The gate decides who is challenged; this room opens passes before it decides (`token`),
 //! tells which requests a page can reach (`reach`, `accept`), renders the pages it asks for
 //! (`page`, `template`; gzipped when the client takes it: `encoding`, `gzip`), and receives
-//! solutions (`redeem`: `pow`, `target`, nonces used once in the limiter's ledger).
+//! solutions (`redeem`: `pow`, `target`, nonces used once in the limiter's ledger), and takes
+//! Privacy Pass tokens from trusted issuers instead (`tokens`).
 
 mod accept;
 mod encoding;
@@ -17,6 +18,7 @@ mod settings;
 mod target;
 mod template;
 mod token;
+mod tokens;
 
 pub use encoding::Coding;
 pub use page::{PageInput, Pages};
@@ -27,3 +29,4 @@ pub use room::{Challenges, Page, PageError, Visitor};
 pub use settings::ChallengeSettings;
 pub use target::{original_target, return_target, BadTarget, MAX_TARGET_LEN};
 pub use token::{NoRandomness, Nonce, Signer, TokenError, TOKEN_LEN};
+pub use tokens::{Earned, Tokens, TokensError, PRIVACY_PASS_POLICY};

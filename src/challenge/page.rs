@@ -72,7 +72,8 @@ impl Pages {
     /// encoded with `coding`.
     pub fn render(&self, kind: ChallengeKind, input: &PageInput<'_>, coding: Coding) -> Bytes {
         let (template, difficulty) = match kind {
-            ChallengeKind::Refresh => (&self.refresh, 0),
+            // No policy asks for a token: a page for one is the plainest page.
+            ChallengeKind::Refresh | ChallengeKind::PrivacyPass => (&self.refresh, 0),
             ChallengeKind::Pow { difficulty } => (&self.pow, difficulty),
         };
         let mut wait = itoa::Buffer::new();

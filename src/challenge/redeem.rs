@@ -104,6 +104,8 @@ impl Challenges {
                 .solution
                 .as_deref()
                 .is_some_and(|s| pow::solved(&solution.nonce, s, difficulty)),
+            // No page asks for a token: a nonce naming one was never issued here.
+            ChallengeKind::PrivacyPass => false,
         };
         if !(fresh && solved) {
             return false;
@@ -123,7 +125,7 @@ impl Challenges {
     }
 
     /// The pass cookie `value` as a `Set-Cookie` value.
-    fn cookie(&self, value: &str, secure: bool) -> String {
+    pub(super) fn cookie(&self, value: &str, secure: bool) -> String {
         let name = &self.settings.cookie;
         let max_age = self.settings.pass_ttl.as_secs();
         let secure = if secure { "; Secure" } else { "" };

@@ -47,6 +47,8 @@ pub struct Challenges {
     pub(super) metrics: ChallengeMetrics,
     /// The names of the policies that challenge, by id (0: CrowdSec), for the metric's label.
     names: HashMap<u64, Arc<str>>,
+    /// The trusted Privacy Pass issuers (`[challenge.privacy_pass]`), if any.
+    pub(super) tokens: Option<super::tokens::Tokens>,
 }
 
 /// The request a challenge page answers.
@@ -82,6 +84,7 @@ impl Challenges {
             nonces,
             metrics,
             names,
+            tokens: None,
         })
     }
 

@@ -109,11 +109,23 @@ impl Signer {
         client: Option<IpAddr>,
         expires_s: u64,
     ) -> Result<(Pass, String), NoRandomness> {
+        self.pass_for(nonce.policy, nonce.challenge, client, expires_s)
+    }
+
+    /// A pass for `challenge` of the policy numbered `policy`, solved without a nonce (a
+    /// Privacy Pass token), for `client`, good until `expires_s`.
+    pub fn pass_for(
+        &self,
+        policy: u64,
+        challenge: Challenge,
+        client: Option<IpAddr>,
+        expires_s: u64,
+    ) -> Result<(Pass, String), NoRandomness> {
         let fields = Fields {
             id: random_id()?,
             time: expires_s,
-            policy: nonce.policy,
-            challenge: nonce.challenge,
+            policy,
+            challenge,
         };
         Ok((fields.pass(), self.seal(PASS_V1, &fields, client)))
     }
@@ -241,6 +253,7 @@ impl Fields {
         (out[33], out[34]) = match self.challenge.kind {
             ChallengeKind::Refresh => (0, 0),
             ChallengeKind::Pow { difficulty } => (1, difficulty),
+            ChallengeKind::PrivacyPass => (2, 0),
         };
         out[35] = match self.challenge.bind {
             Bind::None => 0,
@@ -260,6 +273,7 @@ impl Fields {
             (1, difficulty @ 1..=crate::identity::MAX_DIFFICULTY) => {
                 ChallengeKind::Pow { difficulty }
             }
+            (2, 0) => ChallengeKind::PrivacyPass,
             _ => return None,
         };
         let bind = match payload[35] {

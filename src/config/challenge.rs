@@ -190,9 +190,11 @@ pub(crate) fn settings(
     };
     let day = Duration::from_secs(24 * 3600);
     let settings = ChallengeSettings {
-        status: match &file.status {
-            Some(status) => page_status(check, status)?,
-            None => defaults.status,
+        // RFC 9577 carries the token challenge on a 401, where clients look for it.
+        status: match (&file.status, &file.privacy_pass) {
+            (Some(status), _) => page_status(check, status)?,
+            (None, Some(_)) => 401,
+            (None, None) => defaults.status,
         },
         pass_ttl: bounded(check, file.pass_ttl.as_ref(), defaults.pass_ttl, 365 * day)?,
         nonce_ttl: bounded(check, file.nonce_ttl.as_ref(), defaults.nonce_ttl, day)?,

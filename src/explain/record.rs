@@ -44,6 +44,8 @@ pub struct Record {
     pub pass: Option<Identity>,
     /// What was known of the verified credentials the request carried (`[identity.verify]`).
     pub proof: Option<crate::identity::ProofState>,
+    /// Whether a Privacy Pass token earned the request its pass (`via: "privacy_pass"`).
+    pub privacy_pass: bool,
     /// What the site's robots.txt said of the crawler's request (`[robots]`).
     pub robots: Option<Box<crate::identity::RobotsFact>>,
     /// What overload protection made of the request, when its pool is watched.
@@ -130,6 +132,7 @@ impl Record {
             "score": self.score.map(|s| s.value),
             "signals": self.score.map(|s| s.signals.iter().map(|s| s.word()).collect::<Vec<_>>()),
             "pass": self.pass.map(|p| p.hex()),
+            "via": self.privacy_pass.then_some("privacy_pass"),
             "proof": self.proof.map(|p| p.word()),
             "robots": self.robots.as_ref().map(|r| json!({
                 "crawler": &*r.crawler,
@@ -225,6 +228,7 @@ pub(super) fn allowed(id: &str, at_ms: u64, path: &str) -> Record {
         score: None,
         pass: None,
         proof: None,
+        privacy_pass: false,
         robots: None,
         overload: None,
         blocked_by: None,
@@ -243,7 +247,7 @@ mod tests {
         // What configuration.md says of `decisions.keep`: about 450 bytes an entry, its
         // 32-digit id and a short path included (and the ring's pointer, the Arc's counts).
         let fixed = std::mem::size_of::<Record>();
-        assert!(fixed <= 392, "{fixed} bytes");
+        assert!(fixed <= 400, "{fixed} bytes");
         let record = allowed("0123456789abcdef0123456789abcdef", 1, "/api/items/42");
         let json = record.to_json("i1");
         assert_eq!(json["ref"], "0123456789abcdef0123456789abcdef");

@@ -142,6 +142,19 @@ fn challenged<'g>(bound: &'g BoundPolicy, challenge: &'g Challenge) -> Challenge
 #[cfg(test)]
 mod tests;
 
+/// The challenges `policy` may ask (by `action`, `on_limit` and `on_overload`).
+pub fn asked(policy: &Policy) -> impl Iterator<Item = Challenge> + '_ {
+    let on_limit = policy.limit().and_then(|l| l.rules.on_limit);
+    let on_overload = policy.overload.on_overload;
+    policy
+        .action
+        .challenge()
+        .copied()
+        .into_iter()
+        .chain(on_limit)
+        .chain(on_overload)
+}
+
 /// Whether `policy` may answer a request with its challenge (by `action`, `on_limit` or
 /// `on_overload`).
 pub fn challenges(policy: &Policy) -> bool {

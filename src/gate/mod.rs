@@ -42,7 +42,7 @@ mod verdict;
 
 pub use aftercare::Aftercare;
 pub use bound::Planned;
-pub use challenges::{challenges, CROWDSEC, CROWDSEC_ID};
+pub use challenges::{asked, challenges, CROWDSEC, CROWDSEC_ID};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
 pub use decision::Decision;

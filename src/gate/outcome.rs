@@ -185,6 +185,29 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
+    /// Whether a request of this kind goes on to the backend.
+    pub fn forwards(self) -> bool {
+        match self {
+            OutcomeKind::Allowed
+            | OutcomeKind::Unlimited
+            | OutcomeKind::Allowlisted
+            | OutcomeKind::AllowedByRule
+            | OutcomeKind::StoreError => true,
+            OutcomeKind::Throttled
+            | OutcomeKind::Denylisted
+            | OutcomeKind::Banned
+            | OutcomeKind::Trapped
+            | OutcomeKind::Denied
+            | OutcomeKind::InvalidToken
+            | OutcomeKind::AmbiguousCredential
+            | OutcomeKind::KeyRefused
+            | OutcomeKind::BadCost
+            | OutcomeKind::StoreUnavailable
+            | OutcomeKind::Challenged
+            | OutcomeKind::Shed => false,
+        }
+    }
+
     /// Every kind, in label order.
     pub const ALL: [OutcomeKind; 17] = [
         OutcomeKind::Allowed,

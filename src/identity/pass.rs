@@ -14,6 +14,9 @@ pub enum ChallengeKind {
         /// Leading zero bits the solution's hash must have (1 to [`MAX_DIFFICULTY`]).
         difficulty: u8,
     },
+    /// `privacy_pass`: a Privacy Pass token from a trusted issuer (`[challenge.privacy_pass]`),
+    /// which answers every challenge. Never asked for by a policy; only a pass carries it.
+    PrivacyPass,
 }
 
 /// The most leading zero bits a `pow` challenge may ask for.
@@ -29,14 +32,17 @@ impl ChallengeKind {
         match self {
             Self::Refresh => "refresh",
             Self::Pow { .. } => "pow",
+            Self::PrivacyPass => "privacy_pass",
         }
     }
 
-    /// How much solving it proves: 0 for `refresh`, the difficulty for `pow`.
+    /// How much solving it proves: 0 for `refresh`, the difficulty for `pow`, more than any
+    /// for a Privacy Pass token.
     pub fn strength(self) -> u8 {
         match self {
             Self::Refresh => 0,
             Self::Pow { difficulty } => difficulty.max(1),
+            Self::PrivacyPass => u8::MAX,
         }
     }
 }
@@ -46,6 +52,7 @@ impl fmt::Display for ChallengeKind {
         match self {
             Self::Refresh => f.write_str("refresh"),
             Self::Pow { difficulty } => write!(f, "pow at {difficulty} bits"),
+            Self::PrivacyPass => f.write_str("privacy_pass"),
         }
     }
 }

@@ -61,7 +61,9 @@ impl Floodgate {
             return action;
         }
         let client = ctx.front.client;
-        let mut decided = decide::decide(snapshot, session, &client).await;
+        let secure = ctx.front.came_over_https(session.req_header());
+        let mut decided = decide::decide(snapshot, session, &client, secure).await;
+        ctx.earned = decided.earned.take();
         super::traced::decided(ctx.trace.as_mut(), &decided);
         ctx.bot = decided.traits.bot.take();
         ctx.ja4 = decided.traits.ja4;

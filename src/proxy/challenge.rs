@@ -8,10 +8,11 @@ use crate::challenge::{Challenges, Coding, Page, Redemption, Visitor};
 use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
+use crate::identity::{Pass, Reach};
 use bytes::Bytes;
 use http::header::{
     CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
-    LOCATION, REFERRER_POLICY, SET_COOKIE, VARY, X_CONTENT_TYPE_OPTIONS,
+    LOCATION, REFERRER_POLICY, SET_COOKIE, VARY, WWW_AUTHENTICATE, X_CONTENT_TYPE_OPTIONS,
 };
 use http::{HeaderName, HeaderValue};
 use pingora::http::{RequestHeader, ResponseHeader};
@@ -34,15 +35,42 @@ pub(super) fn page(
         reference,
     };
     let now_ms = wall_now_ms();
-    match room.page(
+    let page = room.page(
         challenged.challenge,
         challenged.policy_id,
         &visitor,
         now_ms,
         Coding::accepted(&req.headers),
-    ) {
-        Ok(page) => page_answer(&page),
+    );
+    match page {
+        Ok(page) => offered(page_answer(&page), room, now_ms),
         Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+/// The good pass the request `req` from `client` carries — its cookie's, or the one its
+/// Privacy Pass token earns now, with the `Set-Cookie` value to answer with (`secure`: the
+/// request came over HTTPS) — and whether a challenge page can reach its sender.
+pub(super) async fn passed(
+    room: Option<&Challenges>,
+    req: &RequestHeader,
+    client: Option<IpAddr>,
+    secure: bool,
+) -> (Option<Pass>, Reach, Option<String>) {
+    let Some(room) = room else {
+        return (None, Reach::NotAPage, None);
+    };
+    let reach = room.reach(&req.method, req.uri.path(), &req.headers);
+    let now_ms = wall_now_ms();
+    if let Some(pass) = room.pass_of(&req.headers, client, now_ms / 1000) {
+        return (Some(pass), reach, None);
+    }
+    match room
+        .redeem_token(&req.headers, client, now_ms, secure)
+        .await
+    {
+        Some(earned) => (Some(earned.pass), reach, Some(earned.cookie)),
+        None => (None, reach, None),
     }
 }
 
@@ -97,13 +125,32 @@ pub(super) async fn solution(
             (see_other(&target, Some(&cookie)), Solved::PassIssued)
         }
         Ok(Redemption::Back { target }) => (see_other(&target, None), Solved::NonceRefused),
-        Ok(Redemption::Again(page)) => (page_answer(&page), Solved::Refused),
+        Ok(Redemption::Again(page)) => (offered(page_answer(&page), room, now_ms), Solved::Refused),
         Ok(Redemption::Malformed(which)) => {
             let detail = format!("The challenge solution's `{which}` is missing or not valid.");
             let body = problem_body(400, &detail, serde_json::json!({ "parameter": which }));
             (problem(400, body, &[]), Solved::Malformed)
         }
         Err(e) => (unavailable(&e.to_string()), Solved::Unavailable),
+    }
+}
+
+/// `answer` (a challenge page) with each trusted issuer's token challenge beside the page
+/// (`WWW-Authenticate: PrivateToken …`, RFC 9577 §2.1), when any issuer is trusted.
+fn offered(answer: Action, room: &Challenges, now_ms: u64) -> Action {
+    let Some(tokens) = room.tokens() else {
+        return answer;
+    };
+    match answer {
+        Action::Answer(mut header, body) => {
+            for offer in tokens.offers(now_ms) {
+                if let Err(e) = header.append_header(WWW_AUTHENTICATE, offer) {
+                    log::error!("a token challenge could not be offered: {e}");
+                }
+            }
+            Action::Answer(header, body)
+        }
+        forward => forward,
     }
 }
 

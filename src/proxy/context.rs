@@ -67,6 +67,8 @@ pub struct RequestCtx {
     pub(super) robots: Option<RobotsFact>,
     /// What Floodgate answered by itself, outside the gate (`/robots.txt`).
     pub(super) own_answer: Option<super::robots::OwnAnswer>,
+    /// The pass cookie a Privacy Pass token earned the request (`Set-Cookie` on its answer).
+    pub(super) earned: Option<String>,
 }
 
 impl RequestCtx {
@@ -99,6 +101,7 @@ impl RequestCtx {
             lesson: None,
             robots: None,
             own_answer: None,
+            earned: None,
         }
     }
 }

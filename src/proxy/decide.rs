@@ -1,7 +1,6 @@
 //! The request's facts, read from the session and handed to the gate.
 
 use super::Snapshot;
-use crate::clock::wall_now_s;
 use crate::gate::{timing_store, Decision, HttpFacts, StoreTimes};
 use crate::identity::{Client, Pass, ProofState, Reach, Traits};
 use crate::policy::{request_host, RouteFacts};
@@ -35,14 +34,17 @@ pub(super) struct DecidedRequest<'s> {
     /// Why a request for the robots.txt trap caught no one (it gets 404 if the gate lets it
     /// through).
     pub(super) spared: Option<Spared>,
+    /// The pass cookie its Privacy Pass token earned now (`Set-Cookie` on the answer).
+    pub(super) earned: Option<String>,
 }
 
 /// What the gate of `snapshot` decides about the request in `session` from `client` (resolved
-/// once, by the front), and what is known of its sender.
+/// once, by the front; `secure`: it came over HTTPS), and what is known of its sender.
 pub(super) async fn decide<'s>(
     snapshot: &'s Snapshot,
     session: &Session,
     client: &Client,
+    secure: bool,
 ) -> DecidedRequest<'s> {
     let req = session.req_header();
     let decider = &snapshot.decider;
@@ -66,13 +68,8 @@ pub(super) async fn decide<'s>(
     // Last of the traits: the score reads the fingerprints and robots.txt's verdict above.
     let asked = snapshot.upstream.score_headers().asked();
     snapshot.decider.score(&mut traits, &req.headers, asked);
-    let (pass, reach) = match &snapshot.challenges {
-        Some(room) => (
-            room.pass_of(&req.headers, client.ip, wall_now_s()),
-            room.reach(&req.method, req.uri.path(), &req.headers),
-        ),
-        None => (None, Reach::NotAPage),
-    };
+    let (pass, reach, earned) =
+        super::challenge::passed(snapshot.challenges.as_deref(), req, client.ip, secure).await;
     let request = facts
         .request(decider, &traits)
         .with_pass(pass.as_ref(), reach);
@@ -99,6 +96,7 @@ pub(super) async fn decide<'s>(
         proof,
         lesson,
         spared,
+        earned,
     }
 }
 

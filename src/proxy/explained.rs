@@ -155,6 +155,7 @@ pub(super) fn keep(
         score: ctx.score,
         pass: ctx.pass,
         proof: ctx.proof,
+        privacy_pass: ctx.earned.is_some(),
         robots: ctx.robots.clone().map(Box::new),
         overload: draft.overload,
         blocked_by: ctx.blocked_by.clone(),

@@ -141,6 +141,19 @@ pub(super) fn no_underscore_spellings(
     }
 }
 
+/// Removes a Privacy Pass token (`Authorization: PrivateToken …`) from `upstream` on its way
+/// to the backend: it is Floodgate's to redeem, and the backend's `Authorization` is its
+/// own (a `Bearer` token goes on).
+pub(super) fn no_private_token(edits: &mut HeaderEdits, upstream: &RequestHeader) {
+    let token = upstream
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .is_some_and(|v| crate::privacy_pass::is_private_token(v.as_bytes()));
+    if token {
+        edits.remove(http::header::AUTHORIZATION);
+    }
+}
+
 /// Every incoming line of `X-Forwarded-For`, in order, then the peer: one list, as the
 /// limiter read it.
 fn forwarded_for(upstream: &RequestHeader, ip: IpAddr) -> Result<HeaderValue> {

@@ -154,7 +154,11 @@ impl ProxyHttp for Floodgate {
                 ctx.ratelimit = headers;
                 Ok(false)
             }
-            Action::Answer(header, body) => {
+            Action::Answer(mut header, body) => {
+                // A pass a Privacy Pass token earned goes back even with a refusal.
+                if let Some(cookie) = &ctx.earned {
+                    header.append_header(http::header::SET_COOKIE, cookie.as_str())?;
+                }
                 front::write_answer(session, &ctx.front, header, body).await?;
                 Ok(true)
             }
@@ -230,6 +234,7 @@ impl ProxyHttp for Floodgate {
         }
         forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
         forwarding::no_underscore_spellings(&mut edits, upstream_request, &snapshot.guard);
+        forwarding::no_private_token(&mut edits, upstream_request);
         edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
         traced::to_upstream(ctx, upstream_request)
     }
@@ -271,6 +276,10 @@ impl ProxyHttp for Floodgate {
             }
         }
         let mut edits = response::edits(upstream_response, &ctx.front);
+        // The pass a Privacy Pass token earned goes back with the backend's answer.
+        if let Some(cookie) = &ctx.earned {
+            upstream_response.append_header(http::header::SET_COOKIE, cookie.as_str())?;
+        }
         // One caller's quota must not be stored by a shared cache and handed to others.
         let shared = response::shared_cacheable(upstream_response, &edits, ctx.front.authorized);
         if let Some(headers) = ctx.ratelimit.take().filter(|_| !shared) {

@@ -12,6 +12,7 @@ use super::counters::ByLabel;
 use super::crowdsec::CrowdSecMetrics;
 use super::overload::OverloadMetrics;
 use super::policy::{PolicyCounters, PolicyFamilies};
+use super::privacy_pass::PrivacyPassCounters;
 use super::proofs::ProofCounters;
 use super::robots::RobotsCounters;
 use super::signed::SignedMetrics;
@@ -78,6 +79,8 @@ pub struct Metrics {
     pub proofs: ProofCounters,
     /// Crawlers' requests by robots.txt's verdict, and requests for the trap.
     pub robots: RobotsCounters,
+    /// Privacy Pass tokens presented at the challenge.
+    pub privacy_pass: PrivacyPassCounters,
     /// `floodgate_challenges_total`.
     pub challenges: ChallengeMetrics,
     /// `floodgate_tls_cert_expiry_seconds` and `floodgate_acme_orders_total`.
@@ -217,6 +220,7 @@ impl Metrics {
             signed: SignedMetrics::new(),
             proofs: ProofCounters::new(),
             robots: RobotsCounters::new(),
+            privacy_pass: PrivacyPassCounters::new(),
             challenges: ChallengeMetrics::new(),
             certificates: CertificateMetrics::new(),
             backends: BackendGauge::new(),
@@ -245,6 +249,7 @@ impl Metrics {
             metrics.bots.signals_collector(),
             metrics.challenges.collector(),
             metrics.proofs.collector(),
+            metrics.privacy_pass.collector(),
             Box::new(metrics.invalid_tokens.clone()),
             Box::new(metrics.banned.clone()),
             Box::new(metrics.blocked.clone()),

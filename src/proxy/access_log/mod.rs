@@ -141,6 +141,10 @@ fn floodgate_line(
         Some(state) => format!(" proof={state}"),
         None => String::new(),
     };
+    let via = match ctx.earned {
+        Some(_) => " via=privacy_pass",
+        None => "",
+    };
     let robots = match &ctx.robots {
         Some(fact) => format!(" robots={}", fact.verdict),
         None => String::new(),
@@ -151,7 +155,7 @@ fn floodgate_line(
         .map(|t| &t.policy)
         .or(ctx.ruled_by.as_ref());
     format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{proof}{robots}{ja4}{h2fp}{score}",
+        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{via}{proof}{robots}{ja4}{h2fp}{score}",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
@@ -167,6 +171,8 @@ fn floodgate_line(
 /// answered by itself.
 pub(super) fn decision(ctx: &RequestCtx) -> &'static str {
     match (ctx.outcome, ctx.solved, ctx.own_answer) {
+        // A Privacy Pass token solved the challenge the request would have met.
+        (Some(outcome), _, _) if ctx.earned.is_some() && outcome.forwards() => "pass_issued",
         (Some(outcome), _, _) => outcome.label(),
         (None, Some(solved), _) => solved.label(),
         (None, None, Some(own)) => own.label(),

@@ -1,0 +1,184 @@
+//! Privacy Pass at the challenge: every challenge answer offers each trusted issuer's
+//! challenge (`WWW-Authenticate: PrivateToken challenge="…", token-key="…"`, RFC 9577 §2.1),
+//! and a request carrying a token (`Authorization: PrivateToken token="…"`) that redeems earns
+//! the pass a solved challenge would — one that answers every challenge, bound to the network
+//! when any challenging policy asks for that — counted by issuer and result. Issuers' keys
+//! from a directory are read on a thread of this config's own.
+
+use super::room::Challenges;
+use crate::bots::dns::Background;
+use crate::identity::{Bind, Challenge, ChallengeKind, IdentityKey, Pass};
+use crate::limiter::NonceLedger;
+use crate::privacy_pass::directory::{DirectorySettings, Fetcher, Following};
+use crate::privacy_pass::{
+    is_private_token, PrivacyPassSettings, Redeemer, Redemption, Windows, DEFAULT_WINDOW,
+};
+use crate::telemetry::PrivacyPassCounters;
+use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue};
+use std::net::IpAddr;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The policy number a Privacy Pass's pass is made for: none in particular (it answers
+/// every challenge).
+pub const PRIVACY_PASS_POLICY: u64 = u64::MAX;
+
+/// Why the issuers could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TokensError {
+    /// An issuer's challenge cannot be made of its name and origins.
+    #[error("issuer {0}: {1}")]
+    Issuer(String, String),
+    /// The thread or client reading issuers' directories could not start.
+    #[error("issuers' directories cannot be read: {0}")]
+    Directories(String),
+}
+
+/// The trusted issuers under one config.
+pub struct Tokens {
+    redeemer: Redeemer,
+    /// The challenge a token's pass answers.
+    challenge: Challenge,
+    counters: PrivacyPassCounters,
+    /// The directories followed while this config runs (dropped with it).
+    _directories: Vec<Following>,
+    _shutdown: watch::Sender<bool>,
+    _background: Option<Background>,
+}
+
+impl Tokens {
+    /// The issuers of `settings` (their challenges naming `origins` unless they name their
+    /// own), with redemption contexts keyed by `key` (the fleet's), spent nonces kept in
+    /// `ledger`, passes bound as `bind`, counted into `counters`.
+    pub fn new(
+        settings: &PrivacyPassSettings,
+        origins: &[String],
+        key: &IdentityKey,
+        ledger: Arc<dyn NonceLedger>,
+        bind: Bind,
+        counters: PrivacyPassCounters,
+    ) -> Result<Self, TokensError> {
+        let (shutdown, watching) = watch::channel(false);
+        let mut issuers = Vec::new();
+        let mut directories = Vec::new();
+        let mut background = None;
+        for one in &settings.issuers {
+            let issuer = one
+                .issuer(origins)
+                .map_err(|e| TokensError::Issuer(one.issuer.clone(), e.to_string()))?;
+            let issuer = Arc::new(issuer);
+            counters.show(issuer.name());
+            if let Some(url) = one.directory() {
+                let thread = match &mut background {
+                    Some(thread) => thread,
+                    None => background.insert(start()?),
+                };
+                let fetcher = Fetcher::new(DirectorySettings::default())
+                    .map_err(|e| TokensError::Directories(e.to_string()))?;
+                let _inside = thread.handle().enter();
+                directories.push(fetcher.follow(issuer.clone(), url.clone(), watching.clone()));
+            }
+            issuers.push(issuer);
+        }
+        let windows = Windows::from_identity_key(key, DEFAULT_WINDOW);
+        Ok(Self {
+            redeemer: Redeemer::new(issuers, windows, ledger),
+            challenge: Challenge {
+                kind: ChallengeKind::PrivacyPass,
+                bind,
+            },
+            counters,
+            _directories: directories,
+            _shutdown: shutdown,
+            _background: background,
+        })
+    }
+
+    /// The `WWW-Authenticate` values a challenge answer carries at `now_ms`, one per issuer
+    /// with a key.
+    pub fn offers(&self, now_ms: u64) -> Vec<HeaderValue> {
+        self.redeemer
+            .challenges(now_ms)
+            .iter()
+            .filter_map(|offer| HeaderValue::from_str(&offer.www_authenticate()).ok())
+            .collect()
+    }
+
+    /// Whether the token in the `Authorization` value `authorization` redeems at `now_ms`
+    /// (counted either way; anything but a redemption is the challenge again).
+    pub async fn redeem(&self, authorization: &[u8], now_ms: u64) -> bool {
+        let redemption = self.redeemer.redeem(authorization, now_ms).await;
+        let issuer = redemption.issuer().map(|i| &**i);
+        self.counters.count(issuer, redemption.result_word());
+        match &redemption {
+            Redemption::Redeemed { .. } => true,
+            Redemption::Unavailable { cause, .. } => {
+                log::warn!("a Privacy Pass token was refused: the spent set failed: {cause}");
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The challenge a redeemed token's pass answers.
+    pub fn challenge(&self) -> Challenge {
+        self.challenge
+    }
+}
+
+fn start() -> Result<Background, TokensError> {
+    Background::start("floodgate-ppass").map_err(|e| TokensError::Directories(e.to_string()))
+}
+
+/// What a request's Privacy Pass token earned.
+#[derive(Debug)]
+pub struct Earned {
+    /// The pass, as the gate reads it.
+    pub pass: Pass,
+    /// The `Set-Cookie` value carrying it to the client.
+    pub cookie: String,
+}
+
+impl Challenges {
+    /// The room, taking tokens from `tokens`' issuers.
+    pub fn with_tokens(mut self, tokens: Option<Tokens>) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
+    /// The trusted issuers, when `[challenge.privacy_pass]` names any.
+    pub fn tokens(&self) -> Option<&Tokens> {
+        self.tokens.as_ref()
+    }
+
+    /// The pass the Privacy Pass token in `headers` earns for `client` at `now_ms` (`secure`:
+    /// the cookie is `Secure`); `None` without a token, or for one that does not redeem.
+    pub async fn redeem_token(
+        &self,
+        headers: &HeaderMap,
+        client: Option<IpAddr>,
+        now_ms: u64,
+        secure: bool,
+    ) -> Option<Earned> {
+        let tokens = self.tokens.as_ref()?;
+        let value = headers.get(AUTHORIZATION)?.as_bytes();
+        if !is_private_token(value) || !tokens.redeem(value, now_ms).await {
+            return None;
+        }
+        let expires_s = now_ms / 1000 + self.settings.pass_ttl.as_secs();
+        let made = self
+            .signer
+            .pass_for(PRIVACY_PASS_POLICY, tokens.challenge(), client, expires_s);
+        match made {
+            Ok((pass, value)) => Some(Earned {
+                pass,
+                cookie: self.cookie(&value, secure),
+            }),
+            Err(e) => {
+                log::error!("a redeemed Privacy Pass token earned no pass: {e}");
+                None
+            }
+        }
+    }
+}
