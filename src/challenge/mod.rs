@@ -7,6 +7,7 @@
 //! Privacy Pass tokens from trusted issuers instead (`tokens`).
 
 mod accept;
+mod earned;
 mod encoding;
 mod gzip;
 mod page;
@@ -20,6 +21,7 @@ mod template;
 mod token;
 mod tokens;
 
+pub use earned::Earned;
 pub use encoding::Coding;
 pub use page::{PageInput, Pages};
 pub use pow::{solved, MAX_SOLUTION_DIGITS};
@@ -29,4 +31,4 @@ pub use room::{Challenges, Page, PageError, Visitor};
 pub use settings::ChallengeSettings;
 pub use target::{original_target, return_target, BadTarget, MAX_TARGET_LEN};
 pub use token::{NoRandomness, Nonce, Signer, TokenError, TOKEN_LEN};
-pub use tokens::{Earned, Tokens, TokensError, PRIVACY_PASS_POLICY};
+pub use tokens::{Tokens, TokensError, PRIVACY_PASS_POLICY};
