@@ -7,7 +7,7 @@ use super::check::Checker;
 use super::error::ConfigError;
 use crate::privacy_pass::directory::DirectoryUrl;
 use crate::privacy_pass::{
-    IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings, MAX_ISSUER_NAME,
+    IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings, MAX_ISSUER_NAME, MAX_ORIGIN_INFO,
 };
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -156,6 +156,15 @@ fn origins(
             return Err(check.error(name, message));
         }
         names.push(text.to_ascii_lowercase());
+    }
+    let joined = names.iter().map(|n| n.len() + 1).sum::<usize>();
+    if joined > MAX_ORIGIN_INFO + 1 {
+        let message = format!(
+            "`challenge.privacy_pass.origins` comes to {} bytes with its commas, over the \
+             {MAX_ORIGIN_INFO} a challenge's `origin_info` holds",
+            joined - 1
+        );
+        return Err(check.error(list, message));
     }
     Ok(names)
 }

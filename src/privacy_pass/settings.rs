@@ -6,6 +6,7 @@ use super::directory::DirectoryUrl;
 use super::issuer::Issuer;
 use super::key::IssuerKey;
 use std::fmt;
+use std::sync::Arc;
 
 /// Where an issuer's keys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +35,17 @@ pub struct IssuerSettings {
 pub struct PrivacyPassSettings {
     /// At least one, each named once.
     pub issuers: Vec<IssuerSettings>,
+}
+
+impl PrivacyPassSettings {
+    /// The issuers at work, in the configured order (see [`IssuerSettings::issuer`]); the
+    /// directory of each, if any, is `self.issuers[i].directory()`.
+    pub fn issuers(&self, default_origins: &[String]) -> Result<Vec<Arc<Issuer>>, ChallengeError> {
+        self.issuers
+            .iter()
+            .map(|i| i.issuer(default_origins).map(Arc::new))
+            .collect()
+    }
 }
 
 impl IssuerSettings {
@@ -118,5 +130,13 @@ mod tests {
         );
         let any = settings(KeySource::Directory(url), Some(vec![]));
         assert_eq!(any.issuer(&["x.example".into()]).unwrap().origin_info(), "");
+        let all = PrivacyPassSettings {
+            issuers: vec![own, fleet],
+        };
+        let issuers = all.issuers(&["x.example".into()]).unwrap();
+        assert_eq!(issuers.len(), 2);
+        assert_eq!(issuers[1].origin_info(), "x.example");
+        let too_many: Vec<String> = (0..300).map(|i| format!("{i:0>250}")).collect();
+        assert!(all.issuers(&too_many).is_err(), "origin_info over 64 KiB");
     }
 }

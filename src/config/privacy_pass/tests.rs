@@ -209,6 +209,16 @@ fn unknown_keys_bad_origins_and_twice_named_issuers_are_refused() {
     );
     let error = read(&twice).unwrap_err();
     assert!(error.ends_with("issuer `i` is named twice"), "{error}");
+    let many: Vec<String> = (0..300).map(|i| format!("\"{i:0>250}\"")).collect();
+    let error = one(&format!(
+        "issuer = \"i\"\ndirectory = \"https://i.example/d\"\norigins = [{}]",
+        many.join(", ")
+    ));
+    let error = error.unwrap_err();
+    assert!(
+        error.contains("comes to 75299 bytes with its commas, over the 65535"),
+        "{error}"
+    );
     let error = read("[challenge]\nprivacy_pass = []").unwrap_err();
     assert!(
         error.ends_with("`challenge.privacy_pass` names no issuer"),
