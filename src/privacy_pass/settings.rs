@@ -114,7 +114,7 @@ mod tests {
         );
         let issuer = own.issuer(&["x.example".into()]).unwrap();
         assert_eq!(issuer.origin_info(), "a.example");
-        assert_eq!(*issuer.keys(), [key.clone()]);
+        assert_eq!(*issuer.keys(), std::slice::from_ref(&key));
         assert!(own.to_string().starts_with("issuer.example (key "), "{own}");
         let url = DirectoryUrl::parse("https://issuer.example/d").unwrap();
         let fleet = settings(KeySource::Directory(url.clone()), None);
