@@ -46,6 +46,12 @@ impl SiteRobots {
         path == ROBOTS_TXT
     }
 
+    /// Whether the copy served and enforced depends on the request's host: backend copies of
+    /// more than one host (else the request's host need not be worked out).
+    pub fn needs_host(&self) -> bool {
+        matches!(&self.copies, Copies::Backend(hosts) if hosts.len() > 1)
+    }
+
     /// The body answered to `/robots.txt` on `host`.
     pub fn body(&self, host: Option<&str>) -> Bytes {
         self.served(host).body()
