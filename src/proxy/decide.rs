@@ -48,7 +48,8 @@ pub(super) async fn decide<'s>(
 ) -> DecidedRequest<'s> {
     let req = session.req_header();
     let decider = &snapshot.decider;
-    let host = host(req, decider.gate.needs_host() || snapshot.robots.is_some());
+    let robots_host = snapshot.robots.as_ref().is_some_and(|r| r.needs_host());
+    let host = host(req, decider.gate.needs_host() || robots_host);
     let facts = HttpFacts {
         message: crate::bots::Message::new(&req.method, &req.uri, &req.headers),
         query: req.uri.query(),

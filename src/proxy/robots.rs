@@ -43,7 +43,8 @@ pub(super) async fn robots_txt(
     if req.method != Method::GET && req.method != Method::HEAD {
         return None;
     }
-    robots.read_by(ctx.front.client.ip).await;
+    // Boxed: the fleet's call is a large future (about 6 KB), which every request's would carry.
+    Box::pin(robots.read_by(ctx.front.client.ip)).await;
     ctx.own_answer = Some(OwnAnswer::RobotsTxt);
     let host = crate::policy::request_host(&req.uri, req.headers.get(http::header::HOST));
     let body = robots.body(host.as_deref());
@@ -124,7 +125,8 @@ pub(super) async fn trap(
         bot: request.traits().bot.as_ref(),
         proven,
     };
-    match robots.spring(visitor).await {
+    // Boxed, as `read_by`: only a request for the trap pays for the fleet's large future.
+    match Box::pin(robots.spring(visitor)).await {
         Sprung::Caught(trapped) => (Some(trapped), None),
         Sprung::Spared(spared) => (None, Some(spared)),
     }

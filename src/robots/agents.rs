@@ -58,11 +58,13 @@ impl Agents {
         self.tokens.is_empty()
     }
 
-    /// The token `user_agent` names (lowercase), the longest if it names several; `None` if
-    /// it names none. Looks at the first [`MAX_USER_AGENT`] bytes, in one pass.
-    pub fn token(&self, user_agent: &str) -> Option<&str> {
+    /// The token `user_agent` (its bytes, as sent) names (lowercase), the longest if it names
+    /// several; `None` if it names none. Looks at the first [`MAX_USER_AGENT`] bytes, in one
+    /// pass.
+    pub fn token(&self, user_agent: impl AsRef<[u8]>) -> Option<&str> {
         let matcher = self.matcher.as_ref()?;
-        let haystack = &user_agent.as_bytes()[..user_agent.len().min(MAX_USER_AGENT)];
+        let user_agent = user_agent.as_ref();
+        let haystack = &user_agent[..user_agent.len().min(MAX_USER_AGENT)];
         let is_word = |i: usize| haystack.get(i).is_some_and(|&b| is_word_byte(b));
         let mut best: Option<usize> = None;
         for found in matcher.find_iter(haystack) {

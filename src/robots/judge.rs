@@ -16,9 +16,8 @@ pub fn judge(
     bot: Option<&BotClaim>,
     path_and_query: &str,
 ) -> Option<RobotsFact> {
-    let user_agent = user_agent.map(String::from_utf8_lossy);
-    let user_agent = user_agent.as_deref().unwrap_or("");
-    if bot.is_none() && claims_browser(user_agent.as_bytes()) {
+    let user_agent = user_agent.unwrap_or_default();
+    if bot.is_none() && claims_browser(user_agent) {
         return None;
     }
     let token = served.agents().token(user_agent);

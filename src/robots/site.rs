@@ -46,6 +46,12 @@ impl SiteRobots {
         path == ROBOTS_TXT
     }
 
+    /// Whether the copy served and enforced depends on the request's host: backend copies of
+    /// more than one host (else the request's host need not be worked out).
+    pub fn needs_host(&self) -> bool {
+        matches!(&self.copies, Copies::Backend(hosts) if hosts.len() > 1)
+    }
+
     /// The body answered to `/robots.txt` on `host`.
     pub fn body(&self, host: Option<&str>) -> Bytes {
         self.served(host).body()
@@ -87,6 +93,10 @@ impl SiteRobots {
         ip: Option<IpAddr>,
         proven: Option<(&str, &Identity)>,
     ) -> Option<Trapped> {
+        // Every request asks: no clock read while no one is banned.
+        if self.traps.bans_held() == 0 {
+            return None;
+        }
         let ban = self.traps.banned(ip, proven, self.clock.now_ms())?;
         Some(Trapped {
             until_ms: ban.until_ms,

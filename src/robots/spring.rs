@@ -87,16 +87,22 @@ pub async fn spring(
 }
 
 /// Why `visitor` is spared whatever it read: a search engine's claim that held or may yet
-/// hold, or a browser.
+/// hold, or a browser: a browser's User-Agent with no crawler's claim, or a headless browser's
+/// (an `automation` claim in a browser's User-Agent, as `HeadlessChrome`), which fetches an
+/// `<img>` pointing at the trap as any browser does.
 fn spared_by_who(visitor: &Visitor<'_>) -> Option<Spared> {
-    if let Some(claim) = visitor.bot {
-        let checking = claim.claimed == Category::SearchEngine
-            && claim.verification == Verification::Unfinished;
-        if verified_search_engine(claim) || checking {
-            return Some(Spared::SearchEngine);
-        }
-        return None;
-    }
     let browser = visitor.user_agent.is_some_and(claims_browser);
-    browser.then_some(Spared::Browser)
+    let Some(claim) = visitor.bot else {
+        return browser.then_some(Spared::Browser);
+    };
+    let checking =
+        claim.claimed == Category::SearchEngine && claim.verification == Verification::Unfinished;
+    if verified_search_engine(claim) || checking {
+        return Some(Spared::SearchEngine);
+    }
+    let headless = claim.claimed == Category::Automation && browser;
+    headless.then_some(Spared::Browser)
 }
+
+#[cfg(test)]
+mod tests;

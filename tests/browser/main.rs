@@ -1,7 +1,7 @@
 //! Tests with a real headless Chromium (`common::browser`): the harness itself, the challenge
-//! solved in a browser, the operators' console, JA4 fingerprints of real clients, and the
-//! challenge of overload protection solved while the backend is overloaded, and the bot score
-//! of real clients.
+//! solved in a browser, the operators' console, JA4 fingerprints of real clients, the
+//! challenge of overload protection solved while the backend is overloaded, the bot score
+//! of real clients, and robots.txt's trap sparing a browser made to fetch it.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,4 +12,5 @@ mod h2fp;
 mod harness;
 mod ja4;
 mod overload;
+mod robots;
 mod score;

@@ -1,7 +1,7 @@
 //! Everything that needs real redis-server processes: the Lua scripts against their
 //! specification, the proxy on standalone Redis, Cluster and Sentinel, exactness under load,
 //! the bad day (chaos), calendar quotas, the control API with its ledger, the overload
-//! switch and the robots.txt trap's tables across a fleet.
+//! switch, the robots.txt trap's tables across a fleet and the trap on two instances.
 //! Tests that load the machine or measure latency hold `common::serial::alone()`.
 
 #[path = "../common/mod.rs"]
@@ -20,5 +20,6 @@ mod proofs;
 mod proxy;
 mod quota;
 mod quota_lua;
+mod robots;
 mod sentinel;
 mod traps;

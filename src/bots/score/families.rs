@@ -36,15 +36,16 @@ pub(super) fn head(text: &[u8]) -> &[u8] {
     &text[..text.len().min(MAX_SCAN)]
 }
 
-/// Whether `haystack` contains `needle` (not empty) in any ASCII case: a byte comparison per
-/// place, the whole needle compared only where its first byte is.
+/// Whether `haystack` contains `needle` (not empty) in any ASCII case: the places of its first
+/// byte (either case) found by `memchr`'s SIMD search, the whole needle compared only there.
+/// It runs for every request a score or robots.txt's judge looks at (a comparison per byte
+/// made [`family_of`] cost about 0.6 µs for a browser's User-Agent).
 pub(super) fn has(haystack: &[u8], needle: &[u8]) -> bool {
     let Some((&first, _)) = needle.split_first() else {
         return true;
     };
-    (0..haystack.len())
-        .filter(|&at| haystack[at].eq_ignore_ascii_case(&first))
-        .any(|at| starts_with(&haystack[at..], needle))
+    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    memchr::memchr2_iter(lower, upper, haystack).any(|at| starts_with(&haystack[at..], needle))
 }
 
 /// Whether `text` starts with `prefix` in any ASCII case.
