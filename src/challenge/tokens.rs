@@ -64,15 +64,19 @@ impl Tokens {
                 .map_err(|e| TokensError::Issuer(one.issuer.clone(), e.to_string()))?;
             let issuer = Arc::new(issuer);
             counters.show(issuer.name());
-            if let Some(url) = one.directory() {
+            if let Some(source) = one.directory() {
                 let thread = match &mut background {
                     Some(thread) => thread,
                     None => background.insert(start()?),
                 };
-                let fetcher = Fetcher::new(DirectorySettings::default())
-                    .map_err(|e| TokensError::Directories(e.to_string()))?;
+                let fetcher = Fetcher::new(DirectorySettings {
+                    refresh: source.refresh,
+                    ..DirectorySettings::default()
+                })
+                .map_err(|e| TokensError::Directories(e.to_string()))?;
                 let _inside = thread.handle().enter();
-                directories.push(fetcher.follow(issuer.clone(), url.clone(), watching.clone()));
+                let url = source.url.clone();
+                directories.push(fetcher.follow(issuer.clone(), url, watching.clone()));
             }
             issuers.push(issuer);
         }

@@ -1,19 +1,30 @@
 //! `[challenge.privacy_pass]` → the issuers whose Privacy Pass tokens let a client past the
 //! challenge: one table, or an array of tables (`[[challenge.privacy_pass]]`) for several. Each
-//! names its `issuer`, its key (`token_key`) or its directory (`directory`), never both, and
-//! optionally the `origins` its challenges carry. Nothing is fetched here.
+//! names its `issuer`, its key (`token_key`) or its directory (`directory`, read again every
+//! `refresh`), never both, and optionally the `origins` its challenges carry. Nothing is
+//! fetched here.
 
 use super::check::Checker;
 use super::error::ConfigError;
+use super::value::{config_keys, Key, Period};
 use crate::privacy_pass::directory::DirectoryUrl;
 use crate::privacy_pass::{
-    IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings, MAX_ISSUER_NAME, MAX_ORIGIN_INFO,
+    DirectorySource, IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings, MAX_ISSUER_NAME,
+    MAX_ORIGIN_INFO,
 };
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
+use std::time::Duration;
 use toml::Spanned;
+
+config_keys! {
+    Refresh = "challenge.privacy_pass.refresh",
+}
+
+/// The longest `refresh`: a day (an issuer rotates its keys more often than that).
+const MOST_REFRESH: Duration = Duration::from_secs(24 * 3600);
 
 /// `[challenge.privacy_pass]` as written: one issuer's table, or an array of them.
 #[derive(Debug)]
@@ -29,6 +40,7 @@ pub(crate) struct IssuerFile {
     issuer: Spanned<String>,
     token_key: Option<Spanned<String>>,
     directory: Option<Spanned<String>>,
+    refresh: Option<Spanned<Period<Refresh>>>,
     origins: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
@@ -95,7 +107,7 @@ fn issuer(check: &Checker<'_>, file: &IssuerFile) -> Result<IssuerSettings, Conf
     }
     let keys = match (&file.token_key, &file.directory) {
         (Some(key), None) => KeySource::TokenKey(token_key(check, key)?),
-        (None, Some(url)) => KeySource::Directory(directory(check, url)?),
+        (None, Some(url)) => KeySource::Directory(directory(check, url, file.refresh.as_ref())?),
         (Some(_), Some(url)) => {
             let message =
                 "`challenge.privacy_pass` takes `token_key` or `directory`, not both".to_owned();
@@ -108,6 +120,12 @@ fn issuer(check: &Checker<'_>, file: &IssuerFile) -> Result<IssuerSettings, Conf
             return Err(check.error(&file.issuer, message));
         }
     };
+    if let (KeySource::TokenKey(_), Some(refresh)) = (&keys, &file.refresh) {
+        let message = "`challenge.privacy_pass.refresh` is for a `directory`: a `token_key` \
+                       is never read again"
+            .to_owned();
+        return Err(check.error(refresh, message));
+    }
     Ok(IssuerSettings {
         issuer: name.clone(),
         keys,
@@ -129,11 +147,25 @@ fn token_key(check: &Checker<'_>, text: &Spanned<String>) -> Result<IssuerKey, C
     })
 }
 
-fn directory(check: &Checker<'_>, text: &Spanned<String>) -> Result<DirectoryUrl, ConfigError> {
-    DirectoryUrl::parse(text.get_ref()).map_err(|e| {
+fn directory(
+    check: &Checker<'_>,
+    text: &Spanned<String>,
+    refresh: Option<&Spanned<Period<Refresh>>>,
+) -> Result<DirectorySource, ConfigError> {
+    let url = DirectoryUrl::parse(text.get_ref()).map_err(|e| {
         let message = format!("`challenge.privacy_pass.directory` {e}");
         check.error(text, message)
-    })
+    })?;
+    let mut source = DirectorySource::new(url);
+    if let Some(written) = refresh {
+        let every = written.get_ref().get();
+        if every < Duration::from_secs(1) || every > MOST_REFRESH {
+            let message = format!("`{}` must be from 1s to 24h", Refresh::NAME);
+            return Err(check.error(written, message));
+        }
+        source.refresh = every;
+    }
+    Ok(source)
 }
 
 /// Host names (a port after `:` allowed), lowercased.

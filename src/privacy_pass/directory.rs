@@ -12,7 +12,9 @@ mod following;
 mod listed;
 mod url;
 
-pub use fetcher::{ClientError, DirectoryError, DirectorySettings, Fetcher, MAX_BODY};
+pub use fetcher::{
+    ClientError, DirectoryError, DirectorySettings, Fetcher, DEFAULT_REFRESH, MAX_BODY,
+};
 pub use following::{Following, WARN_EVERY};
 pub use listed::{Listed, ListedError, MAX_KEYS};
 pub use url::{DirectoryUrl, UrlError, WELL_KNOWN};

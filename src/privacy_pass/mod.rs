@@ -26,7 +26,7 @@ pub use key::{IssuerKey, KeyError, MODULUS_BITS, SALT_LEN};
 pub use offer::Offer;
 pub use outcome::{Invalid, Redemption};
 pub use redeem::{spent_id, Redeemer, SCOPE};
-pub use settings::{IssuerSettings, KeySource, PrivacyPassSettings};
+pub use settings::{DirectorySource, IssuerSettings, KeySource, PrivacyPassSettings};
 pub use token::{is_private_token, Token, TokenError, INPUT_LEN, MAX_HEADER, SCHEME, TOKEN_LEN};
 pub use window::{Windows, DEFAULT_WINDOW};
 

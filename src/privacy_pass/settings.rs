@@ -1,12 +1,13 @@
 //! `[challenge.privacy_pass]`, checked: the issuers whose tokens are taken, each with its key
-//! or its directory, and the origins its challenges name.
+//! or its directory (and how often that is read), and the origins its challenges name.
 
 use super::challenge::ChallengeError;
-use super::directory::DirectoryUrl;
+use super::directory::{DirectoryUrl, DEFAULT_REFRESH};
 use super::issuer::Issuer;
 use super::key::IssuerKey;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where an issuer's keys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,7 +15,26 @@ pub enum KeySource {
     /// `token_key`: one key, as configured.
     TokenKey(IssuerKey),
     /// `directory`: the keys its directory lists, refreshed.
-    Directory(DirectoryUrl),
+    Directory(DirectorySource),
+}
+
+/// An issuer's directory, as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectorySource {
+    /// `directory`: where it is.
+    pub url: DirectoryUrl,
+    /// `refresh`: how often it is read again ([`DEFAULT_REFRESH`] unless written).
+    pub refresh: Duration,
+}
+
+impl DirectorySource {
+    /// The directory at `url`, read again every [`DEFAULT_REFRESH`].
+    pub fn new(url: DirectoryUrl) -> Self {
+        Self {
+            url,
+            refresh: DEFAULT_REFRESH,
+        }
+    }
 }
 
 /// One issuer, as configured.
@@ -62,9 +82,9 @@ impl IssuerSettings {
     }
 
     /// Its directory, if its keys come from one.
-    pub fn directory(&self) -> Option<&DirectoryUrl> {
+    pub fn directory(&self) -> Option<&DirectorySource> {
         match &self.keys {
-            KeySource::Directory(url) => Some(url),
+            KeySource::Directory(source) => Some(source),
             KeySource::TokenKey(_) => None,
         }
     }
@@ -82,7 +102,13 @@ impl fmt::Display for IssuerSettings {
                     .collect();
                 write!(f, "key {id}…")?;
             }
-            KeySource::Directory(url) => write!(f, "keys from {url}")?,
+            KeySource::Directory(source) => {
+                write!(f, "keys from {}", source.url)?;
+                if source.refresh != DEFAULT_REFRESH {
+                    let every = humantime::format_duration(source.refresh);
+                    write!(f, " every {every}")?;
+                }
+            }
         }
         match &self.origins {
             None => f.write_str(", origins: the config's hosts)"),
@@ -117,19 +143,27 @@ mod tests {
         assert_eq!(*issuer.keys(), std::slice::from_ref(&key));
         assert!(own.to_string().starts_with("issuer.example (key "), "{own}");
         let url = DirectoryUrl::parse("https://issuer.example/d").unwrap();
-        let fleet = settings(KeySource::Directory(url.clone()), None);
+        let fleet = settings(KeySource::Directory(DirectorySource::new(url.clone())), None);
         let issuer = fleet
             .issuer(&["x.example".into(), "y.example".into()])
             .unwrap();
         assert_eq!(issuer.origin_info(), "x.example,y.example");
         assert!(issuer.keys().is_empty(), "until the directory is read");
-        assert_eq!(fleet.directory(), Some(&url));
+        assert_eq!(fleet.directory().map(|d| &d.url), Some(&url));
         assert_eq!(
             fleet.to_string(),
             "issuer.example (keys from https://issuer.example/d, origins: the config's hosts)"
         );
-        let any = settings(KeySource::Directory(url), Some(vec![]));
+        let often = DirectorySource {
+            url,
+            refresh: Duration::from_secs(90),
+        };
+        let any = settings(KeySource::Directory(often), Some(vec![]));
         assert_eq!(any.issuer(&["x.example".into()]).unwrap().origin_info(), "");
+        assert_eq!(
+            any.to_string(),
+            "issuer.example (keys from https://issuer.example/d every 1m 30s, any origin)"
+        );
         let all = PrivacyPassSettings {
             issuers: vec![own, fleet],
         };

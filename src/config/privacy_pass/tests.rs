@@ -5,8 +5,11 @@ use crate::config::parse;
 use crate::config::tests::with_policy;
 use crate::privacy_pass::directory::DirectoryUrl;
 use crate::privacy_pass::test_issuer::TestIssuer;
-use crate::privacy_pass::{IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings};
+use crate::privacy_pass::{
+    DirectorySource, IssuerKey, IssuerSettings, KeySource, PrivacyPassSettings,
+};
 use std::path::Path;
+use std::time::Duration;
 
 /// A 1024-bit RSA key's SPKI (rsaEncryption).
 const RSA_1024: &str =
@@ -84,7 +87,41 @@ fn several_issuers_with_directories_and_origins() {
     );
     assert_eq!(issuers[1].origins, Some(vec![]));
     let loopback = DirectoryUrl::parse("http://127.0.0.1:8080/d").unwrap();
-    assert_eq!(issuers[2].keys, KeySource::Directory(loopback));
+    let source = DirectorySource::new(loopback);
+    assert_eq!(issuers[2].keys, KeySource::Directory(source));
+}
+
+#[test]
+fn a_directory_is_read_again_every_refresh_from_1s_to_24h() {
+    let directory = "issuer = \"i\"\ndirectory = \"https://i.example/d\"";
+    let refresh = |every: &str| {
+        let settings = one(&format!("{directory}\nrefresh = \"{every}\""))?;
+        let issuers = settings.map(|s| s.issuers).unwrap_or_default();
+        Ok::<_, String>(issuers[0].directory().map(|d| d.refresh))
+    };
+    assert_eq!(refresh("1s"), Ok(Some(Duration::from_secs(1))));
+    assert_eq!(refresh("24h"), Ok(Some(Duration::from_secs(24 * 3600))));
+    let default = one(directory).unwrap().unwrap().issuers;
+    let hour = Some(Duration::from_secs(3600));
+    assert_eq!(default[0].directory().map(|d| d.refresh), hour);
+    let line = table_line() + 3;
+    for every in ["999ms", "25h"] {
+        let expected = format!(
+            "f.toml:{line}:11: `challenge.privacy_pass.refresh` must be from 1s to 24h"
+        );
+        assert_eq!(refresh(every), Err(expected), "{every}");
+    }
+    let error = refresh("soon").unwrap_err();
+    assert!(error.contains("must be a duration like 500ms or 30s"), "{error}");
+    let keyed = one(&format!(
+        "issuer = \"i\"\ntoken_key = \"{}\"\nrefresh = \"1m\"",
+        a_key()
+    ));
+    let expected = format!(
+        "f.toml:{line}:11: `challenge.privacy_pass.refresh` is for a `directory`: a \
+         `token_key` is never read again"
+    );
+    assert_eq!(keyed, Err(expected));
 }
 
 #[test]

@@ -10,10 +10,13 @@ use std::time::Duration;
 /// The largest directory read.
 pub const MAX_BODY: usize = 256 * 1024;
 
+/// How often a directory is read again unless configured otherwise: every hour.
+pub const DEFAULT_REFRESH: Duration = Duration::from_secs(3600);
+
 /// How directories are read and refreshed.
 #[derive(Debug, Clone)]
 pub struct DirectorySettings {
-    /// How often a directory is read again (1 hour).
+    /// How often a directory is read again ([`DEFAULT_REFRESH`]).
     pub refresh: Duration,
     /// How soon a failed read is tried again, at most (1 minute; `refresh` if shorter).
     pub retry: Duration,
@@ -26,7 +29,7 @@ pub struct DirectorySettings {
 impl Default for DirectorySettings {
     fn default() -> Self {
         Self {
-            refresh: Duration::from_secs(3600),
+            refresh: DEFAULT_REFRESH,
             retry: Duration::from_secs(60),
             timeout: Duration::from_secs(10),
             clock: Clock::System,
