@@ -229,7 +229,7 @@ impl Stores {
             },
             &self.metrics,
         );
-        let challenges = self.challenges(config, &gate)?;
+        let challenges = self.challenges(config, &gate, previous)?;
         let proofs = (!config.verify.is_empty()).then(|| {
             let counters = self.metrics.proofs.clone();
             let key = self.digest_key.clone();
@@ -298,11 +298,13 @@ impl Stores {
         Ok(Some(Arc::new(tracer)))
     }
 
-    /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do.
+    /// The challenge room, when a policy challenges or CrowdSec `captcha` decisions do (its
+    /// issuers keeping the keys `previous`'s had from their directories).
     fn challenges(
         &self,
         config: &Config,
         gate: &Gate,
+        previous: Option<&Snapshot>,
     ) -> Result<Option<Arc<Challenges>>, BuildError> {
         let captcha = config
             .crowdsec
@@ -332,6 +334,9 @@ impl Stores {
                 &self.digest_key,
                 self.nonces.clone(),
                 &self.metrics,
+                previous
+                    .and_then(|p| p.challenges.as_deref())
+                    .and_then(Challenges::tokens),
             )
             .map_err(|e| BuildError::Challenge(e.to_string()))?,
         );

@@ -10,13 +10,15 @@ use crate::limiter::NonceLedger;
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
-/// The issuers `config` trusts, if any, keyed by `key`, spending nonces in `ledger`.
+/// The issuers `config` trusts, if any, keyed by `key`, spending nonces in `ledger`; those
+/// of `previous` (the config reloaded) keep the keys their directories gave.
 pub(super) fn tokens(
     config: &Config,
     gate: &Gate,
     key: &IdentityKey,
     ledger: Arc<dyn NonceLedger>,
     metrics: &Metrics,
+    previous: Option<&Tokens>,
 ) -> Result<Option<Tokens>, TokensError> {
     let Some(settings) = &config.challenge.privacy_pass else {
         return Ok(None);
@@ -31,7 +33,7 @@ pub(super) fn tokens(
     };
     let counters = metrics.privacy_pass.clone();
     let hosts = config_hosts(config);
-    Tokens::new(settings, &hosts, key, ledger, bind, counters).map(Some)
+    Tokens::new(settings, &hosts, key, ledger, bind, counters, previous).map(Some)
 }
 
 /// The hosts `config` names: its routes' and the ACME domains, each once.

@@ -9,7 +9,9 @@ use crate::bots::dns::Background;
 use crate::identity::{Bind, Challenge, ChallengeKind, IdentityKey};
 use crate::limiter::NonceLedger;
 use crate::privacy_pass::directory::{DirectorySettings, Fetcher, Following};
-use crate::privacy_pass::{PrivacyPassSettings, Redeemer, Redemption, Windows, DEFAULT_WINDOW};
+use crate::privacy_pass::{
+    DirectorySource, IssuerKey, PrivacyPassSettings, Redeemer, Redemption, Windows, DEFAULT_WINDOW,
+};
 use crate::telemetry::PrivacyPassCounters;
 use http::HeaderValue;
 use std::sync::Arc;
@@ -37,7 +39,7 @@ pub struct Tokens {
     challenge: Challenge,
     counters: PrivacyPassCounters,
     /// The directories followed while this config runs (dropped with it).
-    _directories: Vec<Following>,
+    directories: Vec<Following>,
     _shutdown: watch::Sender<bool>,
     _background: Option<Background>,
 }
@@ -45,7 +47,10 @@ pub struct Tokens {
 impl Tokens {
     /// The issuers of `settings` (their challenges naming `origins` unless they name their
     /// own), with redemption contexts keyed by `key` (the fleet's), spent nonces kept in
-    /// `ledger`, passes bound as `bind`, counted into `counters`.
+    /// `ledger`, passes bound as `bind`, counted into `counters`. An issuer whose directory
+    /// `previous` (the config reloaded) followed starts with the keys it had there, so a
+    /// reload while the directory is down keeps them, and one while it is up offers them
+    /// before its first read.
     pub fn new(
         settings: &PrivacyPassSettings,
         origins: &[String],
@@ -53,6 +58,7 @@ impl Tokens {
         ledger: Arc<dyn NonceLedger>,
         bind: Bind,
         counters: PrivacyPassCounters,
+        previous: Option<&Tokens>,
     ) -> Result<Self, TokensError> {
         let (shutdown, watching) = watch::channel(false);
         let mut issuers = Vec::new();
@@ -74,6 +80,9 @@ impl Tokens {
                     ..DirectorySettings::default()
                 })
                 .map_err(|e| TokensError::Directories(e.to_string()))?;
+                if let Some(keys) = previous.and_then(|p| p.directory_keys(issuer.name(), source)) {
+                    issuer.set_keys(keys);
+                }
                 let _inside = thread.handle().enter();
                 let url = source.url.clone();
                 directories.push(fetcher.follow(issuer.clone(), url, watching.clone()));
@@ -88,7 +97,7 @@ impl Tokens {
                 bind,
             },
             counters,
-            _directories: directories,
+            directories,
             _shutdown: shutdown,
             _background: background,
         })
@@ -123,6 +132,14 @@ impl Tokens {
     /// The challenge a redeemed token's pass answers.
     pub fn challenge(&self) -> Challenge {
         self.challenge
+    }
+
+    /// The keys in force of issuer `name`, if its keys come from the directory of `source`.
+    fn directory_keys(&self, name: &str, source: &DirectorySource) -> Option<Vec<IssuerKey>> {
+        self.directories
+            .iter()
+            .find(|d| &**d.issuer().name() == name && *d.url() == source.url)
+            .map(|d| d.issuer().keys().to_vec())
     }
 }
 

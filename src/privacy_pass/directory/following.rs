@@ -174,9 +174,11 @@ impl Shared {
         let Some(held_back) = state.failure(now) else {
             return;
         };
-        let kept = match &state.last_good {
-            Some(_) => "the keys last read stay in force",
-            None => "no key of it is in force",
+        // Keys may be in force before this task's first good read: a reload keeps those the
+        // config before it had.
+        let kept = match self.issuer.keys().is_empty() {
+            false => "the keys last read stay in force",
+            true => "no key of it is in force",
         };
         let held_back = match held_back {
             0 => String::new(),
