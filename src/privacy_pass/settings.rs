@@ -143,7 +143,10 @@ mod tests {
         assert_eq!(*issuer.keys(), std::slice::from_ref(&key));
         assert!(own.to_string().starts_with("issuer.example (key "), "{own}");
         let url = DirectoryUrl::parse("https://issuer.example/d").unwrap();
-        let fleet = settings(KeySource::Directory(DirectorySource::new(url.clone())), None);
+        let fleet = settings(
+            KeySource::Directory(DirectorySource::new(url.clone())),
+            None,
+        );
         let issuer = fleet
             .issuer(&["x.example".into(), "y.example".into()])
             .unwrap();

@@ -106,13 +106,15 @@ fn a_directory_is_read_again_every_refresh_from_1s_to_24h() {
     assert_eq!(default[0].directory().map(|d| d.refresh), hour);
     let line = table_line() + 3;
     for every in ["999ms", "25h"] {
-        let expected = format!(
-            "f.toml:{line}:11: `challenge.privacy_pass.refresh` must be from 1s to 24h"
-        );
+        let expected =
+            format!("f.toml:{line}:11: `challenge.privacy_pass.refresh` must be from 1s to 24h");
         assert_eq!(refresh(every), Err(expected), "{every}");
     }
     let error = refresh("soon").unwrap_err();
-    assert!(error.contains("must be a duration like 500ms or 30s"), "{error}");
+    assert!(
+        error.contains("must be a duration like 500ms or 30s"),
+        "{error}"
+    );
     let keyed = one(&format!(
         "issuer = \"i\"\ntoken_key = \"{}\"\nrefresh = \"1m\"",
         a_key()
