@@ -2,7 +2,9 @@
 //! meets the challenge on Floodgate's defaults, solves it (the `pow` page's own script, the
 //! `refresh` page's own reload), lands on the backend's page with its query intact and stays
 //! there without a new challenge; with `sources = ["pass"]`, each browser is a caller of its
-//! own. The median solve time is printed (`solve ms`).
+//! own; with a Privacy Pass issuer trusted (the page a 401 offering its token challenge),
+//! a browser without a token still solves the proof of work. The median solve time is printed
+//! (`solve ms`).
 
 use crate::common;
 
@@ -10,6 +12,9 @@ use common::browser::{Plan, Report};
 use common::Proxy;
 use common::Upstream;
 use std::time::Duration;
+
+use crate::issuer::TestIssuer;
+use crate::tokens::config_keyed;
 
 /// The word the backend's page says (`?say=`), which a browser waits for.
 const LANDED: &str = "landed-on-the-backend";
@@ -129,4 +134,28 @@ fn without_javascript_the_pow_page_explains_itself_and_never_passes() {
         step.text
     );
     assert_eq!(upstream.served(), 0);
+}
+
+#[test]
+fn chromium_without_a_token_solves_the_pow_page_offering_one() {
+    let (upstream, proxy) = start(&config_keyed(&TestIssuer::a()));
+    let met = proxy.get("/articles/7", &[("accept", "text/html")]);
+    assert_eq!(met.status(), 401, "the challenge, on a 401");
+    assert!(common::header(&met, "www-authenticate").starts_with("PrivateToken "));
+    let url = page(&proxy, "x=1");
+    let report = solve(&url, 1);
+    let landed = &report.steps[0];
+    assert!(!landed.timed_out, "the browser landed: {landed:?}");
+    assert_eq!(
+        (landed.url.as_str(), landed.status),
+        (url.as_str(), Some(200))
+    );
+    assert!(report.cookie("floodgate_pass").is_some_and(|c| c.http_only));
+    assert_eq!(report.steps[1].status, Some(200), "no new challenge");
+    assert_eq!(upstream.served(), 2, "the landing and the reload");
+    assert_eq!(
+        proxy.metric("floodgate_privacy_pass_total{issuer=\"issuer.test\",result=\"redeemed\"}"),
+        0.0
+    );
+    eprintln!("pow behind a 401: solved in {} ms", landed.millis);
 }
