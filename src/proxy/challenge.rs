@@ -143,7 +143,15 @@ fn offered(answer: Action, room: &Challenges, now_ms: u64) -> Action {
     };
     match answer {
         Action::Answer(mut header, body) => {
-            for offer in tokens.offers(now_ms) {
+            let offers = tokens.offers(now_ms);
+            // A 401 must say how to authenticate (RFC 9110 §15.5.2): with no issuer's key
+            // known yet (a directory never read), the page is a 403 as without tokens.
+            if offers.is_empty() && header.status == http::StatusCode::UNAUTHORIZED {
+                if let Err(e) = header.set_status(403) {
+                    log::error!("a challenge page's status could not be set: {e}");
+                }
+            }
+            for offer in offers {
                 if let Err(e) = header.append_header(WWW_AUTHENTICATE, offer) {
                     log::error!("a token challenge could not be offered: {e}");
                 }

@@ -279,6 +279,11 @@ impl ProxyHttp for Floodgate {
         // The pass a Privacy Pass token earned goes back with the backend's answer.
         if let Some(cookie) = &ctx.earned {
             upstream_response.append_header(http::header::SET_COOKIE, cookie.as_str())?;
+            // One client's pass must never be stored by a shared cache and handed to others.
+            edits.set(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("private, no-store"),
+            );
         }
         // One caller's quota must not be stored by a shared cache and handed to others.
         let shared = response::shared_cacheable(upstream_response, &edits, ctx.front.authorized);
