@@ -1,9 +1,8 @@
 //! The bouncer's loop: every quarter second it reads the fleet's decisions (Redis store), and
 //! every `poll_interval` it pulls LAPI when this instance is the one that pulls; failures back
 //! off (one more interval per failure, up to three) and are logged at most once a minute, across
-//! outages (`complaints`). After a big answer the memory it took is handed back.
+//! outages (`telemetry::Complaints`). After a big answer the memory it took is handed back.
 
-use super::complaints::{Complaints, Say};
 use super::decision::Held;
 use super::give_back_memory;
 use super::lapi::{Lapi, PullError};
@@ -12,6 +11,7 @@ use super::CrowdSecSettings;
 use crate::clock::wall_now_ms;
 use crate::control::{Blocklist, Control, Remedy};
 use crate::limiter::LimiterError;
+use crate::telemetry::{Complaints, Say};
 use crate::telemetry::{CrowdSecMetrics, PullResult};
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -229,8 +229,8 @@ impl Bouncer {
     fn failed(&self, message: &str) {
         let said = self.state.lock().complaints.failure(Instant::now());
         match said {
-            Say::Log { held_back: 0 } => log::warn!("{message}"),
-            Say::Log { held_back } => {
+            Say::Warn { held_back: 0 } => log::warn!("{message}"),
+            Say::Warn { held_back } => {
                 log::warn!("{message} ({held_back} more failures since the last logged)")
             }
             Say::Quiet => {}

@@ -9,7 +9,6 @@
 #[cfg(feature = "crowdsec")]
 mod bouncer;
 #[cfg(feature = "crowdsec")]
-mod complaints;
 mod decision;
 #[cfg(feature = "crowdsec")]
 mod lapi;

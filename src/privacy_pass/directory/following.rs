@@ -6,6 +6,7 @@
 
 use super::{DirectoryError, DirectoryUrl, Fetcher, Listed};
 use crate::privacy_pass::Issuer;
+use crate::telemetry::{Complaints, Say};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// How often one directory's failures are logged, at most.
-pub const WARN_EVERY: Duration = Duration::from_secs(60);
+pub const WARN_EVERY: Duration = crate::telemetry::LOG_EVERY;
 
 /// An issuer's keys, refreshed from its directory until dropped.
 pub struct Following {
@@ -34,8 +35,7 @@ struct Shared {
 #[derive(Default)]
 struct State {
     last_good: Option<Listed>,
-    warned_at: Option<Instant>,
-    held_back: u32,
+    complaints: Complaints,
 }
 
 impl Fetcher {
@@ -161,7 +161,7 @@ impl Shared {
     }
 
     fn recovered(&self, state: &mut State, listed: Listed) {
-        if state.recovery() {
+        if state.complaints.recovery() {
             log::info!(
                 "privacy pass issuer {}: its directory is read again",
                 self.issuer.name()
@@ -171,7 +171,7 @@ impl Shared {
     }
 
     fn failed(&self, state: &mut State, cause: &DirectoryError, now: Instant) {
-        let Some(held_back) = state.failure(now) else {
+        let Say::Warn { held_back } = state.complaints.failure(now) else {
             return;
         };
         // Keys may be in force before this task's first good read: a reload keeps those the
@@ -201,28 +201,6 @@ impl Shared {
 
     fn now_s(&self) -> u64 {
         self.fetcher.settings().clock.now_ms() / 1000
-    }
-}
-
-impl State {
-    /// Whether a failure at `now` is logged: with how many were held back since the last
-    /// logged, or `None` when one was logged within [`WARN_EVERY`].
-    fn failure(&mut self, now: Instant) -> Option<u32> {
-        if self
-            .warned_at
-            .is_some_and(|at| now.saturating_duration_since(at) < WARN_EVERY)
-        {
-            self.held_back = self.held_back.saturating_add(1);
-            return None;
-        }
-        self.warned_at = Some(now);
-        Some(std::mem::take(&mut self.held_back))
-    }
-
-    /// Whether a success is logged: the first after a logged failure.
-    fn recovery(&mut self) -> bool {
-        self.held_back = 0;
-        self.warned_at.take().is_some()
     }
 }
 

@@ -4,8 +4,9 @@
 //! true (or its sender drops). A failure is logged at most once a minute; a request never
 //! waits for a fetch.
 
-use super::complaints::{next_fetch_in, Complaints, Say};
+use super::complaints::next_fetch_in;
 use super::{Fetched, Fetcher, RobotsCopy, Target, KEPT_FOR};
+use crate::telemetry::{Complaints, Say};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::sync::Arc;

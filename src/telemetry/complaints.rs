@@ -1,18 +1,19 @@
-//! When the bouncer's failures and recoveries are logged: a failure at most once a minute,
-//! across outages (a LAPI that flaps every few seconds logs one failure a minute, not one per
-//! outage), saying how many were held back; a recovery once after each failure logged, so the
-//! log never ends on a failure that is over. Time is passed in.
+//! When a background task's failures and recoveries are logged (CrowdSec's bouncer, the
+//! backend's robots.txt): a failure at most once a minute, across outages (a LAPI that flaps
+//! every few seconds logs one failure a minute, not one per outage), saying how many were held
+//! back; a recovery once after each failure logged, so the log never ends on a failure that is
+//! over. Time is passed in.
 
 use std::time::{Duration, Instant};
 
 /// How often a failure is logged, at most.
-pub(super) const LOG_EVERY: Duration = Duration::from_secs(60);
+pub const LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// Whether a failure is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Say {
+pub enum Say {
     /// Log it, with how many failures since the last one logged were not.
-    Log {
+    Warn {
         /// Failures held back since the last logged.
         held_back: u32,
     },
@@ -22,7 +23,7 @@ pub(super) enum Say {
 
 /// The log's memory of failures, kept across outages.
 #[derive(Debug, Default)]
-pub(super) struct Complaints {
+pub struct Complaints {
     /// When a failure was last logged.
     last: Option<Instant>,
     held_back: u32,
@@ -32,7 +33,7 @@ pub(super) struct Complaints {
 
 impl Complaints {
     /// Whether a failure at `now` is logged.
-    pub(super) fn failure(&mut self, now: Instant) -> Say {
+    pub fn failure(&mut self, now: Instant) -> Say {
         if self
             .last
             .is_some_and(|at| now.saturating_duration_since(at) < LOG_EVERY)
@@ -42,13 +43,13 @@ impl Complaints {
         }
         self.last = Some(now);
         self.unresolved = true;
-        Say::Log {
+        Say::Warn {
             held_back: std::mem::take(&mut self.held_back),
         }
     }
 
     /// Whether a recovery is logged: the first after a failure was logged.
-    pub(super) fn recovery(&mut self) -> bool {
+    pub fn recovery(&mut self) -> bool {
         std::mem::take(&mut self.unresolved)
     }
 }
@@ -65,7 +66,7 @@ mod tests {
         let mut logged = Vec::new();
         // Down for 2 s, up for 2 s, for three minutes.
         for s in (0..180).step_by(4) {
-            if let Say::Log { held_back } = c.failure(at(s)) {
+            if let Say::Warn { held_back } = c.failure(at(s)) {
                 logged.push(format!("{s}: failure ({held_back} held back)"));
             }
             if c.recovery() {
@@ -94,7 +95,7 @@ mod tests {
             .collect();
         let logged = said.iter().filter(|s| **s != Say::Quiet).count();
         assert_eq!(logged, 3, "at 0, 60 and 120 s: {said:?}");
-        assert_eq!(said[6], Say::Log { held_back: 5 });
+        assert_eq!(said[6], Say::Warn { held_back: 5 });
         assert!(c.recovery(), "the end of the outage is logged");
         assert!(!c.recovery(), "once");
         assert!(!Complaints::default().recovery(), "nothing to recover from");
