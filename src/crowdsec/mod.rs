@@ -8,7 +8,6 @@
 
 #[cfg(feature = "crowdsec")]
 mod bouncer;
-#[cfg(feature = "crowdsec")]
 mod decision;
 #[cfg(feature = "crowdsec")]
 mod lapi;
