@@ -10,8 +10,9 @@
 //! was not one.
 
 use super::settings::is_product_token;
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// How much of a User-Agent is looked at: its first 64 KiB.
 pub const MAX_USER_AGENT: usize = 64 * 1024;
@@ -19,8 +20,8 @@ pub const MAX_USER_AGENT: usize = 64 * 1024;
 /// The tokens of a robots.txt's groups, and the automaton finding them in a User-Agent.
 #[derive(Debug, Clone, Default)]
 pub struct Agents {
-    /// The tokens, lowercase, by pattern number.
-    tokens: Vec<Box<str>>,
+    /// The tokens, lowercase, by pattern number (shared: a request's fact names its token).
+    tokens: Vec<Arc<str>>,
     /// `None` when there are no tokens.
     matcher: Option<AhoCorasick>,
 }
@@ -30,22 +31,23 @@ impl Agents {
     /// that is not a product token (`[A-Za-z_-]+`) can name no group and is left out.
     pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Agents {
         let mut seen = HashSet::new();
-        let tokens: Vec<Box<str>> = tokens
+        let tokens: Vec<Arc<str>> = tokens
             .into_iter()
             .filter(|t| is_product_token(t))
             .map(str::to_ascii_lowercase)
             .filter(|t| seen.insert(t.clone()))
-            .map(String::into_boxed_str)
+            .map(Arc::from)
             .collect();
         let matcher = match tokens.is_empty() {
             true => None,
-            false => AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(tokens.iter().map(|t| t.as_bytes()))
-                .ok(),
+            false => matcher(&tokens),
         };
         Agents { tokens, matcher }
+    }
+
+    /// The tokens, lowercase, by pattern number ([`Agents::find`]'s numbers).
+    pub fn tokens(&self) -> &[Arc<str>] {
+        &self.tokens
     }
 
     /// How many tokens it looks for.
@@ -59,9 +61,14 @@ impl Agents {
     }
 
     /// The token `user_agent` (its bytes, as sent) names (lowercase), the longest if it names
-    /// several; `None` if it names none. Looks at the first [`MAX_USER_AGENT`] bytes, in one
-    /// pass.
+    /// several; `None` if it names none.
     pub fn token(&self, user_agent: impl AsRef<[u8]>) -> Option<&str> {
+        self.find(user_agent).map(|found| &*self.tokens[found])
+    }
+
+    /// The number of the token `user_agent` names (see [`Agents::token`]), an index of
+    /// [`Agents::tokens`]. Looks at the first [`MAX_USER_AGENT`] bytes, in one pass.
+    pub fn find(&self, user_agent: impl AsRef<[u8]>) -> Option<usize> {
         let matcher = self.matcher.as_ref()?;
         let user_agent = user_agent.as_ref();
         let haystack = &user_agent[..user_agent.len().min(MAX_USER_AGENT)];
@@ -75,8 +82,22 @@ impl Agents {
                 best = Some(found.pattern().as_usize());
             }
         }
-        best.map(|b| &*self.tokens[b])
+        best
     }
+}
+
+/// The automaton finding `tokens`: a DFA (a table lookup per byte of the User-Agent: the
+/// search runs for every request with a `[robots]` config), or the automaton the crate picks
+/// when a DFA of that many tokens would be too large.
+fn matcher(tokens: &[Arc<str>]) -> Option<AhoCorasick> {
+    let build = |kind| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(kind)
+            .build(tokens.iter().map(|t| t.as_bytes()))
+    };
+    build(Some(AhoCorasickKind::DFA)).or_else(|_| build(None)).ok()
 }
 
 /// A word character: an ASCII letter or digit, `-` or `_`.

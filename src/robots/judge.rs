@@ -17,25 +17,27 @@ pub fn judge(
     path_and_query: &str,
 ) -> Option<RobotsFact> {
     let user_agent = user_agent.unwrap_or_default();
-    if bot.is_none() && claims_browser(user_agent) {
+    let found = served.agents().find(user_agent);
+    // A claim-less User-Agent naming no group is no crawler's: no need to ask whether it is
+    // a browser's (most requests are browsers').
+    if bot.is_none() && (found.is_none() || claims_browser(user_agent)) {
         return None;
     }
-    let token = served.agents().token(user_agent);
-    let crawler: Arc<str> = match (bot, token) {
+    let crawler: Arc<str> = match (bot, found) {
         (Some(claim), _) => claim.name.clone(),
-        (None, Some(token)) => Arc::from(token),
+        (None, Some(found)) => served.agents().tokens()[found].clone(),
         (None, None) => return None,
     };
-    let verdict = match served.txt().verdict(token, path_and_query) {
+    let obeyed = served.obeyed(found);
+    let verdict = match obeyed.verdict(path_and_query) {
         Verdict::Allowed => RobotsVerdict::Allowed,
         Verdict::Disallowed => RobotsVerdict::Disallowed,
     };
-    let delay = served.txt().crawl_delay(token);
-    let held = token.is_some() || !bot.is_some_and(verified_search_engine);
+    let held = found.is_some() || !bot.is_some_and(verified_search_engine);
     Some(RobotsFact {
         crawler,
         verdict,
-        crawl_delay: delay.filter(|_| held).map(|d| d.secs()),
+        crawl_delay: obeyed.crawl_delay().filter(|_| held).map(|d| d.secs()),
     })
 }
 

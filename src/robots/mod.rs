@@ -28,7 +28,7 @@ pub use delay::CrawlDelay;
 pub use judge::judge;
 pub use keeper::{Followed, RobotsError, RobotsKeeper};
 pub use managed::{managed_file, managed_text, ROBOTS_ONLY};
-pub use rules::{RobotsTxt, Verdict, MAX_PARSED, MAX_TOKENS};
+pub use rules::{Obeyed, RobotsTxt, Verdict, MAX_PARSED, MAX_TOKENS};
 pub use served::Served;
 pub use settings::{
     is_product_token, Group, GroupAgent, RobotsSettings, Source, UnknownAgent, DEFAULT_REFRESH,

@@ -120,6 +120,50 @@ impl RobotsTxt {
     /// fetch `path_and_query` (the request target's path and query, as sent or normalised).
     /// `/robots.txt` itself is always allowed (RFC 9309 §2.2.2).
     pub fn verdict(&self, token: Option<&str>, path_and_query: &str) -> Verdict {
+        self.obeyed(token).verdict(path_and_query)
+    }
+
+    /// The `Crawl-delay` of the crawler whose group token is `token` (`None`: the `*`
+    /// groups'): the first its groups give, in file order.
+    pub fn crawl_delay(&self, token: Option<&str>) -> Option<CrawlDelay> {
+        self.obeyed(token).crawl_delay()
+    }
+
+    /// The groups the crawler whose group token is `token` obeys: those naming it, else the
+    /// `*` ones.
+    pub fn obeyed(&self, token: Option<&str>) -> Obeyed<'_> {
+        let Some(token) = token else {
+            return self.obeying(&self.any);
+        };
+        let found = match token.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => self.named.get(&*token.to_ascii_lowercase()),
+            false => self.named.get(token),
+        };
+        self.obeying(found.map_or(&self.any, |groups| groups))
+    }
+
+    /// `groups` (numbers of this file's groups, as [`Obeyed::groups`] gave them) obeyed.
+    pub fn obeying<'t>(&'t self, groups: &'t [usize]) -> Obeyed<'t> {
+        Obeyed { txt: self, groups }
+    }
+}
+
+/// The groups of a robots.txt one crawler obeys, found once for all a request asks of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Obeyed<'t> {
+    txt: &'t RobotsTxt,
+    groups: &'t [usize],
+}
+
+impl Obeyed<'_> {
+    /// The groups' numbers (to be kept and obeyed again: [`RobotsTxt::obeying`]).
+    pub fn groups(&self) -> &[usize] {
+        self.groups
+    }
+
+    /// Whether the groups let the crawler fetch `path_and_query` (see
+    /// [`RobotsTxt::verdict`]).
+    pub fn verdict(&self, path_and_query: &str) -> Verdict {
         let path = match path_and_query {
             "" => "/",
             path => path,
@@ -129,8 +173,8 @@ impl RobotsTxt {
             return Verdict::Allowed;
         }
         let mut best: Option<(usize, Kind)> = None;
-        for &g in self.groups_of(token) {
-            let Some(rule) = self.groups[g]
+        for &g in self.groups {
+            let Some(rule) = self.txt.groups[g]
                 .rules
                 .iter()
                 .find(|r| r.pattern.matches(&path))
@@ -148,24 +192,9 @@ impl RobotsTxt {
         }
     }
 
-    /// The `Crawl-delay` of the crawler whose group token is `token` (`None`: the `*`
-    /// groups'): the first its groups give, in file order.
-    pub fn crawl_delay(&self, token: Option<&str>) -> Option<CrawlDelay> {
-        self.groups_of(token)
-            .iter()
-            .find_map(|&g| self.groups[g].delay)
-    }
-
-    /// The groups that apply to `token`: those naming it, else the `*` ones.
-    fn groups_of(&self, token: Option<&str>) -> &[usize] {
-        let Some(token) = token else {
-            return &self.any;
-        };
-        let found = match token.bytes().any(|b| b.is_ascii_uppercase()) {
-            true => self.named.get(&*token.to_ascii_lowercase()),
-            false => self.named.get(token),
-        };
-        found.map_or(&self.any, |groups| groups)
+    /// The groups' `Crawl-delay`: the first they give, in file order.
+    pub fn crawl_delay(&self) -> Option<CrawlDelay> {
+        self.groups.iter().find_map(|&g| self.txt.groups[g].delay)
     }
 }
 

@@ -1,8 +1,9 @@
 //! One robots.txt as Floodgate serves and enforces it: its text with the trap written into
-//! every group, parsed once, and the finder of the tokens its groups name.
+//! every group, parsed once, the finder of the tokens its groups name, and the groups each
+//! token obeys (so a request finds its groups by the finder's number, with no lookup).
 
 use super::fetch::RobotsCopy;
-use super::{Agents, RobotsTxt};
+use super::{Agents, Obeyed, RobotsTxt};
 use bytes::Bytes;
 
 /// A robots.txt, ready to serve and to judge requests by.
@@ -14,6 +15,8 @@ pub struct Served {
     txt: RobotsTxt,
     /// Which of its groups a User-Agent names.
     agents: Agents,
+    /// The groups obeyed by the crawler of each of `agents`' tokens, by its number.
+    obeyed: Vec<Box<[usize]>>,
 }
 
 impl Served {
@@ -23,9 +26,16 @@ impl Served {
             Some(trap) => txt.with_trap(trap),
             None => txt,
         };
+        let agents = Agents::new(txt.tokens());
+        let obeyed = agents
+            .tokens()
+            .iter()
+            .map(|token| txt.obeyed(Some(token)).groups().into())
+            .collect();
         Self {
             body: Bytes::from(txt.text().to_owned()),
-            agents: Agents::new(txt.tokens()),
+            agents,
+            obeyed,
             txt,
         }
     }
@@ -53,5 +63,14 @@ impl Served {
     /// Which of its groups a User-Agent names.
     pub fn agents(&self) -> &Agents {
         &self.agents
+    }
+
+    /// The groups obeyed by the crawler of the token numbered `found` by [`Served::agents`]
+    /// (`None`: a crawler named by no group, which obeys the `*` groups).
+    pub fn obeyed(&self, found: Option<usize>) -> Obeyed<'_> {
+        match found.and_then(|i| self.obeyed.get(i)) {
+            Some(groups) => self.txt.obeying(groups),
+            None => self.txt.obeyed(None),
+        }
     }
 }
