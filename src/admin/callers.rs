@@ -4,7 +4,7 @@
 //! every instance's cached refusals forgotten).
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::change::Outcome;
+use super::change::ChangeResult;
 use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_ms;
@@ -256,7 +256,7 @@ impl ControlApi {
                 self.record(
                     operator,
                     ("reset", &shown_of(&spec, caller), ""),
-                    Outcome::of(&e),
+                    ChangeResult::of(&e),
                 );
                 return refused(&e, None);
             }
@@ -264,7 +264,7 @@ impl ControlApi {
             reset.push(policy.name().to_string());
         }
         let target = format!("{shown} under {}", reset.join(", "));
-        self.record(operator, ("reset", &target, ""), Outcome::Reset);
+        self.record(operator, ("reset", &target, ""), ChangeResult::Reset);
         Reply::json(StatusCode::OK, &json!({ "reset": reset }))
     }
 

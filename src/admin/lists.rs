@@ -2,7 +2,7 @@
 
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::callers::{caller_of, chain_with, limit_of, short};
-use super::change::{IdempotencyKey, Outcome};
+use super::change::{ChangeResult, IdempotencyKey};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
@@ -166,13 +166,18 @@ impl ControlApi {
         added: Result<Added, ControlError>,
     ) -> Reply {
         let (outcome, reply) = match &added {
-            Ok(Added::Created(kept)) => (Outcome::Created, entry_reply(StatusCode::CREATED, kept)),
-            Ok(Added::Existing(held)) => (Outcome::Existing, entry_reply(StatusCode::OK, held)),
+            Ok(Added::Created(kept)) => (
+                ChangeResult::Created,
+                entry_reply(StatusCode::CREATED, kept),
+            ),
+            Ok(Added::Existing(held)) => {
+                (ChangeResult::Existing, entry_reply(StatusCode::OK, held))
+            }
             Ok(Added::Replayed(id)) => {
                 let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
-                (Outcome::Existing, Reply::json(StatusCode::OK, &body))
+                (ChangeResult::Existing, Reply::json(StatusCode::OK, &body))
             }
-            Err(e) => (Outcome::of(e), refused(e, Some(key))),
+            Err(e) => (ChangeResult::of(e), refused(e, Some(key))),
         };
         self.record(operator, said, outcome);
         reply
@@ -231,12 +236,12 @@ impl ControlApi {
             return Reply::bad_field("id", "the id in the path must be a number");
         };
         let (outcome, reply) = match self.control.remove(kind, id, key.as_str()).await {
-            Ok(true) => (Outcome::Removed, Reply::empty(StatusCode::NO_CONTENT)),
+            Ok(true) => (ChangeResult::Removed, Reply::empty(StatusCode::NO_CONTENT)),
             Ok(false) => {
                 let detail = format!("there is no {} {id}", kind.word());
-                (Outcome::Absent, Reply::unknown("id", &detail))
+                (ChangeResult::Absent, Reply::unknown("id", &detail))
             }
-            Err(e) => (Outcome::of(&e), refused(&e, Some(key))),
+            Err(e) => (ChangeResult::of(&e), refused(&e, Some(key))),
         };
         let action = match kind {
             Kind::Ban => "unban",

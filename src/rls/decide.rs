@@ -14,7 +14,7 @@
 use super::answer::{answer, headers, limit_status, status, unpayable};
 use super::limited::Limited;
 use super::lookup::find;
-use super::rules::{Action, RlsRules};
+use super::rules::{Effect, RlsRules};
 use crate::gate::{Drawn, Judged, Pipeline, Trail};
 use crate::identity::{Identity, IdentityKey};
 use crate::limiter::{Fallback, Limiter, Take, Undecided};
@@ -188,8 +188,8 @@ fn limited(
             .map(|e| (e.key.as_str(), e.value.as_str()))
             .collect();
         let rule = match find(rules, &request.domain, &entries) {
-            Some(Action::Limit(rule)) => rule,
-            Some(Action::Unlimited) => {
+            Some(Effect::Limit(rule)) => rule,
+            Some(Effect::Unlimited) => {
                 unlimited.push(index);
                 continue;
             }
