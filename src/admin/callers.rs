@@ -160,8 +160,11 @@ impl ControlApi {
     ) -> Result<Value, Reply> {
         let applied = view.override_for(policy.key.id(), caller, now);
         let overridden_key = override_key(policy.name());
-        let (limits, bucket) = match applied {
-            Some(applied) => (&applied.limits, &overridden_key),
+        // As the gate applies it: not when made for the other kind of limits.
+        let resized = applied.and_then(|applied| limit.limits.resized(&applied.size));
+        let applied = applied.filter(|_| resized.is_some());
+        let (limits, bucket) = match &resized {
+            Some(limits) => (&**limits, &overridden_key),
             None => (&limit.limits, &policy.key),
         };
         let key = BucketKey {
@@ -172,8 +175,8 @@ impl ControlApi {
             let detail = format!("the store cannot be read now: {e}");
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
-        let calendar = limit.calendar.as_deref();
-        let spec = limits.spec(calendar, wall_now_us());
+        let calendar = limits.calendar();
+        let spec = limits.spec(wall_now_us());
         let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
         let in_flight = match limit.rules.max_in_flight {
             Some(_) => {

@@ -113,7 +113,7 @@ impl ControlApi {
             Ok(limit) => limit,
             Err(reply) => return reply,
         };
-        let limits = match limits_of(&body, limit.calendar.is_some()) {
+        let limits = match limits_of(&body, &limit.limits) {
             Ok(checked) => checked,
             Err(reply) => return reply,
         };
@@ -258,8 +258,8 @@ impl ControlApi {
 
 /// An override's limits, checked as a policy's would be: `quota` for a quota policy,
 /// `capacity` and `rate` for a bucket policy.
-fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
-    if quota_policy {
+fn limits_of(body: &OverrideBody, policy: &Limits) -> Result<Limits, Reply> {
+    if policy.is_quota() {
         let misplaced = [
             ("capacity", body.capacity.is_some()),
             ("rate", body.rate.is_some()),
@@ -271,7 +271,10 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
         }
         let missing = || Reply::bad_field("quota", "a quota policy's override needs `quota`");
         let quota = input::count(body.quota.as_ref().ok_or_else(missing)?, "quota")?;
-        return Limits::quota(quota).map_err(|e| Reply::bad_field("quota", &e.to_string()));
+        return match policy.requota(quota) {
+            Some(checked) => checked.map_err(|e| Reply::bad_field("quota", &e.to_string())),
+            None => Err(Reply::bad_field("quota", "`quota` is for quota policies")),
+        };
     }
     if body.quota.is_some() {
         let detail =
