@@ -168,7 +168,7 @@ impl ControlApi {
 
 /// The gate of a decider.
 pub(super) fn gate_of(decider: &Decider) -> &Gate {
-    &decider.gate
+    decider.gate()
 }
 
 /// The answer to a change the control state did not confirm: 507 and 503 changed nothing;

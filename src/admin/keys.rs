@@ -145,7 +145,7 @@ impl ControlApi {
     /// The value of a verified source named by a call, its digest and state.
     fn named_key(&self, source: &str, named: &Named) -> Result<NamedKey, Reply> {
         let decider = self.gate();
-        let Some(provenance) = decider.callers.provenance.as_deref() else {
+        let Some(provenance) = decider.callers().provenance.as_deref() else {
             return Err(Reply::unknown(
                 "source",
                 "no source is verified: `[identity.verify]` names none",

@@ -46,7 +46,7 @@ pub use challenges::{asked, challenges, CROWDSEC, CROWDSEC_ID};
 pub use cost::BadCost;
 pub use decider::{Callers, Decider, InForce};
 pub use decision::Decision;
-pub use http_facts::HttpFacts;
+pub use http_facts::{HttpFacts, Seen};
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
 pub use pipeline::{Drawn, Draws, Judged, Pipeline};
