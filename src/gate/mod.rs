@@ -49,7 +49,7 @@ pub use decision::Decision;
 pub use http_facts::{HttpFacts, Seen};
 pub use judge::Draw;
 pub use outcome::{Busy, Challenged, Decided, Outcome, OutcomeKind, Ticket, Unpayable};
-pub use pipeline::{Drawn, Draws, Judged, Pipeline};
+pub use pipeline::{Drawn, Judged, Pipeline};
 pub use standing::{most_restrictive, HeaderQuota, LevelId, LimitsOf, Standing};
 pub use store_call::{timing_store, StoreTimes};
 pub use trail::{Checked, Trail};
