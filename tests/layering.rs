@@ -1,8 +1,8 @@
 //! The module layering of `src/`: dependencies between top-level modules point one way (no
 //! cycle), and between the files of each directory (`mod.rs` files included); the gate holds
 //! no pingora types and is the one place that asks the store for a decision; the front doors
-//! other than the proxy never import it; no outcome is compared as a string; one file reads the
-//! wall clock and one digests a caller.
+//! other than the proxy never import it, nor run the steps of its pipeline; no outcome is
+//! compared as a string; one file reads the wall clock and one digests a caller.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -339,6 +339,33 @@ fn one_place_calls_the_store_for_a_decision() {
             "{} asks the store for a decision: only gate/store_call.rs does",
             file.display()
         );
+    }
+}
+
+#[test]
+fn the_pipelines_steps_are_run_inside_the_gate_only() {
+    // The front doors go through `Pipeline::decide` (the gate's own way, `admitting`, takes
+    // its slots between the checks): none runs a step itself, in its own order.
+    let steps = [
+        ".refuse_unpayable(",
+        ".refused_by(",
+        ".undecided(",
+        ".admitting(",
+        "Passage::",
+    ];
+    for file in rust_files(&src()) {
+        if file.starts_with(src().join("gate")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_outside_tests(&file, &text);
+        for step in steps {
+            assert!(
+                !code.contains(step),
+                "{} runs the gate's pipeline step `{step}`: go through `Pipeline::decide`",
+                file.display()
+            );
+        }
     }
 }
 

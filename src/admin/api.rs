@@ -2,7 +2,7 @@
 //! overrides and the callers (`lists.rs`, `callers.rs`). Every change is logged once and
 //! counted; a change that cannot be made changes nothing and says why.
 
-use super::change::{IdempotencyKey, Outcome};
+use super::change::{ChangeResult, IdempotencyKey};
 use super::escape::escaped;
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
@@ -141,7 +141,7 @@ impl ControlApi {
         &self,
         operator: &Operator,
         (action, target, reason): (&str, &str, &str),
-        outcome: Outcome,
+        outcome: ChangeResult,
     ) {
         self.metrics
             .admin_attempts
@@ -168,7 +168,7 @@ impl ControlApi {
 
 /// The gate of a decider.
 pub(super) fn gate_of(decider: &Decider) -> &Gate {
-    &decider.gate
+    decider.gate()
 }
 
 /// The answer to a change the control state did not confirm: 507 and 503 changed nothing;

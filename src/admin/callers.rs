@@ -4,7 +4,7 @@
 //! every instance's cached refusals forgotten).
 
 use super::api::{gate_of, refused, ControlApi, Operator};
-use super::change::Outcome;
+use super::change::ChangeResult;
 use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
 use crate::clock::wall_now_ms;
@@ -160,8 +160,11 @@ impl ControlApi {
     ) -> Result<Value, Reply> {
         let applied = view.override_for(policy.key.id(), caller, now);
         let overridden_key = override_key(policy.name());
-        let (limits, bucket) = match applied {
-            Some(applied) => (&applied.limits, &overridden_key),
+        // As the gate applies it: not when made for the other kind of limits.
+        let resized = applied.and_then(|applied| limit.limits.resized(&applied.size));
+        let applied = applied.filter(|_| resized.is_some());
+        let (limits, bucket) = match &resized {
+            Some(limits) => (&**limits, &overridden_key),
             None => (&limit.limits, &policy.key),
         };
         let key = BucketKey {
@@ -172,8 +175,8 @@ impl ControlApi {
             let detail = format!("the store cannot be read now: {e}");
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
-        let calendar = limit.calendar.as_deref();
-        let spec = limits.spec(calendar, wall_now_us());
+        let calendar = limits.calendar();
+        let spec = limits.spec(wall_now_us());
         let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
         let in_flight = match limit.rules.max_in_flight {
             Some(_) => {
@@ -256,7 +259,7 @@ impl ControlApi {
                 self.record(
                     operator,
                     ("reset", &shown_of(&spec, caller), ""),
-                    Outcome::of(&e),
+                    ChangeResult::of(&e),
                 );
                 return refused(&e, None);
             }
@@ -264,7 +267,7 @@ impl ControlApi {
             reset.push(policy.name().to_string());
         }
         let target = format!("{shown} under {}", reset.join(", "));
-        self.record(operator, ("reset", &target, ""), Outcome::Reset);
+        self.record(operator, ("reset", &target, ""), ChangeResult::Reset);
         Reply::json(StatusCode::OK, &json!({ "reset": reset }))
     }
 

@@ -53,7 +53,7 @@ impl IdempotencyKey {
 
 /// How a change asked of the control API ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Outcome {
+pub(super) enum ChangeResult {
     /// The entry was added.
     Created,
     /// Nothing changed: the same entry stands already (or the key made it before).
@@ -72,32 +72,35 @@ pub(super) enum Outcome {
     Unknown,
 }
 
-impl Outcome {
+impl ChangeResult {
     /// The `outcome` label and the word in the log.
     pub(super) fn word(self) -> &'static str {
         match self {
-            Outcome::Created => "created",
-            Outcome::Existing => "existing",
-            Outcome::Removed => "removed",
-            Outcome::Absent => "absent",
-            Outcome::Reset => "reset",
-            Outcome::Refused => "refused",
-            Outcome::Unavailable => "unavailable",
-            Outcome::Unknown => "unknown",
+            ChangeResult::Created => "created",
+            ChangeResult::Existing => "existing",
+            ChangeResult::Removed => "removed",
+            ChangeResult::Absent => "absent",
+            ChangeResult::Reset => "reset",
+            ChangeResult::Refused => "refused",
+            ChangeResult::Unavailable => "unavailable",
+            ChangeResult::Unknown => "unknown",
         }
     }
 
     /// Whether the control state changed.
     pub(super) fn changed(self) -> bool {
-        matches!(self, Outcome::Created | Outcome::Removed | Outcome::Reset)
+        matches!(
+            self,
+            ChangeResult::Created | ChangeResult::Removed | ChangeResult::Reset
+        )
     }
 
     /// The outcome of a change the control state did not confirm.
     pub(super) fn of(e: &ControlError) -> Self {
         match e {
-            ControlError::Full { .. } => Outcome::Refused,
-            ControlError::Unavailable(_) | ControlError::Unreadable(_) => Outcome::Unavailable,
-            ControlError::Unknown(_) => Outcome::Unknown,
+            ControlError::Full { .. } => ChangeResult::Refused,
+            ControlError::Unavailable(_) | ControlError::Unreadable(_) => ChangeResult::Unavailable,
+            ControlError::Unknown(_) => ChangeResult::Unknown,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! value is never kept, logged or returned: only its digest.
 
 use super::api::{ControlApi, Operator};
-use super::change::Outcome;
+use super::change::ChangeResult;
 use super::input::{self, Named, Value as Values};
 use super::reply::{expires_in, Reply};
 use crate::gate::reply::echo;
@@ -85,11 +85,15 @@ impl ControlApi {
         };
         let target = shown(&key);
         if let Err(e) = self.proofs.change(&key.source, change).await {
-            self.record(operator, ("revoke_key", &target, ""), Outcome::Unavailable);
+            self.record(
+                operator,
+                ("revoke_key", &target, ""),
+                ChangeResult::Unavailable,
+            );
             let detail = format!("the store cannot be reached: {e}");
             return Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}));
         }
-        self.record(operator, ("revoke_key", &target, ""), Outcome::Created);
+        self.record(operator, ("revoke_key", &target, ""), ChangeResult::Created);
         Reply::json(
             StatusCode::OK,
             &json!({ "source": &*key.source, "caller": key.digest.hex(), "state": "refused" }),
@@ -110,9 +114,9 @@ impl ControlApi {
         match self.proofs.forget(&key.source, &key.digest).await {
             Ok(known) => {
                 let outcome = if known {
-                    Outcome::Removed
+                    ChangeResult::Removed
                 } else {
-                    Outcome::Absent
+                    ChangeResult::Absent
                 };
                 self.record(operator, ("forget_key", &target, ""), outcome);
                 Reply::json(
@@ -121,7 +125,11 @@ impl ControlApi {
                 )
             }
             Err(e) => {
-                self.record(operator, ("forget_key", &target, ""), Outcome::Unavailable);
+                self.record(
+                    operator,
+                    ("forget_key", &target, ""),
+                    ChangeResult::Unavailable,
+                );
                 let detail = format!("the store cannot be reached: {e}");
                 Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
             }
@@ -137,7 +145,7 @@ impl ControlApi {
     /// The value of a verified source named by a call, its digest and state.
     fn named_key(&self, source: &str, named: &Named) -> Result<NamedKey, Reply> {
         let decider = self.gate();
-        let Some(provenance) = decider.callers.provenance.as_deref() else {
+        let Some(provenance) = decider.callers().provenance.as_deref() else {
             return Err(Reply::unknown(
                 "source",
                 "no source is verified: `[identity.verify]` names none",

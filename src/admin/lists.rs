@@ -2,7 +2,7 @@
 
 use super::api::{gate_of, refused, ControlApi, Operator};
 use super::callers::{caller_of, chain_with, limit_of, short};
-use super::change::{IdempotencyKey, Outcome};
+use super::change::{ChangeResult, IdempotencyKey};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
@@ -113,7 +113,7 @@ impl ControlApi {
             Ok(limit) => limit,
             Err(reply) => return reply,
         };
-        let limits = match limits_of(&body, limit.calendar.is_some()) {
+        let limits = match limits_of(&body, &limit.limits) {
             Ok(checked) => checked,
             Err(reply) => return reply,
         };
@@ -166,13 +166,18 @@ impl ControlApi {
         added: Result<Added, ControlError>,
     ) -> Reply {
         let (outcome, reply) = match &added {
-            Ok(Added::Created(kept)) => (Outcome::Created, entry_reply(StatusCode::CREATED, kept)),
-            Ok(Added::Existing(held)) => (Outcome::Existing, entry_reply(StatusCode::OK, held)),
+            Ok(Added::Created(kept)) => (
+                ChangeResult::Created,
+                entry_reply(StatusCode::CREATED, kept),
+            ),
+            Ok(Added::Existing(held)) => {
+                (ChangeResult::Existing, entry_reply(StatusCode::OK, held))
+            }
             Ok(Added::Replayed(id)) => {
                 let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
-                (Outcome::Existing, Reply::json(StatusCode::OK, &body))
+                (ChangeResult::Existing, Reply::json(StatusCode::OK, &body))
             }
-            Err(e) => (Outcome::of(e), refused(e, Some(key))),
+            Err(e) => (ChangeResult::of(e), refused(e, Some(key))),
         };
         self.record(operator, said, outcome);
         reply
@@ -231,12 +236,12 @@ impl ControlApi {
             return Reply::bad_field("id", "the id in the path must be a number");
         };
         let (outcome, reply) = match self.control.remove(kind, id, key.as_str()).await {
-            Ok(true) => (Outcome::Removed, Reply::empty(StatusCode::NO_CONTENT)),
+            Ok(true) => (ChangeResult::Removed, Reply::empty(StatusCode::NO_CONTENT)),
             Ok(false) => {
                 let detail = format!("there is no {} {id}", kind.word());
-                (Outcome::Absent, Reply::unknown("id", &detail))
+                (ChangeResult::Absent, Reply::unknown("id", &detail))
             }
-            Err(e) => (Outcome::of(&e), refused(&e, Some(key))),
+            Err(e) => (ChangeResult::of(&e), refused(&e, Some(key))),
         };
         let action = match kind {
             Kind::Ban => "unban",
@@ -253,8 +258,8 @@ impl ControlApi {
 
 /// An override's limits, checked as a policy's would be: `quota` for a quota policy,
 /// `capacity` and `rate` for a bucket policy.
-fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
-    if quota_policy {
+fn limits_of(body: &OverrideBody, policy: &Limits) -> Result<Limits, Reply> {
+    if policy.is_quota() {
         let misplaced = [
             ("capacity", body.capacity.is_some()),
             ("rate", body.rate.is_some()),
@@ -266,7 +271,10 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
         }
         let missing = || Reply::bad_field("quota", "a quota policy's override needs `quota`");
         let quota = input::count(body.quota.as_ref().ok_or_else(missing)?, "quota")?;
-        return Limits::quota(quota).map_err(|e| Reply::bad_field("quota", &e.to_string()));
+        return match policy.requota(quota) {
+            Some(checked) => checked.map_err(|e| Reply::bad_field("quota", &e.to_string())),
+            None => Err(Reply::bad_field("quota", "`quota` is for quota policies")),
+        };
     }
     if body.quota.is_some() {
         let detail =

@@ -5,7 +5,7 @@
 //! `level`).
 
 use super::api::{ControlApi, Operator};
-use super::change::Outcome;
+use super::change::ChangeResult;
 use super::input;
 use super::reply::Reply;
 use crate::clock::wall_now_ms;
@@ -60,14 +60,18 @@ impl ControlApi {
         let target = target(level, ttl);
         match self.overload.set(level, ttl, &operator.0).await {
             Ok(_) => {
-                self.record(operator, ("overload", &target, &reason), Outcome::Created);
+                self.record(
+                    operator,
+                    ("overload", &target, &reason),
+                    ChangeResult::Created,
+                );
                 Reply::json(StatusCode::OK, &state(&self.overload))
             }
             Err(e) => {
                 self.record(
                     operator,
                     ("overload", &target, &reason),
-                    Outcome::Unavailable,
+                    ChangeResult::Unavailable,
                 );
                 Reply::problem(
                     StatusCode::SERVICE_UNAVAILABLE,

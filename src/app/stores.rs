@@ -256,7 +256,7 @@ impl Stores {
         let decisions = (config.decisions.keep > 0).then(|| self.decisions.clone());
         let profiler = Profiler::new(
             &config.bots,
-            previous.and_then(|p| p.decider.profiler.as_deref()),
+            previous.and_then(|p| p.decider.profiler()),
             config.geo.clone(),
             self.metrics.bots.clone(),
             self.metrics.signed.clone(),

@@ -23,7 +23,7 @@ pub use replays::{replay_key, Answer, ReplayKey, Replays, MAX_REPLAYS, REPLAY_WI
 
 use crate::bots::Message;
 use crate::gate::reply::{problem_body, with_ref, Refusal, Reply, PROBLEM_JSON};
-use crate::gate::{Decider, Gate, HttpFacts, InForce};
+use crate::gate::{Decider, Gate, HttpFacts, InForce, Seen};
 use crate::identity::{ClientIpResolver, Request};
 use crate::policy::{normalize_path, request_host, RouteFacts};
 use async_trait::async_trait;
@@ -107,22 +107,28 @@ impl CheckApp {
             },
             query: asked.query.as_deref(),
             client_ip,
+            // The asking proxy is trusted (`check.trusted`): the JA4 it tells in
+            // `identity.ja4_header` is believed, as the proxy believes a trusted proxy's. It
+            // terminated the client's connection, so nothing else of it is seen here.
+            seen: Seen {
+                trusted_peer: true,
+                ..Seen::default()
+            },
             route: RouteFacts {
                 method: &asked.method,
                 host: host.as_deref(),
                 path: &path,
             },
         };
-        let mut traits = decider.sender(&facts).await;
-        decider.score(&mut traits, &req.headers, false);
+        // No robots.txt verdict: `[robots]` is the proxy's own.
+        let traits = decider.sender(&facts, |_| None, false).await;
         let request = facts.request(&decider, &traits);
-        let replay = self.replay_key(&req.headers, &asked, client_ip, || {
-            callers(&decider.gate, &request)
-        });
+        let gate = decider.gate();
+        let replay = self.replay_key(&req.headers, &asked, client_ip, || callers(gate, &request));
         if let Some(answer) = replay.and_then(|key| self.replays.get(&key, Instant::now())) {
             return answer;
         }
-        let mut decision = decider.gate.decide(&request, &facts.route).await;
+        let mut decision = gate.decide(&request, &facts.route).await;
         // The response is never seen here: slots go back now, reservations stay charged.
         drop(decision.outcome.take_aftercare());
         let reply = decider.reply(&decision.outcome, traits.bot.as_ref());
@@ -136,7 +142,7 @@ impl CheckApp {
     /// The client address resolver of `decider`, trusting the asking proxies too.
     fn resolver(&self, decider: &Arc<Decider>) -> Arc<Made<Decider, ClientIpResolver>> {
         self.resolver.get(decider, |decider| {
-            let own = &decider.callers.client_ip;
+            let own = &decider.callers().client_ip;
             let mut trusted = own.trusted().to_vec();
             trusted.extend(self.settings.trusted.iter().copied());
             ClientIpResolver::new(trusted, own.header().clone())

@@ -9,8 +9,11 @@ use super::quota::{calendar, limits, LimitKeys};
 use super::value::SourceList;
 use crate::identity::IdentityChain;
 use crate::limiter::PolicyKey;
-use crate::policy::{Action, Enforcement, Limit, LimitsBy, Policy, Route, Tiers, Unless};
+use crate::policy::{
+    Action, Enforcement, Limit, LimitsBy, Policy, QuotaCalendar, Route, Tiers, Unless,
+};
 use std::collections::HashSet;
+use std::sync::Arc;
 use toml::Spanned;
 
 pub(crate) fn policies(
@@ -100,14 +103,14 @@ fn limit(
         check,
         LimitKeys::of_policy(file),
         "policy",
-        quota,
+        calendar.as_ref(),
         &file.name,
     )?;
     let cost = match &file.cost {
         Some(cost) => cost.get_ref().count() as u64,
         None => 1,
     };
-    let tiers = tiers(check, file, quota)?;
+    let tiers = tiers(check, file, calendar.as_ref())?;
     let smallest = tiers
         .iter()
         .flat_map(|t| t.levels.iter().map(|(_, l)| l.capacity()))
@@ -125,7 +128,6 @@ fn limit(
             None => None,
         },
         tiers,
-        calendar,
         rules: super::rules::rules(check, file)?,
         limits_by: LimitsBy::Policy,
     })
@@ -207,7 +209,7 @@ pub(crate) fn route(
 fn tiers(
     check: &Checker<'_>,
     file: &PolicyFile,
-    quota: bool,
+    calendar: Option<&Arc<QuotaCalendar>>,
 ) -> Result<Option<Tiers>, ConfigError> {
     match (&file.tier, &file.tiers) {
         (None, None) => Ok(None),
@@ -219,7 +221,10 @@ fn tiers(
                 .map(|(name, tier)| {
                     let table = format!("policy.tiers.{name}");
                     let keys = LimitKeys::of_tier(tier);
-                    Ok((name.clone(), limits(check, keys, &table, quota, named_by)?))
+                    Ok((
+                        name.clone(),
+                        limits(check, keys, &table, calendar, named_by)?,
+                    ))
                 })
                 .collect::<Result<_, ConfigError>>()?;
             Ok(Some(Tiers { source, levels }))

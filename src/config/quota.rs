@@ -86,17 +86,17 @@ pub(super) fn calendar(
     Ok(Some(Arc::new(QuotaCalendar::new(calendar))))
 }
 
-/// The limits `keys` give under `table` (`policy`, `policy.tiers.pro`): a quota when the
-/// policy is one (`quota_policy`), else a bucket. `name` locates a missing key.
+/// The limits `keys` give under `table` (`policy`, `policy.tiers.pro`): a quota in the
+/// policy's `calendar` when it is one, else a bucket. `name` locates a missing key.
 pub(super) fn limits<T>(
     check: &Checker<'_>,
     keys: LimitKeys<'_>,
     table: &str,
-    quota_policy: bool,
+    calendar: Option<&Arc<QuotaCalendar>>,
     name: &Spanned<T>,
 ) -> Result<Limits, ConfigError> {
-    if quota_policy {
-        return quota_limits(check, keys, table, name);
+    if let Some(calendar) = calendar {
+        return quota_limits(check, keys, table, calendar, name);
     }
     if let Some(quota) = keys.quota {
         let message = format!(
@@ -117,6 +117,7 @@ fn quota_limits<T>(
     check: &Checker<'_>,
     keys: LimitKeys<'_>,
     table: &str,
+    calendar: &Arc<QuotaCalendar>,
     name: &Spanned<T>,
 ) -> Result<Limits, ConfigError> {
     if let Some(capacity) = keys.capacity {
@@ -130,7 +131,8 @@ fn quota_limits<T>(
         return Err(check.error(name, message));
     };
     let count = check.integer(quota, &format!("{table}.quota"), 1..=MAX_TOKENS)? as u64;
-    Limits::quota(count).map_err(|e| check.error(quota, format!("`{table}.quota`: {e}")))
+    Limits::quota(count, calendar.clone())
+        .map_err(|e| check.error(quota, format!("`{table}.quota`: {e}")))
 }
 
 /// The message for a bucket key on a quota.

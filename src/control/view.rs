@@ -5,7 +5,7 @@
 use super::change::Change;
 use super::entry::{in_force, Ban, Contents, Override};
 use crate::identity::{Identity, IdentityKey, IpFolding, NetworkIndex, Request, SourceSpec};
-use crate::policy::Limits;
+use crate::policy::Size;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -34,8 +34,8 @@ impl BanHit {
 pub struct Applied {
     /// The override's number.
     pub id: u64,
-    /// The caller's limits while it lasts.
-    pub limits: Limits,
+    /// The caller's limits while it lasts (its policy's refill is given them when applied).
+    pub size: Size,
     /// When it ends, Unix milliseconds; never for `None`.
     pub expires_at_ms: Option<u64>,
 }

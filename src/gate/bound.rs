@@ -71,8 +71,8 @@ impl BoundPolicy {
         overridden: Option<Arc<Applied>>,
     ) -> Result<Planned<'g>, BadCost> {
         // An override made for the other kind of limits (before a reload turned the policy
-        // into a quota or back) does not apply.
-        let overridden = overridden.filter(|a| a.limits.is_quota() == limit.calendar.is_some());
+        // into a quota or back) does not apply; a quota's counts in the policy's calendar.
+        let overridden = overridden.and_then(|a| limit.limits.resized(&a.size));
         let level = match overridden {
             Some(_) => LevelId::OVERRIDE,
             None => Self::level_for(limit, req),
@@ -118,8 +118,9 @@ pub struct Planned<'g> {
     /// The source that named the caller (`None`: anonymous).
     source: Option<&'g SourceSpec>,
     level: usize,
-    /// The caller's override under this policy, if an operator made one.
-    overridden: Option<Arc<Applied>>,
+    /// The caller's limits under this policy while an override lasts, if an operator made
+    /// one.
+    overridden: Option<Arc<Limits>>,
     cost: u64,
 }
 
@@ -148,10 +149,10 @@ impl<'g> Planned<'g> {
     /// The bucket take this share asks the store for; a `holdable` one may prepay within
     /// the policy's `max_delay`; a quota's period is the one `clock` stands in.
     pub(crate) fn take(&self, holdable: bool, clock: &Clock) -> Take<'g> {
-        let calendar = self.limit.calendar.as_deref();
+        let limits = self.limits();
         // Only a quota reads the wall clock.
-        let now_us = calendar.map_or(0, |_| clock.now_us());
-        let spec = self.limits().spec(calendar, now_us);
+        let now_us = limits.calendar().map_or(0, |_| clock.now_us());
+        let spec = limits.spec(now_us);
         Take {
             key: self.bucket(),
             spec,
@@ -191,7 +192,7 @@ impl<'g> Planned<'g> {
 
     fn limits(&self) -> &Limits {
         match &self.overridden {
-            Some(applied) => &applied.limits,
+            Some(limits) => limits,
             None => &self.bound.levels[self.level],
         }
     }
@@ -204,7 +205,7 @@ impl<'g> Planned<'g> {
             policy: self.bound.policy.name(),
             level: self.level_id(),
             quota: HeaderQuota::of(self.limits()),
-            calendar: self.limit.calendar.as_deref(),
+            calendar: self.limit.calendar(),
             cost: self.cost,
         }
     }

@@ -10,7 +10,7 @@
 use super::aftercare::{Aftercare, Settlement};
 use super::concurrency::{release_all, HeldSlot, SlotRefusal};
 use super::hold::{hold, HeldPermit};
-use super::pipeline::Drawn;
+use super::pipeline::{Admission, Passage, Unadmitted};
 use super::trail::Trail;
 use super::verdict::{busy, unpayable, verdict, Verdict};
 use super::{Few, Gate, Outcome, Planned};
@@ -28,33 +28,22 @@ impl Gate {
         if planned.is_empty() {
             return Outcome::Unlimited(Aftercare::default());
         }
-        let mut draws = self
-            .pipeline
-            .draws(planned.iter().map(Planned::draw).collect(), trail);
-        // A request that can never pass takes no slot and no token, and is not told to wait.
-        if let Some(i) = draws.refuse_unpayable() {
-            return unpayable(planned, i);
-        }
-        let slots = match self.take_slots(planned).await {
-            Ok(slots) => slots,
-            Err(SlotRefusal::Busy { index, limit }) => {
-                return busy(planned, &mut draws, index, limit)
-            }
-            Err(SlotRefusal::Store) => return undecided(draws.undecided(Undecided::Refuse)),
+        let draws = planned.iter().map(Planned::draw).collect();
+        let admission = Slots {
+            gate: self,
+            planned,
         };
-        // A place to be held lets a take prepay within `max_delay`; without one it cannot.
-        let mut permits: Few<Option<HeldPermit<'g>>> =
-            planned.iter().map(|p| p.bound().try_hold()).collect();
-        let takes: Few<Take<'g>> = planned
-            .iter()
-            .zip(&permits)
-            .map(|(p, permit)| p.take(permit.is_some(), &self.clock))
-            .collect();
-        let judged = match draws.decide_draws(&takes, false).await {
-            Drawn::Judged(judged) => judged,
-            // Failing open (or closed) drops the slots: nothing is limited or forwarded.
-            other => return undecided(other),
-        };
+        let (judged, (slots, mut permits)) =
+            match self.pipeline.admitting(draws, admission, trail).await {
+                Passage::Judged(judged, held) => (judged, held),
+                // A request that can never pass takes no slot and no token, and is not told
+                // to wait.
+                Passage::Unpayable(i) => return unpayable(planned, i),
+                Passage::Refused { index, why } => return busy(planned, index, why),
+                Passage::Undecided(what) => return Outcome::Undecided(what),
+                // Only shadow policies were drawn on: they never block.
+                Passage::Spared => return Outcome::Unlimited(Aftercare::default()),
+            };
         let assessments = &judged.assessments;
         count_overflow(planned, assessments, &permits);
         match verdict(planned, &judged) {
@@ -101,12 +90,42 @@ impl Gate {
     }
 }
 
-/// The outcome of a request whose store could not decide: what `on_error` says, or forwarded
-/// when only shadow policies are on the route (they never block).
-fn undecided<'g>(drawn: Drawn<'g>) -> Outcome<'g> {
-    match drawn {
-        Drawn::Undecided(what) => Outcome::Undecided(what),
-        _ => Outcome::Unlimited(Aftercare::default()),
+/// The gate's admission of a payable request: the concurrency slots of its planned
+/// policies (slots come before tokens, so a request refused for want of one takes none), then
+/// a place to be held for each shaping one.
+struct Slots<'a, 'g> {
+    gate: &'a Gate,
+    planned: &'a [Planned<'g>],
+}
+
+impl<'g> Admission for Slots<'_, 'g> {
+    type Held = (Few<HeldSlot>, Few<Option<HeldPermit<'g>>>);
+    /// The `max_in_flight` of the policy whose slots the caller all holds.
+    type Refusal = u32;
+
+    async fn admit(&mut self) -> Result<Self::Held, Unadmitted<u32>> {
+        let slots = match self.gate.take_slots(self.planned).await {
+            Ok(slots) => slots,
+            Err(SlotRefusal::Busy { index, limit }) => {
+                return Err(Unadmitted::Refused { index, why: limit })
+            }
+            Err(SlotRefusal::Store) => return Err(Unadmitted::Undecided(Undecided::Refuse)),
+        };
+        // A place to be held lets a take prepay within `max_delay`; without one it cannot.
+        let permits = self.planned.iter().map(|p| p.bound().try_hold()).collect();
+        Ok((slots, permits))
+    }
+
+    fn takes(&self, (_, permits): &Self::Held) -> Few<Take<'_>> {
+        self.planned
+            .iter()
+            .zip(permits)
+            .map(|(p, permit)| p.take(permit.is_some(), &self.gate.clock))
+            .collect()
+    }
+
+    fn refused_before(&self) -> bool {
+        false
     }
 }
 

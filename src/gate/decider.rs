@@ -25,16 +25,16 @@ pub struct Callers {
 /// [`Outcome`] out ([`Gate::decide`]), and the [`Reply`] it makes.
 pub struct Decider {
     /// How callers are read.
-    pub callers: Callers,
+    callers: Callers,
     /// Lists, policies and the limiter call.
-    pub gate: Gate,
+    gate: Gate,
     /// The `RateLimit-Policy` value of every policy level, rendered once.
     policy_headers: PolicyHeaders,
     /// Status of a throttled response.
-    pub throttle_status: u16,
+    throttle_status: u16,
     /// Works out what is known of a request's sender (set through
     /// [`Decider::with_profiler`]); nothing is known without one.
-    pub profiler: Option<Arc<Profiler>>,
+    profiler: Option<Arc<Profiler>>,
 }
 
 impl Decider {
@@ -57,8 +57,25 @@ impl Decider {
         }
     }
 
-    /// What is known of the sender of `request`, from `client`.
-    pub async fn traits(&self, client: Option<IpAddr>, request: &Message<'_>) -> Traits {
+    /// How callers are read: the client address, the bearer token, proven credentials.
+    pub fn callers(&self) -> &Callers {
+        &self.callers
+    }
+
+    /// The gate: lists, policies and the limiter call ([`Gate::decide`]).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// What works out what is known of a request's sender, if anything does (a reload keeps
+    /// it when its inputs did not change).
+    pub fn profiler(&self) -> Option<&Profiler> {
+        self.profiler.as_deref()
+    }
+
+    /// What is known of the sender of `request`, from `client` (before its fingerprints: the
+    /// front doors ask [`Decider::sender`]).
+    pub(super) async fn traits(&self, client: Option<IpAddr>, request: &Message<'_>) -> Traits {
         match &self.profiler {
             Some(profiler) => profiler.profile(client, request).await,
             None => Traits::default(),
@@ -68,7 +85,7 @@ impl Decider {
     /// Works out `traits.score` (the request's `headers`, its JA4 and HTTP/2 fingerprint
     /// already in `traits`) when a policy reads it or the front door `asked` (a header to the
     /// backend); nothing otherwise.
-    pub fn score(&self, traits: &mut Traits, headers: &HeaderMap, asked: bool) {
+    pub(super) fn score(&self, traits: &mut Traits, headers: &HeaderMap, asked: bool) {
         if !(asked || self.gate.needs_score()) {
             return;
         }

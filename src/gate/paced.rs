@@ -8,7 +8,7 @@ use crate::control::Applied;
 use crate::identity::{
     Identified, IdentityChain, IdentityError, IdentityKey, Request, SenderSource, Source,
 };
-use crate::policy::{Limits, LimitsBy, Policy, Rate};
+use crate::policy::{Limits, LimitsBy, Policy, Rate, Size};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ pub(super) fn crawl_delay(req: &Request<'_>) -> Option<Arc<Applied>> {
     let limits = Limits::new(1, rate).ok()?;
     Some(Arc::new(Applied {
         id: 0,
-        limits,
+        size: Size::Bucket(Arc::new(limits)),
         expires_at_ms: None,
     }))
 }

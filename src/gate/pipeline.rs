@@ -6,7 +6,10 @@
 //! enforcing bucket was drawn on (shadow never blocks, at any front door).
 //!
 //! Front doors state their buckets ([`Draw`]) and their takes, and read a typed [`Drawn`]:
-//! they never count, judge or apply `on_error` themselves.
+//! they never count, judge or apply `on_error` themselves, and cannot run the steps in
+//! another order: [`Pipeline::decide`] is the one entry (the gate's, `admitting`, lets it
+//! take its concurrency slots between the unpayable scan and the store call), and each check
+//! runs once per request.
 
 use super::judge::{count_refusal, count_undecided, judge, Draw};
 use super::store_call::StoreCall;
@@ -14,6 +17,7 @@ use super::trail::Trail;
 use super::{Few, Standing};
 use crate::limiter::{Assessments, Fallback, Limiter, Take, Undecided};
 use crate::telemetry::Metrics;
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,26 +53,135 @@ impl Pipeline {
         &self.store
     }
 
-    /// One request drawing on `draws` (in order), on its way through the pipeline, noting
-    /// each bucket's decision on `trail`.
-    pub fn draws<'p, 't, 'g>(
-        &'p self,
+    /// The one way through for a front door that only takes (the rate limit service): the
+    /// request drawing on `draws` (in order) and taking `takes` (one per bucket), each
+    /// bucket's decision noted on `trail`. `refused_before`: something else refused the
+    /// request already (the rate limit service's `requests_per_unit: 0`).
+    pub async fn decide<'g>(
+        &self,
         draws: Few<Draw<'g>>,
-        trail: &'t mut Trail<'g>,
-    ) -> Draws<'p, 't, 'g> {
-        Draws {
-            store: &self.store,
-            draws,
-            trail,
+        takes: &[Take<'_>],
+        refused_before: bool,
+        trail: &mut Trail<'g>,
+    ) -> Drawn<'g> {
+        let admission = Taking {
+            takes,
+            refused_before,
+        };
+        match self.admitting(draws, admission, trail).await {
+            Passage::Unpayable(index) => Drawn::Unpayable(index),
+            Passage::Judged(judged, ()) => Drawn::Judged(judged),
+            Passage::Undecided(what) => Drawn::Undecided(what),
+            Passage::Spared => Drawn::Spared,
         }
+    }
+
+    /// The one way through, with what a front door does between the checks (the gate's
+    /// concurrency slots and hold places, `admission`), in the one order: a bucket that can
+    /// never pay refuses first (nothing taken, nothing held); then the request is admitted;
+    /// then one store call takes from every bucket and the answers are judged. Each way out
+    /// is counted once, on `trail`.
+    pub(super) async fn admitting<'g, A: Admission>(
+        &self,
+        draws: Few<Draw<'g>>,
+        mut admission: A,
+        trail: &mut Trail<'g>,
+    ) -> Passage<'g, A::Held, A::Refusal> {
+        if let Some(index) = draws.iter().position(Draw::unpayable) {
+            count_refusal(&draws, index, trail);
+            return Passage::Unpayable(index);
+        }
+        let held = match admission.admit().await {
+            Ok(held) => held,
+            Err(Unadmitted::Refused { index, why }) => {
+                count_refusal(&draws, index, trail);
+                return Passage::Refused { index, why };
+            }
+            Err(Unadmitted::Undecided(what)) => return undecided(&draws, what, trail),
+        };
+        let assessments = match self.store.ask(&admission.takes(&held)).await {
+            Ok(assessments) => assessments,
+            // Failing open (or closed) drops what was held: nothing is limited or forwarded.
+            Err(what) => return undecided(&draws, what, trail),
+        };
+        let judgement = judge(&draws, &assessments, admission.refused_before(), trail);
+        let judged = Judged {
+            passed: judgement.passed,
+            deciding: judgement.deciding,
+            assessments,
+        };
+        Passage::Judged(judged, held)
     }
 }
 
-/// One request's buckets in the pipeline, and its trail.
-pub struct Draws<'p, 't, 'g> {
-    store: &'p StoreCall,
-    draws: Few<Draw<'g>>,
-    trail: &'t mut Trail<'g>,
+/// The store could not decide (before the take, or in it): counted on `trail`; `what`
+/// applies unless only shadow buckets were drawn on.
+fn undecided<'g, H, R>(
+    draws: &[Draw<'g>],
+    what: Undecided,
+    trail: &mut Trail<'g>,
+) -> Passage<'g, H, R> {
+    match count_undecided(draws, trail) {
+        true => Passage::Undecided(what),
+        false => Passage::Spared,
+    }
+}
+
+/// What a front door does for a request between the pipeline's checks: once no bucket is
+/// unpayable, it admits the request (the gate takes its concurrency slots and hold places)
+/// and says what it takes from each bucket, given what it holds.
+pub(super) trait Admission {
+    /// What an admitted request holds until it is answered.
+    type Held;
+    /// Why the front door refused a request before the store call.
+    type Refusal;
+    /// Admits the request, or says which bucket refused it (or that the store could not
+    /// say).
+    fn admit(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Self::Held, Unadmitted<Self::Refusal>>> + Send;
+    /// The takes, one per bucket in order, of a request holding `held`.
+    fn takes(&self, held: &Self::Held) -> Few<Take<'_>>;
+    /// Whether something else refused the request already (so no enforcing bucket lets it
+    /// pass).
+    fn refused_before(&self) -> bool;
+}
+
+/// Why a front door did not admit a payable request.
+pub(super) enum Unadmitted<R> {
+    /// The bucket at `index` refused it, for `why` (counted throttled, the other enforcing
+    /// buckets throttled by another).
+    Refused {
+        /// The bucket's position among the draws.
+        index: usize,
+        /// The front door's reason.
+        why: R,
+    },
+    /// The store could not say, and this is what `on_error` says.
+    Undecided(Undecided),
+}
+
+/// The admission of a front door that only takes.
+struct Taking<'a> {
+    takes: &'a [Take<'a>],
+    refused_before: bool,
+}
+
+impl Admission for Taking<'_> {
+    type Held = ();
+    type Refusal = Infallible;
+
+    async fn admit(&mut self) -> Result<(), Unadmitted<Infallible>> {
+        Ok(())
+    }
+
+    fn takes(&self, (): &()) -> Few<Take<'_>> {
+        Few::from_slice(self.takes)
+    }
+
+    fn refused_before(&self) -> bool {
+        self.refused_before
+    }
 }
 
 /// What the pipeline made of a request's buckets.
@@ -87,6 +200,27 @@ pub enum Drawn<'g> {
     Spared,
 }
 
+/// What the pipeline made of a request's buckets, with what its front door held (`H`) or
+/// why it refused (`R`).
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Passage<'g, H, R> {
+    /// The enforcing bucket at this index can never hold the request's cost.
+    Unpayable(usize),
+    /// The front door refused the request at the bucket at `index`, for `why`.
+    Refused {
+        /// The bucket's position among the draws.
+        index: usize,
+        /// The front door's reason.
+        why: R,
+    },
+    /// The store answered, and the request holds what it was admitted with.
+    Judged(Judged<'g>, H),
+    /// The store could not decide and `on_error` refuses or lets through, as it says.
+    Undecided(Undecided),
+    /// The store could not decide, but only shadow buckets were drawn on.
+    Spared,
+}
+
 /// The store's answers, judged.
 pub struct Judged<'g> {
     /// Every enforcing bucket paid (and nothing refused the request before).
@@ -96,53 +230,4 @@ pub struct Judged<'g> {
     pub deciding: Option<(usize, Standing<'g>)>,
     /// One answer per bucket, in order.
     pub assessments: Assessments,
-}
-
-impl<'g> Draws<'_, '_, 'g> {
-    /// The buckets, in order.
-    pub fn draws(&self) -> &[Draw<'g>] {
-        &self.draws
-    }
-
-    /// The first enforcing bucket that can never hold the request's cost, counted as the
-    /// refusal (before the store, so nothing else is asked).
-    pub fn refuse_unpayable(&mut self) -> Option<usize> {
-        let index = self.draws.iter().position(Draw::unpayable)?;
-        self.refused_by(index);
-        Some(index)
-    }
-
-    /// A refusal by the bucket at `index` before any store call (its policy's slots are all
-    /// taken): it counts throttled, the other enforcing buckets throttled by another.
-    pub fn refused_by(&mut self, index: usize) {
-        count_refusal(&self.draws, index, self.trail);
-    }
-
-    /// The store could not decide before the take (the concurrency slots' store): counted;
-    /// `what` applies unless only shadow buckets were drawn on.
-    pub fn undecided(&mut self, what: Undecided) -> Drawn<'g> {
-        match count_undecided(&self.draws, self.trail) {
-            true => Drawn::Undecided(what),
-            false => Drawn::Spared,
-        }
-    }
-
-    /// Decides the request: refuses an unpayable bucket, else takes `takes` (one per bucket,
-    /// in order) in one store call and judges the answers. `refused_before`: something else
-    /// refused the request already (the rate limit service's `requests_per_unit: 0`).
-    pub async fn decide_draws(&mut self, takes: &[Take<'_>], refused_before: bool) -> Drawn<'g> {
-        if let Some(index) = self.refuse_unpayable() {
-            return Drawn::Unpayable(index);
-        }
-        let assessments = match self.store.ask(takes).await {
-            Ok(assessments) => assessments,
-            Err(what) => return self.undecided(what),
-        };
-        let judgement = judge(&self.draws, &assessments, refused_before, self.trail);
-        Drawn::Judged(Judged {
-            passed: judgement.passed,
-            deciding: judgement.deciding,
-            assessments,
-        })
-    }
 }

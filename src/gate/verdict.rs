@@ -3,7 +3,7 @@
 //! any store call.
 
 use super::outcome::Busy;
-use super::pipeline::{Draws, Judged};
+use super::pipeline::Judged;
 use super::standing::stable_caller;
 use super::{Decided, Outcome, Planned};
 
@@ -35,15 +35,9 @@ pub(super) fn verdict<'g>(planned: &[Planned<'g>], judgement: &Judged<'g>) -> Ve
     }
 }
 
-/// The refusal of a caller holding every slot (`limit`) of the planned policy at `index`: that
-/// policy counts it as throttled, the other enforcing ones as throttled by another.
-pub(super) fn busy<'g>(
-    planned: &[Planned<'g>],
-    draws: &mut Draws<'_, '_, 'g>,
-    index: usize,
-    limit: u32,
-) -> Outcome<'g> {
-    draws.refused_by(index);
+/// The refusal of a caller holding every slot (`limit`) of the planned policy at `index` (the
+/// pipeline counted it: that policy throttled, the other enforcing ones throttled by another).
+pub(super) fn busy<'g>(planned: &[Planned<'g>], index: usize, limit: u32) -> Outcome<'g> {
     let p = &planned[index];
     Outcome::Busy(Busy {
         policy: p.bound().policy.name(),

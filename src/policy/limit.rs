@@ -1,15 +1,15 @@
 //! A `limit` policy's bucket and its terms: how big and how fast it refills, what a request
-//! costs, whose bucket it is, the tiers and calendar that change its size, and its rules.
+//! costs, whose bucket it is, the tiers that change its size, and its rules. A quota's
+//! calendar is its limits' refill ([`Limits::calendar`]).
 
 use super::{Limits, QuotaCalendar, Rules, Tiers};
 use crate::identity::IdentityChain;
 use std::fmt;
-use std::sync::Arc;
 
 /// What a `limit` policy takes from, and on what terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
-    /// Capacity and rate when no tier applies.
+    /// Capacity and rate (or a quota and its calendar) when no tier applies.
     pub limits: Limits,
     /// Tokens one request takes.
     pub cost: u64,
@@ -17,8 +17,6 @@ pub struct Limit {
     pub sources: Option<IdentityChain>,
     /// Limits chosen by a value of the request.
     pub tiers: Option<Tiers>,
-    /// A quota policy's calendar (its limits, tiers and overrides are quotas per period).
-    pub calendar: Option<Arc<QuotaCalendar>>,
     /// Cost from a header, settling by the response, concurrency, shaping and penalties.
     pub rules: Rules,
     /// Where each request's limits come from: the policy, or the crawl delay the site's
@@ -38,14 +36,13 @@ pub enum LimitsBy {
 }
 
 impl Limit {
-    /// A bucket of `limits` at cost 1, by the global chain, with no tiers, calendar or rules.
+    /// A bucket (or quota) of `limits` at cost 1, by the global chain, with no tiers or rules.
     pub fn of(limits: Limits) -> Self {
         Self {
             limits,
             cost: 1,
             sources: None,
             tiers: None,
-            calendar: None,
             rules: Rules::default(),
             limits_by: LimitsBy::Policy,
         }
@@ -57,11 +54,16 @@ impl Limit {
             return f.write_str("one request per the crawl delay robots.txt asks of the crawler");
         }
         let capacity = self.limits.capacity();
-        match (self.limits.rate(), &self.calendar) {
+        match (self.limits.rate(), self.limits.calendar()) {
             (Some(rate), _) => write!(f, "capacity {capacity} refilled at {rate}"),
             (None, Some(calendar)) => write!(f, "quota {capacity} per {calendar:?}"),
             (None, None) => write!(f, "quota {capacity}"),
         }
+    }
+
+    /// A quota policy's calendar (its limits, tiers and overrides are quotas per period).
+    pub fn calendar(&self) -> Option<&QuotaCalendar> {
+        self.limits.calendar()
     }
 
     /// `; callers by …`, `; tiers by …` and the rules, each when given.

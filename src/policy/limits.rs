@@ -1,9 +1,12 @@
 //! A bucket's size and refill, checked once when the config is read: every policy and tier
 //! holds one, and every bucket built from one keeps the arithmetic exact. The refill is a
-//! rate, or for a quota the end of each calendar period (the policy's [`QuotaCalendar`]).
+//! rate, or for a quota the end of each period of its calendar (the policy's
+//! [`QuotaCalendar`], held by the refill itself: a quota without a calendar, or a bucket with
+//! one, cannot be made). An override's [`Size`] is given its policy's refill when applied.
 
 use super::{QuotaCalendar, Rate};
 use crate::limiter::{BucketSpec, Periods, SpecError};
+use std::sync::Arc;
 
 /// A bucket's size and refill.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,8 +20,32 @@ pub struct Limits {
 enum Refill {
     /// Continuously, at a rate.
     Rate { rate: Rate, spec: BucketSpec },
-    /// All at once when its calendar period ends (`spec` counts in one unending period).
-    Quota { spec: BucketSpec },
+    /// All at once when a period of `calendar` ends (`spec` counts in one unending period).
+    Quota {
+        spec: BucketSpec,
+        calendar: Arc<QuotaCalendar>,
+    },
+}
+
+/// The limits an operator gives a caller (an override), before its policy's refill is known
+/// (a reload may turn the policy into a quota or back): a bucket's own, or a count per the
+/// policy's calendar period.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Size {
+    /// A bucket of these limits (made by [`Limits::new`]).
+    Bucket(Arc<Limits>),
+    /// A quota of this many tokens per period.
+    Quota(u64),
+}
+
+impl Size {
+    /// Burst size, or a quota's tokens per period.
+    pub fn capacity(&self) -> u64 {
+        match self {
+            Self::Bucket(limits) => limits.capacity(),
+            Self::Quota(count) => *count,
+        }
+    }
 }
 
 impl Limits {
@@ -31,13 +58,34 @@ impl Limits {
         })
     }
 
-    /// A quota of `count` tokens per calendar period.
-    pub fn quota(count: u64) -> Result<Self, SpecError> {
+    /// A quota of `count` tokens per period of `calendar`.
+    pub fn quota(count: u64, calendar: Arc<QuotaCalendar>) -> Result<Self, SpecError> {
         let spec = BucketSpec::quota(count as f64, Periods::unending())?;
         Ok(Self {
             capacity: count,
-            refill: Refill::Quota { spec },
+            refill: Refill::Quota { spec, calendar },
         })
+    }
+
+    /// The limits `size` gives under these (a policy's): a bucket's own, or a quota of its
+    /// count in this quota's calendar; none when `size` is of the other kind (an override
+    /// made before a reload turned the policy into a quota or back does not apply).
+    pub fn resized(&self, size: &Size) -> Option<Arc<Limits>> {
+        match (&self.refill, size) {
+            (Refill::Rate { .. }, Size::Bucket(limits)) if !limits.is_quota() => {
+                Some(limits.clone())
+            }
+            (Refill::Quota { .. }, Size::Quota(count)) => self.requota(*count)?.ok().map(Arc::new),
+            _ => None,
+        }
+    }
+
+    /// A quota of `count` tokens in this quota's calendar; `None` for a bucket.
+    pub fn requota(&self, count: u64) -> Option<Result<Limits, SpecError>> {
+        match &self.refill {
+            Refill::Rate { .. } => None,
+            Refill::Quota { calendar, .. } => Some(Self::quota(count, calendar.clone())),
+        }
     }
 
     /// Burst size, or a quota's tokens per period.
@@ -58,15 +106,20 @@ impl Limits {
         matches!(self.refill, Refill::Quota { .. })
     }
 
+    /// A quota's calendar; `None` for a bucket.
+    pub fn calendar(&self) -> Option<&QuotaCalendar> {
+        match &self.refill {
+            Refill::Rate { .. } => None,
+            Refill::Quota { calendar, .. } => Some(calendar),
+        }
+    }
+
     /// The bucket shape these limits give each caller at `now_us` (Unix microseconds; only a
-    /// quota reads it, in `calendar`'s periods: a quota without one never resets).
-    pub fn spec(&self, calendar: Option<&QuotaCalendar>, now_us: u64) -> BucketSpec {
+    /// quota reads it, in its calendar's periods).
+    pub fn spec(&self, now_us: u64) -> BucketSpec {
         match &self.refill {
             Refill::Rate { spec, .. } => *spec,
-            Refill::Quota { spec } => match calendar {
-                Some(calendar) => spec.in_periods(calendar.periods(now_us)),
-                None => *spec,
-            },
+            Refill::Quota { spec, calendar } => spec.in_periods(calendar.periods(now_us)),
         }
     }
 
@@ -86,13 +139,18 @@ mod tests {
         Limits::new(capacity, rate.parse().unwrap()).unwrap()
     }
 
+    fn daily() -> Arc<QuotaCalendar> {
+        let calendar = super::super::Calendar::new("day".parse().unwrap(), "UTC", "monday");
+        Arc::new(QuotaCalendar::new(calendar.unwrap()))
+    }
+
     #[test]
     fn the_window_is_the_time_to_refill_from_empty() {
         assert_eq!(limits(10, "10/s").window_seconds(), Some(1));
         assert_eq!(limits(1, "1/m").window_seconds(), Some(60));
         assert_eq!(limits(100, "1000/s").window_seconds(), Some(1));
         assert_eq!(limits(5, "2/s").window_seconds(), Some(3));
-        assert_eq!(Limits::quota(50).unwrap().window_seconds(), None);
+        assert_eq!(Limits::quota(50, daily()).unwrap().window_seconds(), None);
     }
 
     #[test]
@@ -101,6 +159,21 @@ mod tests {
         assert_eq!(Limits::new(10, rate("1e-300/s")), Err(SpecError::TooSlow));
         assert_eq!(Limits::new(0, rate("1/s")), Err(SpecError::Capacity));
         assert!(Limits::new(10, rate("1/d")).is_ok());
-        assert_eq!(Limits::quota(0), Err(SpecError::Capacity));
+        assert_eq!(Limits::quota(0, daily()), Err(SpecError::Capacity));
+    }
+
+    #[test]
+    fn an_override_takes_its_policys_refill_only_when_of_its_kind() {
+        let bucket = Size::Bucket(Arc::new(limits(5, "1/s")));
+        let quota = Size::Quota(50);
+        let per_day = Limits::quota(100, daily()).unwrap();
+        let resized = per_day.resized(&quota).unwrap();
+        assert_eq!(resized.capacity(), 50);
+        assert_eq!(resized.calendar(), per_day.calendar());
+        assert_eq!(per_day.resized(&bucket), None);
+        let per_second = limits(10, "10/s");
+        assert_eq!(per_second.resized(&bucket).unwrap().capacity(), 5);
+        assert_eq!(per_second.resized(&quota), None);
+        assert_eq!((bucket.capacity(), quota.capacity()), (5, 50));
     }
 }

@@ -25,7 +25,7 @@ pub use conditions::{Conditions, HeaderRule, UserAgent};
 pub use enforcement::Enforcement;
 pub use index::{Matches, RouteIndex, INDEX_FROM};
 pub use limit::{Limit, LimitsBy};
-pub use limits::Limits;
+pub use limits::{Limits, Size};
 pub use path::{normalize_path, PathError};
 pub use priority::{Class, OverloadClass, Priority};
 pub use quota::QuotaCalendar;

@@ -77,7 +77,7 @@ impl Floodgate {
         // The pass's digest is for the access log and the decision's record only.
         let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
         let logged = decided.pass.filter(|_| noted);
-        ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate.digest_key()));
+        ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate().digest_key()));
         self.note_outcome(&mut decided.decision.outcome, ctx);
         let action = match (&decided.decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {

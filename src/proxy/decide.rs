@@ -49,26 +49,18 @@ pub(super) async fn decide<'s>(
     let req = session.req_header();
     let decider = &snapshot.decider;
     let robots_host = snapshot.robots.as_ref().is_some_and(|r| r.needs_host());
-    let host = host(req, decider.gate.needs_host() || robots_host);
+    let gate = decider.gate();
+    let host = host(req, gate.needs_host() || robots_host);
     let facts = HttpFacts {
         message: crate::bots::Message::new(&req.method, &req.uri, &req.headers),
         query: req.uri.query(),
         client_ip: client.ip,
+        seen: super::seen::seen(session, client),
         route: route_facts(req, host.as_deref()),
     };
-    let mut traits = decider.sender(&facts).await;
-    traits.ja4 = super::ja4::request_ja4(&decider.callers.client_ip, session, client);
-    if session.is_http2() {
-        match super::h2fp::connection_h2fp(session.digest()) {
-            Some(Ok(h2fp)) => traits.h2fp = Some(h2fp),
-            Some(Err(declined)) => traits.h2fp_declined = Some(declined),
-            None => {}
-        }
-    }
-    super::robots::judge(snapshot, req, host.as_deref(), &mut traits);
-    // Last of the traits: the score reads the fingerprints and robots.txt's verdict above.
+    let robots = |traits: &Traits| super::robots::judge(snapshot, req, host.as_deref(), traits);
     let asked = snapshot.upstream.score_headers().asked();
-    snapshot.decider.score(&mut traits, &req.headers, asked);
+    let traits = decider.sender(&facts, robots, asked).await;
     let (pass, reach, earned) =
         super::challenge::passed(snapshot.challenges.as_deref(), req, client.ip, secure).await;
     let request = facts
@@ -76,7 +68,7 @@ pub(super) async fn decide<'s>(
         .with_pass(pass.as_ref(), reach);
     let (trapped, spared) = super::robots::trap(snapshot, req, &request).await;
     let request = request.with_trapped(trapped);
-    let deciding = decider.gate.decide(&request, &facts.route);
+    let deciding = gate.decide(&request, &facts.route);
     // Traced: the store call's times come back beside the decision.
     let (decision, store) = match snapshot.tracer.is_some() {
         true => timing_store(deciding).await,

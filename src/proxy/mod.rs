@@ -21,7 +21,6 @@ mod head_watch;
 mod header_case;
 mod header_guard;
 mod hygiene;
-mod ja4;
 mod passthrough;
 mod pick;
 mod preface;
@@ -29,6 +28,7 @@ mod render;
 mod request_id;
 mod response;
 mod robots;
+mod seen;
 mod shed;
 mod snapshot;
 mod streams;
@@ -132,7 +132,7 @@ impl ProxyHttp for Floodgate {
         // The client is resolved once, here, for every phase of the request.
         let client = snapshot
             .decider
-            .callers
+            .callers()
             .client_ip
             .client(decide::peer_ip(session), &session.req_header().headers);
         ctx.front = front::Front::begin(&snapshot.front, session, client);

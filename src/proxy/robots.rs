@@ -4,7 +4,7 @@
 
 use super::render::Action;
 use super::{RequestCtx, Snapshot};
-use crate::identity::{Request, Traits, Trapped};
+use crate::identity::{Request, RobotsFact, Traits, Trapped};
 use crate::robots::spring::{Spared, Sprung, Visitor};
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT};
@@ -83,20 +83,19 @@ pub(super) fn not_found() -> Action {
 const NOT_FOUND: &[u8] =
     br#"{"type":"about:blank","title":"Not Found","status":404,"detail":"Nothing is here."}"#;
 
-/// Notes in `traits` what robots.txt says of the request `req` to `host`, when `[robots]` is
-/// configured and it comes from a crawler (before the score, which reads it).
+/// What robots.txt says of the request `req` to `host` from the sender `traits` describes,
+/// when `[robots]` is configured and it comes from a crawler (before the score, which reads
+/// it).
 pub(super) fn judge(
     snapshot: &Snapshot,
     req: &RequestHeader,
     host: Option<&str>,
-    traits: &mut Traits,
-) {
-    let Some(robots) = snapshot.robots.as_deref() else {
-        return;
-    };
+    traits: &Traits,
+) -> Option<RobotsFact> {
+    let robots = snapshot.robots.as_deref()?;
     let user_agent = req.headers.get(USER_AGENT).map(|v| v.as_bytes());
     let target = req.uri.path_and_query().map_or("/", |pq| pq.as_str());
-    traits.robots = robots.judge(host, user_agent, traits.bot.as_ref(), target);
+    robots.judge(host, user_agent, traits.bot.as_ref(), target)
 }
 
 /// The trap ban in force for the sender of `request`, and for a request for the trap that

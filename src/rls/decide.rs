@@ -14,7 +14,7 @@
 use super::answer::{answer, headers, limit_status, status, unpayable};
 use super::limited::Limited;
 use super::lookup::find;
-use super::rules::{Action, RlsRules};
+use super::rules::{Effect, RlsRules};
 use crate::gate::{Drawn, Judged, Pipeline, Trail};
 use crate::identity::{Identity, IdentityKey};
 use crate::limiter::{Fallback, Limiter, Take, Undecided};
@@ -101,14 +101,15 @@ pub async fn decide(
     }
     // The trail explains nothing here yet: Envoy's answer says per descriptor what happened.
     let mut trail = Trail::default();
-    let mut draws = answering.pipeline.draws(
-        limited.iter().map(|l| l.draw(&answering.metrics)).collect(),
-        &mut trail,
-    );
+    let draws = limited.iter().map(|l| l.draw(&answering.metrics)).collect();
     let takes: Vec<Take<'_>> = limited.iter().map(Limited::take).collect();
-    match draws.decide_draws(&takes, refused_by_rule).await {
+    let drawn = answering
+        .pipeline
+        .decide(draws, &takes, refused_by_rule, &mut trail)
+        .await;
+    match drawn {
         Drawn::Judged(judged) => answer_judged(&limited, &judged, statuses),
-        Drawn::Unpayable(i) => refuse_unpayable(&limited, i, statuses),
+        Drawn::Unpayable(i) => unpayable_answer(&limited, i, statuses),
         Drawn::Undecided(Undecided::Refuse) => {
             for s in &mut statuses {
                 s.code = Code::OverLimit as i32;
@@ -150,7 +151,7 @@ fn answer_judged(
 /// The refusal of a request whose descriptor at `unpayable_at` costs more than its limit can
 /// ever hold (the pipeline counted it): no bucket is taken (all or nothing); every enforcing
 /// limit says OVER_LIMIT, that one with nothing remaining.
-fn refuse_unpayable(
+fn unpayable_answer(
     limited: &[Limited],
     unpayable_at: usize,
     mut statuses: Vec<DescriptorStatus>,
@@ -188,8 +189,8 @@ fn limited(
             .map(|e| (e.key.as_str(), e.value.as_str()))
             .collect();
         let rule = match find(rules, &request.domain, &entries) {
-            Some(Action::Limit(rule)) => rule,
-            Some(Action::Unlimited) => {
+            Some(Effect::Limit(rule)) => rule,
+            Some(Effect::Unlimited) => {
                 unlimited.push(index);
                 continue;
             }

@@ -29,7 +29,7 @@ impl Limited {
                 policy: &self.rule.key,
                 identity: self.identity,
             },
-            spec: self.rule.limits.spec(None, 0),
+            spec: self.rule.limits.spec(0),
             cost: self.cost as f64,
             mode: self.rule.enforcement.mode(),
             terms: Terms::default(),

@@ -4,15 +4,15 @@
 //! the last entry reaches. A descriptor that leaves the tree early, or ends on a node without
 //! a limit, is not limited.
 
-use super::rules::{Action, Node, RlsRules};
+use super::rules::{Effect, Node, RlsRules};
 
-/// The action for `entries` (key, value pairs, in order) in `domain`.
-pub fn find<'r>(rules: &'r RlsRules, domain: &str, entries: &[(&str, &str)]) -> Option<&'r Action> {
+/// The effect for `entries` (key, value pairs, in order) in `domain`.
+pub fn find<'r>(rules: &'r RlsRules, domain: &str, entries: &[(&str, &str)]) -> Option<&'r Effect> {
     let mut node = rules.domains.get(domain)?;
     for (i, (key, value)) in entries.iter().enumerate() {
         let next = step(node, key, value)?;
         if i + 1 == entries.len() {
-            return next.action.as_ref();
+            return next.effect.as_ref();
         }
         node = next;
     }
@@ -63,10 +63,10 @@ descriptors:
         rules
     }
 
-    fn name(action: Option<&Action>) -> Option<String> {
-        match action? {
-            Action::Limit(rule) => Some(rule.name.clone()),
-            Action::Unlimited => Some("unlimited".into()),
+    fn name(effect: Option<&Effect>) -> Option<String> {
+        match effect? {
+            Effect::Limit(rule) => Some(rule.name.clone()),
+            Effect::Unlimited => Some("unlimited".into()),
         }
     }
 

@@ -21,7 +21,7 @@ mod yaml;
 #[cfg(feature = "rls")]
 pub use decide::{decide, Answering, Deciders};
 pub use lookup::find;
-pub use rules::{Action, Node, RlsRules, Rule, RulesError};
+pub use rules::{Effect, Node, RlsRules, Rule, RulesError};
 #[cfg(feature = "rls")]
 pub use server::{RlsLimits, RlsServer, RlsService, MAX_MESSAGE};
 

@@ -27,7 +27,7 @@ pub struct RulesError {
 
 /// What a matched descriptor does.
 #[derive(Debug, Clone)]
-pub enum Action {
+pub enum Effect {
     /// Counts against a bucket.
     Limit(Arc<Rule>),
     /// Never limited (`unlimited: true`).
@@ -83,7 +83,7 @@ impl std::fmt::Debug for RuleCounters {
 #[derive(Debug, Default)]
 pub struct Node {
     /// What a descriptor ending here does.
-    pub action: Option<Action>,
+    pub effect: Option<Effect>,
     /// Children by `key`.
     pub children: HashMap<String, Branch>,
 }
@@ -204,7 +204,7 @@ fn build(node: &mut Node, descriptors: &[DescriptorFile], path: &str) -> Result<
             None => format!("{path}.{}", d.key),
         };
         let mut child = Node {
-            action: action(d, &here)?,
+            effect: effect(d, &here)?,
             ..Node::default()
         };
         build(&mut child, &d.descriptors, &here)?;
@@ -227,12 +227,12 @@ fn build(node: &mut Node, descriptors: &[DescriptorFile], path: &str) -> Result<
     Ok(())
 }
 
-fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
+fn effect(d: &DescriptorFile, path: &str) -> Result<Option<Effect>, String> {
     let Some(limit) = &d.rate_limit else {
         return Ok(None);
     };
     if limit.unlimited {
-        return Ok(Some(Action::Unlimited));
+        return Ok(Some(Effect::Unlimited));
     }
     let (Some(unit), Some(requests)) = (&limit.unit, limit.requests_per_unit) else {
         return Err(format!(
@@ -251,7 +251,7 @@ fn action(d: &DescriptorFile, path: &str) -> Result<Option<Action>, String> {
     let limits = Limits::new(u64::from(requests_per_unit.max(1)), rate)
         .map_err(|e| format!("`{path}`: {e}"))?;
     let name = label(&limit.name.clone().unwrap_or_else(|| path.to_owned()));
-    Ok(Some(Action::Limit(Arc::new(Rule {
+    Ok(Some(Effect::Limit(Arc::new(Rule {
         arc_name: Arc::from(name.as_str()),
         key: PolicyKey::new(&format!("rls:{name}")),
         name,

@@ -174,3 +174,39 @@ fn a_bad_rule_on_reload_keeps_the_old_config() {
     );
     assert_eq!(proxy.get("/", &[("user-agent", "BadBot")]).status(), 403);
 }
+
+/// The User-Agent of Chrome 156 on Linux.
+const CHROME: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
+                      Chrome/156.0.0.0 Safari/537.36";
+
+/// Issue 83: the proxy and the decision endpoint build a request's facts in one place, so the
+/// JA4 a trusted proxy tells (`identity.ja4_header`) scores the same at both doors: curl's JA4
+/// under Chrome's User-Agent shows `ua-tls-mismatch` and is denied by either; Chrome's own JA4
+/// is let through by either.
+#[test]
+fn a_trusted_proxys_ja4_scores_the_same_at_both_doors() {
+    let upstream = Upstream::start();
+    let port = free_port();
+    let config = format!(
+        "[identity]\nja4_header = \"x-ja4\"\n\n[identity.ip]\ntrusted_proxies = [\"127.0.0.1/32\"]\n\n\
+         [[policy]]\nname = \"fake-chrome\"\naction = \"deny\"\n\
+         match = {{ signals = [\"ua-tls-mismatch\"] }}\n\n\
+         [check]\nlisten = \"127.0.0.1:{port}\"\n"
+    );
+    let proxy = Proxy::start(&[&upstream.addr], &config);
+    let check = format!("http://127.0.0.1:{port}/");
+    let http = client_from("127.0.0.1");
+    let request = |ja4: &'static str| {
+        [
+            ("user-agent", CHROME),
+            ("accept-language", "en"),
+            ("x-ja4", ja4),
+        ]
+    };
+    let curl = request("t13d3112h2_e8f1e7e78f70_0123456789ab");
+    let chrome = request("t13d1517h2_8daaf6152771_02713d6af862");
+    for (door, url) in [("proxy", proxy.url("/")), ("decision endpoint", check)] {
+        assert_eq!(status(&http, &url, &curl), 403, "{door}: curl's JA4");
+        assert_eq!(status(&http, &url, &chrome), 200, "{door}: Chrome's JA4");
+    }
+}

@@ -6,7 +6,7 @@ use crate::control::change::Change;
 use crate::control::entry::{Ban, BanTarget, Entry, Override};
 use crate::identity::{Identity, SourceSpec};
 use crate::limiter::PolicyKey;
-use crate::policy::{Limits, Rate};
+use crate::policy::{Limits, Rate, Size};
 use ipnet::IpNet;
 use std::sync::Arc;
 
@@ -40,21 +40,23 @@ impl ControlView {
     }
 
     fn add_override(&mut self, o: &Override) {
-        let limits = match o.quota {
-            Some(quota) => Limits::quota(quota).ok(),
+        let size = match o.quota {
+            Some(0) => None,
+            Some(quota) => Some(Size::Quota(quota)),
             None => o
                 .rate
                 .parse::<Rate>()
                 .ok()
-                .and_then(|rate| Limits::new(o.capacity, rate).ok()),
+                .and_then(|rate| Limits::new(o.capacity, rate).ok())
+                .map(|limits| Size::Bucket(Arc::new(limits))),
         };
-        let (Some(limits), Some(caller)) = (limits, Identity::from_hex(&o.caller)) else {
+        let (Some(size), Some(caller)) = (size, Identity::from_hex(&o.caller)) else {
             log::warn!("override {} cannot be read; it is not applied", o.id);
             return;
         };
         let applied = Arc::new(Applied {
             id: o.id,
-            limits,
+            size,
             expires_at_ms: o.expires_at_ms,
         });
         let slot = (PolicyKey::new(&o.policy).id(), caller);

@@ -91,7 +91,7 @@ fn a_caller_ban_meets_the_requests_its_source_identifies_and_overrides_apply_by_
 
     let policy = PolicyKey::new("per-user").id();
     let applied = view.override_for(policy, alice, 99).unwrap();
-    assert_eq!(applied.limits.capacity(), 50);
+    assert_eq!(applied.size.capacity(), 50);
     assert!(view.override_for(policy, alice, 100).is_none(), "ended");
     assert!(view
         .override_for(PolicyKey::new("other").id(), alice, 0)
