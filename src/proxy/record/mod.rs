@@ -4,33 +4,21 @@
 //! trace, the offenders table and the metrics, each a function of it.
 
 mod caller;
+mod decision;
 mod steps;
 
 pub(super) use caller::Caller;
+pub(super) use decision::Via;
 pub(super) use steps::Steps;
 
+use decision::decision_of;
+
 use crate::explain::{Admittance, Overloaded};
-use crate::gate::{Outcome, OutcomeKind, Trail};
+use crate::gate::{Outcome, Trail};
 use crate::identity::{Identity, ProofState, Traits};
 use crate::policy::Priority;
 use crate::telemetry::RequestDecision;
 use std::sync::Arc;
-
-/// How the request came by the pass it was let on with, when not by the cookie it carried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Via {
-    /// A Privacy Pass token earned it now (`via=privacy_pass`).
-    PrivacyPass,
-}
-
-impl Via {
-    /// The word the log and the record show.
-    pub(super) fn word(self) -> &'static str {
-        match self {
-            Via::PrivacyPass => "privacy_pass",
-        }
-    }
-}
 
 /// What the gate's outcome, and what the proxy learnt on the way, say of a request.
 #[derive(Debug, Default)]
@@ -285,29 +273,6 @@ pub(super) struct Kept {
     pub(super) via: Option<Via>,
     pub(super) overload: Option<Overloaded>,
     pub(super) blocked_by: Option<Arc<str>>,
-}
-
-/// The request's decision, as the gate's outcome `kind` names it.
-fn decision_of(kind: OutcomeKind) -> RequestDecision {
-    match kind {
-        OutcomeKind::Allowed => RequestDecision::Allowed,
-        OutcomeKind::Throttled => RequestDecision::Throttled,
-        OutcomeKind::Unlimited => RequestDecision::Unlimited,
-        OutcomeKind::Allowlisted => RequestDecision::Allowlisted,
-        OutcomeKind::Denylisted => RequestDecision::Denylisted,
-        OutcomeKind::Banned => RequestDecision::Banned,
-        OutcomeKind::Trapped => RequestDecision::Trapped,
-        OutcomeKind::Denied => RequestDecision::Denied,
-        OutcomeKind::AllowedByRule => RequestDecision::AllowedByRule,
-        OutcomeKind::InvalidToken => RequestDecision::InvalidToken,
-        OutcomeKind::AmbiguousCredential => RequestDecision::AmbiguousCredential,
-        OutcomeKind::KeyRefused => RequestDecision::KeyRefused,
-        OutcomeKind::BadCost => RequestDecision::BadCost,
-        OutcomeKind::StoreError => RequestDecision::StoreError,
-        OutcomeKind::StoreUnavailable => RequestDecision::StoreUnavailable,
-        OutcomeKind::Challenged => RequestDecision::Challenged,
-        OutcomeKind::Shed => RequestDecision::Shed,
-    }
 }
 
 #[cfg(test)]
