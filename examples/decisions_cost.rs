@@ -7,10 +7,10 @@
 //! `cargo run --example decisions_cost [N]`.
 
 use floodgate::explain::{
-    kept_path, Bucket, Caller, DecisionSettings, Decisions, Record, Reference, Step,
+    kept_path, Bucket, Caller, DecisionSettings, Decisions, Record, Reference, Said, Step,
 };
-use floodgate::gate::OutcomeKind;
 use floodgate::identity::{Identity, IdentityKey};
+use floodgate::telemetry::{PolicyOutcome, RequestDecision};
 use smallvec::smallvec;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -59,7 +59,7 @@ fn keep(book: &Decisions, request: &Request, i: usize) {
         route: Some(request.pool.clone()),
         steps: smallvec![Step {
             policy: request.policy.clone(),
-            outcome: "throttled",
+            said: Said::Counted(PolicyOutcome::Throttled),
             remaining: Some(0.0),
         }],
         caller: Some(Caller {
@@ -83,8 +83,7 @@ fn keep(book: &Decisions, request: &Request, i: usize) {
         robots: None,
         overload: None,
         blocked_by: None,
-        decision: "throttled",
-        outcome: Some(OutcomeKind::Throttled),
+        decision: Some(RequestDecision::Throttled),
         status: 429,
     };
     book.keep(record, now_ms);

@@ -2,10 +2,10 @@
 //! names, fingerprints as their fixed-size types) and turned into JSON only when asked
 //! ([`Record::to_json`]) or shipped to the fleet.
 
+use super::step::{Overloaded, Step};
 use super::Reference;
-use crate::gate::OutcomeKind;
 use crate::identity::{BotClaim, H2Fp, Identity, Ja4, Proof, Verification};
-use crate::policy::Priority;
+use crate::telemetry::RequestDecision;
 use serde_json::{json, Value};
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -52,24 +52,10 @@ pub struct Record {
     pub overload: Option<Overloaded>,
     /// The blocklist entry's reason (CrowdSec's scenario), when it refused.
     pub blocked_by: Option<Arc<str>>,
-    /// The final decision: the access log's `decision` word.
-    pub decision: &'static str,
-    /// What the gate made of the request, when it decided (not a solution, not a bad head).
-    pub outcome: Option<OutcomeKind>,
+    /// The final decision, the access log's (`None`: answered before any, a bad head).
+    pub decision: Option<RequestDecision>,
     /// The status the client got (0: none was written).
     pub status: u16,
-}
-
-/// One policy checked, and what it said.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// The policy's name.
-    pub policy: Arc<str>,
-    /// What it came to (`allowed`, `throttled`, `throttled_by_other`, `denied`,
-    /// `challenged`…: the `decision` label it was counted under).
-    pub outcome: &'static str,
-    /// Tokens its bucket had left after the request, where a bucket answered.
-    pub remaining: Option<f64>,
 }
 
 /// The caller a policy's bucket belongs to: the identity source that named them and their
@@ -97,15 +83,6 @@ pub struct Bucket {
     pub retry_after_s: Option<u64>,
 }
 
-/// What overload protection made of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overloaded {
-    /// The request's priority.
-    pub priority: Priority,
-    /// `admitted`, `challenged` or `shed`.
-    pub admission: &'static str,
-}
-
 impl Record {
     /// The record as the control API shows it, from `instance`.
     pub fn to_json(&self, instance: &str) -> Value {
@@ -118,7 +95,7 @@ impl Record {
             "route": self.route.as_deref(),
             "policies": self.steps.iter().map(|s| json!({
                 "policy": &*s.policy,
-                "outcome": s.outcome,
+                "outcome": s.said.word(),
                 "remaining": s.remaining.map(round),
             })).collect::<Vec<_>>(),
             "identity": self.caller.as_ref().map(|c| json!({
@@ -141,17 +118,17 @@ impl Record {
             })),
             "overload": self.overload.map(|o| json!({
                 "priority": o.priority.word(),
-                "admission": o.admission,
+                "admission": o.admission.word(),
             })),
             "blocked_by": self.blocked_by.as_deref(),
-            "decision": self.decision,
+            "decision": self.decision.map_or("", RequestDecision::label),
             "status": self.status,
         })
     }
 
     /// Whether the request was refused (or shown the challenge page): not forwarded.
     pub fn refused(&self) -> bool {
-        self.status >= 400 || self.outcome == Some(OutcomeKind::Challenged)
+        self.status >= 400 || self.decision == Some(RequestDecision::Challenged)
     }
 
     /// About how many bytes the record holds, itself and what it owns alone (shared names
@@ -232,8 +209,7 @@ pub(super) fn allowed(id: &str, at_ms: u64, path: &str) -> Record {
         robots: None,
         overload: None,
         blocked_by: None,
-        decision: "allowed",
-        outcome: Some(OutcomeKind::Allowed),
+        decision: Some(RequestDecision::Allowed),
         status: 200,
     }
 }

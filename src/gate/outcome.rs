@@ -145,7 +145,8 @@ impl Decided<'_> {
     }
 }
 
-/// The kind of an outcome: the `decision` word of the access log.
+/// The kind of an outcome (the proxy's record names the request's decision after it:
+/// `telemetry::RequestDecision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutcomeKind {
     /// Every bucket paid.
@@ -205,50 +206,6 @@ impl OutcomeKind {
             | OutcomeKind::StoreUnavailable
             | OutcomeKind::Challenged
             | OutcomeKind::Shed => false,
-        }
-    }
-
-    /// Every kind, in label order.
-    pub const ALL: [OutcomeKind; 17] = [
-        OutcomeKind::Allowed,
-        OutcomeKind::Throttled,
-        OutcomeKind::Unlimited,
-        OutcomeKind::Allowlisted,
-        OutcomeKind::Denylisted,
-        OutcomeKind::Banned,
-        OutcomeKind::Trapped,
-        OutcomeKind::Denied,
-        OutcomeKind::AllowedByRule,
-        OutcomeKind::InvalidToken,
-        OutcomeKind::AmbiguousCredential,
-        OutcomeKind::KeyRefused,
-        OutcomeKind::BadCost,
-        OutcomeKind::StoreError,
-        OutcomeKind::StoreUnavailable,
-        OutcomeKind::Challenged,
-        OutcomeKind::Shed,
-    ];
-
-    /// The word written in the access log.
-    pub fn label(self) -> &'static str {
-        match self {
-            OutcomeKind::Allowed => "allowed",
-            OutcomeKind::Throttled => "throttled",
-            OutcomeKind::Unlimited => "unlimited",
-            OutcomeKind::Allowlisted => "allowlisted",
-            OutcomeKind::Denylisted => "denylisted",
-            OutcomeKind::Banned => "banned",
-            OutcomeKind::Trapped => "trapped",
-            OutcomeKind::Denied => "denied",
-            OutcomeKind::AllowedByRule => "allowed_by_rule",
-            OutcomeKind::InvalidToken => "invalid_token",
-            OutcomeKind::AmbiguousCredential => "ambiguous_credential",
-            OutcomeKind::KeyRefused => "key_refused",
-            OutcomeKind::BadCost => "bad_cost",
-            OutcomeKind::StoreError => "store_error",
-            OutcomeKind::StoreUnavailable => "store_unavailable",
-            OutcomeKind::Challenged => "challenged",
-            OutcomeKind::Shed => "shed",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! validators come from many addresses and must not be throttled); any other path under it
 //! goes the usual way.
 
-use super::render::Action;
+use super::render::Handling;
 use super::Floodgate;
 use crate::acme::HTTP01_PATH;
 use bytes::Bytes;
@@ -13,7 +13,7 @@ use pingora::proxy::Session;
 
 impl Floodgate {
     /// The answer to an HTTP-01 validation, when `session` asks for a token under way.
-    pub(super) async fn acme_answer(&self, session: &Session) -> Option<Action> {
+    pub(super) async fn acme_answer(&self, session: &Session) -> Option<Handling> {
         let answers = self.acme.as_ref()?;
         let request = session.req_header();
         if request.method != Method::GET && request.method != Method::HEAD {
@@ -31,6 +31,6 @@ impl Floodgate {
         header
             .insert_header(http::header::CACHE_CONTROL, "no-store")
             .ok()?;
-        Some(Action::Answer(Box::new(header), body))
+        Some(Handling::Answer(Box::new(header), body))
     }
 }

@@ -3,42 +3,33 @@
 //! let through, answered here (it asks about the server, not a resource: no backend is
 //! asked); and what later phases keep of the decision.
 
-use super::render::Action;
+use super::decide::DecidedRequest;
+use super::record::{Learnt, Record};
+use super::render::Handling;
 use super::{challenge, decide, hygiene, robots, Floodgate, RequestCtx, Snapshot};
 use crate::gate::Outcome;
 use bytes::Bytes;
 use http::header::{ALLOW, CONTENT_LENGTH};
 use pingora::http::ResponseHeader;
 use pingora::proxy::Session;
-use std::sync::Arc;
 
 /// The methods `OPTIONS *` is told the server allows: those it forwards (CONNECT is
 /// refused).
 const ALLOWED: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
 impl Floodgate {
-    /// Keeps what later phases need of `outcome`.
-    fn note_outcome(&self, outcome: &mut Outcome<'_>, ctx: &mut RequestCtx) {
-        ctx.outcome = Some(outcome.kind());
-        ctx.ticket = outcome.ticket();
-        ctx.aftercare = outcome.take_aftercare();
-        ctx.explained.note(outcome);
-        let score = ctx.score.map(|s| s.value);
-        let offenders = &self.offenders;
-        match outcome {
-            Outcome::Throttled(d) => {
-                offenders.record_scored(d.identity, d.source, d.standing.policy, score)
-            }
-            Outcome::Busy(b) => offenders.record_scored(b.identity, b.source, b.policy, score),
-            Outcome::Unpayable(u) => offenders.record_scored(u.identity, u.source, u.policy, score),
-            Outcome::Blocked(block) => ctx.blocked_by = Some(block.reason.clone()),
-            Outcome::Denied(policy) | Outcome::AllowedByRule(policy) => {
-                ctx.ruled_by = Some(Arc::clone(policy));
-            }
-            Outcome::Challenged(challenged, _) => {
-                ctx.ruled_by = Some(Arc::clone(challenged.policy));
-            }
-            _ => {}
+    /// Keeps what later phases need of `outcome`, and the request's record built from it and
+    /// from `learnt`; counts an offender.
+    fn note_outcome(&self, decided: &mut DecidedRequest<'_>, learnt: Learnt, ctx: &mut RequestCtx) {
+        let decision = &mut decided.decision;
+        ctx.aftercare = decision.outcome.take_aftercare();
+        ctx.record = Record::decided(&decision.outcome, &decision.trail, learnt);
+        let record = &ctx.record;
+        if let Some(caller) = record.offender() {
+            let score = record.traits().score.map(|s| s.value);
+            let source = caller.source.as_ref();
+            let offenders = &self.offenders;
+            offenders.record_scored(caller.identity, source, &caller.policy, score);
         }
     }
 
@@ -49,7 +40,7 @@ impl Floodgate {
         snapshot: &Snapshot,
         session: &Session,
         ctx: &mut RequestCtx,
-    ) -> Action {
+    ) -> Handling {
         let room = snapshot.challenges.as_deref();
         if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {
             let client = ctx.front.client.ip;
@@ -57,7 +48,7 @@ impl Floodgate {
             let asker = (client, ctx.front.id());
             let (action, solved) =
                 challenge::solution(room, session.req_header(), asker, secure).await;
-            ctx.solved = Some(solved);
+            ctx.record = Record::answered(solved.decision());
             return action;
         }
         let client = ctx.front.client;
@@ -65,38 +56,35 @@ impl Floodgate {
         let mut decided = decide::decide(snapshot, session, &client, secure).await;
         ctx.earned = decided.earned.take();
         super::traced::decided(ctx.trace.as_mut(), &decided);
-        ctx.bot = decided.traits.bot.take();
-        ctx.ja4 = decided.traits.ja4;
-        ctx.h2fp = decided.traits.h2fp.clone();
-        ctx.h2fp_declined = decided.traits.h2fp_declined;
-        ctx.score = decided.traits.score;
-        ctx.proof = decided.proof;
-        ctx.lesson = decided.lesson;
-        ctx.robots = decided.traits.robots.take();
-        ctx.explained.checked(&decided.decision.trail);
+        ctx.lesson = decided.lesson.take();
         // The pass's digest is for the access log and the decision's record only.
         let noted = snapshot.access_log.is_some() || snapshot.decisions.is_some();
-        let logged = decided.pass.filter(|_| noted);
-        ctx.pass = logged.map(|pass| pass.digest(snapshot.decider.gate().digest_key()));
-        self.note_outcome(&mut decided.decision.outcome, ctx);
+        let logged = decided.pass.as_ref().filter(|_| noted);
+        let learnt = Learnt {
+            traits: std::mem::take(&mut decided.traits),
+            pass: logged.map(|pass| pass.digest(snapshot.decider.gate().digest_key())),
+            proof: decided.proof,
+            earned: ctx.earned.is_some(),
+        };
+        self.note_outcome(&mut decided, learnt, ctx);
         let action = match (&decided.decision.outcome, room) {
             (Outcome::Challenged(challenged, _), Some(room)) => {
                 let req = session.req_header();
                 return challenge::page(room, challenged, req, client.ip, ctx.front.id());
             }
-            (outcome, _) => snapshot.render(outcome, ctx.bot.as_ref()),
+            (outcome, _) => snapshot.render(outcome, ctx.record.traits().bot.as_ref()),
         };
         match action {
-            Action::Forward(_) if hygiene::is_asterisk(session.req_header()) => server_options(),
-            Action::Forward(_) if decided.spared.is_some() => robots::not_found(),
-            Action::Forward(_) => self.admit(snapshot, session, ctx, &decided, action).await,
+            Handling::Forward(_) if hygiene::is_asterisk(session.req_header()) => server_options(),
+            Handling::Forward(_) if decided.spared.is_some() => robots::not_found(),
+            Handling::Forward(_) => self.admit(snapshot, session, ctx, &decided, action).await,
             refusal => refusal,
         }
     }
 }
 
 /// The answer to `OPTIONS *`: 200, the methods allowed, no body.
-fn server_options() -> Action {
+fn server_options() -> Handling {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
         let mut header = ResponseHeader::build(200, Some(2))?;
         header.insert_header(ALLOW, ALLOWED)?;
@@ -104,7 +92,7 @@ fn server_options() -> Action {
         Ok(Box::new(header))
     };
     match build() {
-        Ok(header) => Action::Answer(header, Bytes::new()),
+        Ok(header) => Handling::Answer(header, Bytes::new()),
         Err(e) => {
             log::error!("could not build the answer to OPTIONS *: {e}");
             super::render::problem(500, Bytes::new(), &[])

@@ -3,12 +3,13 @@
 //! the client takes it), and what a solution earns (a pass cookie and a 303 to where the
 //! client was going, a new page, or a 400 naming the parameter).
 
-use super::render::{problem, Action};
+use super::render::{problem, Handling};
 use crate::challenge::{Challenges, Coding, Page, Redemption, Visitor};
 use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use crate::identity::{Pass, Reach};
+use crate::telemetry::RequestDecision;
 use bytes::Bytes;
 use http::header::{
     CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
@@ -28,7 +29,7 @@ pub(super) fn page(
     req: &RequestHeader,
     client: Option<IpAddr>,
     reference: &str,
-) -> Action {
+) -> Handling {
     let visitor = Visitor {
         target: req.uri.path_and_query().map_or("/", |p| p.as_str()),
         client,
@@ -74,7 +75,7 @@ pub(super) async fn passed(
     }
 }
 
-/// What a solution came to: the access log's `decision` for the solution endpoint.
+/// What a solution came to (the request's decision, for the solution endpoint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Solved {
     /// It earned a pass: the cookie and a 303 to the target.
@@ -90,14 +91,14 @@ pub(super) enum Solved {
 }
 
 impl Solved {
-    /// The word in the access log.
-    pub(super) fn label(self) -> &'static str {
+    /// The request's decision.
+    pub(super) fn decision(self) -> RequestDecision {
         match self {
-            Self::PassIssued => "pass_issued",
-            Self::Refused => "solution_refused",
-            Self::NonceRefused => "nonce_refused",
-            Self::Malformed => "solution_malformed",
-            Self::Unavailable => "challenge_unavailable",
+            Self::PassIssued => RequestDecision::PassIssued,
+            Self::Refused => RequestDecision::SolutionRefused,
+            Self::NonceRefused => RequestDecision::NonceRefused,
+            Self::Malformed => RequestDecision::SolutionMalformed,
+            Self::Unavailable => RequestDecision::ChallengeUnavailable,
         }
     }
 }
@@ -109,7 +110,7 @@ pub(super) async fn solution(
     req: &RequestHeader,
     (client, reference): (Option<IpAddr>, &str),
     tls: bool,
-) -> (Action, Solved) {
+) -> (Handling, Solved) {
     if req.method != http::Method::GET && req.method != http::Method::HEAD {
         let body = problem_body(405, "Solutions come back with GET.", serde_json::json!({}));
         let allow = (http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -137,12 +138,12 @@ pub(super) async fn solution(
 
 /// `answer` (a challenge page) with each trusted issuer's token challenge beside the page
 /// (`WWW-Authenticate: PrivateToken …`, RFC 9577 §2.1), when any issuer is trusted.
-fn offered(answer: Action, room: &Challenges, now_ms: u64) -> Action {
+fn offered(answer: Handling, room: &Challenges, now_ms: u64) -> Handling {
     let Some(tokens) = room.tokens() else {
         return answer;
     };
     match answer {
-        Action::Answer(mut header, body) => {
+        Handling::Answer(mut header, body) => {
             let offers = tokens.offers(now_ms);
             // A 401 must say how to authenticate (RFC 9110 §15.5.2): with no issuer's key
             // known yet (a directory never read), the page is a 403 as without tokens.
@@ -156,13 +157,13 @@ fn offered(answer: Action, room: &Challenges, now_ms: u64) -> Action {
                     log::error!("a token challenge could not be offered: {e}");
                 }
             }
-            Action::Answer(header, body)
+            Handling::Answer(header, body)
         }
         forward => forward,
     }
 }
 
-fn page_answer(page: &Page) -> Action {
+fn page_answer(page: &Page) -> Handling {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
         let mut header = ResponseHeader::build(page.status, Some(9))?;
         header.insert_header(CONTENT_TYPE, "text/html; charset=utf-8")?;
@@ -179,13 +180,13 @@ fn page_answer(page: &Page) -> Action {
         Ok(Box::new(header))
     };
     match build() {
-        Ok(header) => Action::Answer(header, page.body.clone()),
+        Ok(header) => Handling::Answer(header, page.body.clone()),
         Err(e) => unavailable(&e.to_string()),
     }
 }
 
 /// A 303 to `target` (a checked same-origin path), setting `cookie` if given.
-fn see_other(target: &str, cookie: Option<&str>) -> Action {
+fn see_other(target: &str, cookie: Option<&str>) -> Handling {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
         let mut header = ResponseHeader::build(303, Some(4))?;
         header.insert_header(LOCATION, target)?;
@@ -197,13 +198,13 @@ fn see_other(target: &str, cookie: Option<&str>) -> Action {
         Ok(Box::new(header))
     };
     match build() {
-        Ok(header) => Action::Answer(header, Bytes::new()),
+        Ok(header) => Handling::Answer(header, Bytes::new()),
         Err(e) => unavailable(&e.to_string()),
     }
 }
 
 /// No page could be made (no randomness, an unbuildable header): refused, never forwarded.
-fn unavailable(why: &str) -> Action {
+fn unavailable(why: &str) -> Handling {
     log::error!("could not answer with a challenge: {why}");
     let body = problem_body(
         503,

@@ -1,7 +1,7 @@
 //! When proxying fails: which status the client gets, and how the failure is counted.
 
 use super::front::{write_answer, Front};
-use super::render::{problem, Action};
+use super::render::{problem, Handling};
 use crate::gate::reply::problem_body;
 use crate::telemetry::UpstreamErrorKind;
 use pingora::proxy::Session;
@@ -63,8 +63,8 @@ pub(super) async fn write_problem(
 ) -> Result<()> {
     let body = problem_body(status, detail(e, failure.upstream), serde_json::json!({}));
     match problem(status, body, &[]) {
-        Action::Answer(header, body) => write_answer(session, front, header, body).await,
-        Action::Forward(_) => Ok(()),
+        Handling::Answer(header, body) => write_answer(session, front, header, body).await,
+        Handling::Forward(_) => Ok(()),
     }
 }
 

@@ -24,6 +24,7 @@ mod hygiene;
 mod passthrough;
 mod pick;
 mod preface;
+mod record;
 mod render;
 mod request_id;
 mod response;
@@ -44,7 +45,7 @@ pub use h2fp::{connection_h2fp, first_frames, FirstFramesStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use header_guard::HeaderGuard;
 pub use preface::{sniff, Preface};
-pub use render::Action;
+pub use render::Handling;
 pub use snapshot::Snapshot;
 pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
@@ -150,11 +151,11 @@ impl ProxyHttp for Floodgate {
             },
         };
         match action {
-            Action::Forward(headers) => {
+            Handling::Forward(headers) => {
                 ctx.ratelimit = headers;
                 Ok(false)
             }
-            Action::Answer(mut header, body) => {
+            Handling::Answer(mut header, body) => {
                 // A pass a Privacy Pass token earned goes back even with a refusal.
                 if let Some(cookie) = &ctx.earned {
                     header.append_header(http::header::SET_COOKIE, cookie.as_str())?;
@@ -172,9 +173,9 @@ impl ProxyHttp for Floodgate {
     ) -> Result<Box<HttpPeer>> {
         ctx.upstream_started.get_or_insert_with(Instant::now);
         let snapshot = &ctx.snapshot;
-        let ticket = ctx.ticket.as_ref();
+        let caller = ctx.record.caller().map(|c| c.stable);
         let client_ip = ctx.front.client.ip;
-        let mut peer = pick::peer(snapshot, session, ticket, client_ip, &mut ctx.upstream)?;
+        let mut peer = pick::peer(snapshot, session, caller, client_ip, &mut ctx.upstream)?;
         streams::prepare_upgrade(session, &mut peer, snapshot.upstream.idle_timeout());
         Ok(peer)
     }
@@ -227,12 +228,16 @@ impl ProxyHttp for Floodgate {
         let host = snapshot.upstream.host(&ctx.upstream);
         let mut edits = forwarding::edits(session, upstream_request, &ctx.front, host)?;
         if let Some(header) = snapshot.upstream.ja4_header() {
-            forwarding::ja4(&mut edits, header, ctx.ja4);
+            forwarding::ja4(&mut edits, header, ctx.record.traits().ja4);
         }
         if let Some(header) = snapshot.upstream.h2fp_header() {
-            forwarding::h2fp(&mut edits, header, ctx.h2fp.as_ref());
+            forwarding::h2fp(&mut edits, header, ctx.record.traits().h2fp.as_ref());
         }
-        forwarding::score(&mut edits, snapshot.upstream.score_headers(), ctx.score);
+        forwarding::score(
+            &mut edits,
+            snapshot.upstream.score_headers(),
+            ctx.record.traits().score,
+        );
         forwarding::no_underscore_spellings(&mut edits, upstream_request, &snapshot.guard);
         forwarding::no_private_token(&mut edits, upstream_request);
         edits.apply_to_request(upstream_request, keeps_case(snapshot))?;
@@ -393,14 +398,17 @@ impl ProxyHttp for Floodgate {
         let aftercare = std::mem::take(&mut ctx.aftercare);
         drain::settle(e, line, slot, aftercare, written).await;
         connection::request_done(session);
+        if let Some(decision) = ctx.record.decision() {
+            self.metrics.decisions.inc(decision);
+        }
         let log = ctx.snapshot.access_log.clone();
         if let (Some(log), Some(started)) = (log, ctx.started) {
             log.write(session, ctx, written, started);
         }
+        traced::finish(session, ctx, written, e);
         let snapshot = ctx.snapshot.clone();
         if let Some(decisions) = &snapshot.decisions {
             explained::keep(decisions, &snapshot, session, ctx, written);
         }
-        traced::finish(session, ctx, written, e);
     }
 }

@@ -1,13 +1,13 @@
 //! Which backend an allowed request goes to: the pool its route names (routes see the same
 //! facts as the policies), then the backend that pool's balance picks. A `hash` pool hashes
 //! the caller: the gate's stable caller (the same on each of the caller's requests, whichever
-//! policy is the most restrictive; see `Ticket::caller`), or, when no policy decided, the
+//! policy is the most restrictive; see `gate::Ticket::caller`), or, when no policy decided, the
 //! client address (found as the `ip` source finds it).
 
 use super::decide;
 use super::upstream::{Attempts, Balance};
 use super::Snapshot;
-use crate::gate::Ticket;
+use crate::identity::Identity;
 use pingora::prelude::HttpPeer;
 use pingora::proxy::Session;
 use pingora::Result;
@@ -22,7 +22,7 @@ type Key = SmallVec<[u8; 16]>;
 pub(super) fn peer(
     snapshot: &Snapshot,
     session: &Session,
-    ticket: Option<&Ticket>,
+    caller: Option<Identity>,
     client_ip: Option<IpAddr>,
     attempts: &mut Attempts,
 ) -> Result<Box<HttpPeer>> {
@@ -32,7 +32,7 @@ pub(super) fn peer(
         None => pool_of(snapshot, session),
     };
     let key = match upstream.balance(pool) {
-        Balance::Hash => caller_key(ticket, client_ip),
+        Balance::Hash => caller_key(caller, client_ip),
         Balance::RoundRobin => Key::new(),
     };
     upstream.peer(attempts, pool, &key)
@@ -51,9 +51,9 @@ pub(super) fn pool_of(snapshot: &Snapshot, session: &Session) -> usize {
 
 /// What a hash pool hashes for this request: the gate's stable caller, else the client's
 /// address.
-fn caller_key(ticket: Option<&Ticket>, client_ip: Option<IpAddr>) -> Key {
-    if let Some(ticket) = ticket {
-        return Key::from_slice(&ticket.caller.prefix_u64().to_le_bytes());
+fn caller_key(caller: Option<Identity>, client_ip: Option<IpAddr>) -> Key {
+    if let Some(caller) = caller {
+        return Key::from_slice(&caller.prefix_u64().to_le_bytes());
     }
     match client_ip {
         Some(IpAddr::V4(ip)) => Key::from_slice(&ip.octets()),

@@ -9,17 +9,17 @@ use http::{HeaderValue, StatusCode};
 use pingora::http::ResponseHeader;
 
 /// What the proxy does with a request.
-pub enum Action {
+pub enum Handling {
     /// Forward it, adding these `RateLimit-Policy` and `RateLimit` values to the response.
     Forward(Option<RateLimitHeaders>),
     /// Answer it with this response.
     Answer(Box<ResponseHeader>, Bytes),
 }
 
-impl From<Reply> for Action {
+impl From<Reply> for Handling {
     fn from(reply: Reply) -> Self {
         match reply {
-            Reply::Forward(headers) => Action::Forward(headers),
+            Reply::Forward(headers) => Handling::Forward(headers),
             Reply::Refuse(Refusal {
                 status,
                 headers,
@@ -31,7 +31,7 @@ impl From<Reply> for Action {
 
 /// A problem response: `status`, the problem body and `extra` headers; a 500 if the header
 /// cannot be built.
-pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Action {
+pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Handling {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
         let mut header = ResponseHeader::build(status, Some(4 + extra.len()))?;
         header.insert_header(CONTENT_TYPE, PROBLEM_JSON)?;
@@ -43,7 +43,7 @@ pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValu
         Ok(Box::new(header))
     };
     match build() {
-        Ok(header) => Action::Answer(header, body),
+        Ok(header) => Handling::Answer(header, body),
         Err(e) => {
             log::error!("could not build a {status} answer, answering 500: {e}");
             internal_error()
@@ -52,14 +52,14 @@ pub(super) fn problem(status: u16, body: Bytes, extra: &[(HeaderName, HeaderValu
 }
 
 /// A bodiless 500, built from parts that cannot be refused.
-fn internal_error() -> Action {
+fn internal_error() -> Handling {
     let mut response = http::Response::new(());
     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     let headers = response.headers_mut();
     headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     let (parts, ()) = response.into_parts();
-    Action::Answer(Box::new(ResponseHeader::from(parts)), Bytes::new())
+    Handling::Answer(Box::new(ResponseHeader::from(parts)), Bytes::new())
 }
 
 #[cfg(test)]
@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn an_answer_that_cannot_be_built_is_a_500_not_a_forward() {
-        let Action::Answer(header, body) = problem(1000, Bytes::from_static(b"{}"), &[]) else {
+        let Handling::Answer(header, body) = problem(1000, Bytes::from_static(b"{}"), &[]) else {
             panic!("a broken refusal still answers");
         };
         assert_eq!(header.status, 500);
@@ -84,7 +84,7 @@ mod tests {
                 .collect(),
             body: Bytes::from_static(b"{}"),
         });
-        let Action::Answer(header, body) = Action::from(reply) else {
+        let Handling::Answer(header, body) = Handling::from(reply) else {
             panic!("a refusal is answered");
         };
         assert_eq!(header.status, 429);

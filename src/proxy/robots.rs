@@ -2,17 +2,19 @@
 //! (never challenged, limited, shed, denied or banned; its reader noted for the trap), and the
 //! trap's path never forwarded (a request for it that the gate lets through gets 404).
 
-use super::render::Action;
+use super::record::Record;
+use super::render::Handling;
 use super::{RequestCtx, Snapshot};
 use crate::identity::{Request, RobotsFact, Traits, Trapped};
 use crate::robots::spring::{Spared, Sprung, Visitor};
+use crate::telemetry::RequestDecision;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT};
 use http::Method;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::proxy::Session;
 
-/// What Floodgate answered by itself, outside the gate: the access log's `decision` word.
+/// What Floodgate answered by itself, outside the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum OwnAnswer {
     /// `/robots.txt`, from Floodgate's copy.
@@ -20,10 +22,10 @@ pub(super) enum OwnAnswer {
 }
 
 impl OwnAnswer {
-    /// The `decision` word.
-    pub(super) fn label(self) -> &'static str {
+    /// The request's decision.
+    pub(super) fn decision(self) -> RequestDecision {
         match self {
-            Self::RobotsTxt => "robots_txt",
+            Self::RobotsTxt => RequestDecision::RobotsTxt,
         }
     }
 }
@@ -34,7 +36,7 @@ pub(super) async fn robots_txt(
     snapshot: &Snapshot,
     session: &Session,
     ctx: &mut RequestCtx,
-) -> Option<Action> {
+) -> Option<Handling> {
     let robots = snapshot.robots.as_deref()?;
     let req = session.req_header();
     if !robots.is_robots_txt(req.uri.path()) {
@@ -45,7 +47,7 @@ pub(super) async fn robots_txt(
     }
     // Boxed: the fleet's call is a large future (about 6 KB), which every request's would carry.
     Box::pin(robots.read_by(ctx.front.client.ip)).await;
-    ctx.own_answer = Some(OwnAnswer::RobotsTxt);
+    ctx.record = Record::answered(OwnAnswer::RobotsTxt.decision());
     let host = crate::policy::request_host(&req.uri, req.headers.get(http::header::HOST));
     let body = robots.body(host.as_deref());
     let length = body.len();
@@ -57,7 +59,7 @@ pub(super) async fn robots_txt(
 }
 
 /// A 200 of `text/plain` of `length` bytes, `body` (empty for HEAD).
-fn text(length: usize, body: Bytes) -> Action {
+fn text(length: usize, body: Bytes) -> Handling {
     let build = || -> pingora::Result<Box<ResponseHeader>> {
         let mut header = ResponseHeader::build(200, Some(3))?;
         header.insert_header(CONTENT_TYPE, "text/plain; charset=utf-8")?;
@@ -66,7 +68,7 @@ fn text(length: usize, body: Bytes) -> Action {
         Ok(Box::new(header))
     };
     match build() {
-        Ok(header) => Action::Answer(header, body),
+        Ok(header) => Handling::Answer(header, body),
         Err(e) => {
             log::error!("could not build the answer to /robots.txt: {e}");
             super::render::problem(500, Bytes::new(), &[])
@@ -76,7 +78,7 @@ fn text(length: usize, body: Bytes) -> Action {
 
 /// The 404 a request for the trap gets when the gate lets it through: the path is linked
 /// nowhere and is never forwarded.
-pub(super) fn not_found() -> Action {
+pub(super) fn not_found() -> Handling {
     super::render::problem(404, Bytes::from_static(NOT_FOUND), &[])
 }
 

@@ -3,10 +3,10 @@
 //! its `on_overload` policy, or a 503 naming its priority.
 
 use super::decide::DecidedRequest;
-use super::render::{problem, Action};
+use super::render::{problem, Handling};
 use super::{challenge, pick, Floodgate, RequestCtx, Snapshot};
 use crate::gate::reply::problem_body;
-use crate::gate::{Challenged, OutcomeKind};
+use crate::gate::Challenged;
 use crate::overload::{Admission, Asking, Shed};
 use http::header::RETRY_AFTER;
 use http::HeaderValue;
@@ -21,8 +21,8 @@ impl Floodgate {
         session: &Session,
         ctx: &mut RequestCtx,
         decided: &DecidedRequest<'_>,
-        forward: Action,
-    ) -> Action {
+        forward: Handling,
+    ) -> Handling {
         let Some(pools) = &snapshot.overload else {
             return forward;
         };
@@ -30,7 +30,12 @@ impl Floodgate {
             class: &decided.decision.class,
             page: decided.page,
             pass: decided.pass.as_ref(),
-            verified_crawler: ctx.bot.as_ref().is_some_and(|b| b.verified()),
+            verified_crawler: ctx
+                .record
+                .traits()
+                .bot
+                .as_ref()
+                .is_some_and(|b| b.verified()),
         };
         let pool = pick::pool_of(snapshot, session);
         ctx.upstream.going_to(pool);
@@ -39,19 +44,18 @@ impl Floodgate {
         match admission {
             Admission::Admitted(permit) => {
                 ctx.slot = Some(permit);
-                ctx.explained.admission(priority, "admitted");
+                ctx.record.admitted(priority);
                 forward
             }
             Admission::Unwatched => forward,
             Admission::Challenge(policy, policy_id, challenge) => {
-                ctx.explained.admission(priority, "challenged");
                 let Some(room) = snapshot.challenges.as_deref() else {
                     let shed = Shed {
                         priority,
                         retry_after_s: 1,
                         reason: "the backend is overloaded",
                     };
-                    ctx.outcome = Some(OutcomeKind::Shed);
+                    ctx.record.shed(priority, true);
                     return shed_answer(&shed);
                 };
                 let challenged = Challenged {
@@ -62,13 +66,11 @@ impl Floodgate {
                 let req = session.req_header();
                 let client = ctx.front.client.ip;
                 let page = challenge::page(room, &challenged, req, client, ctx.front.id());
-                ctx.outcome = Some(OutcomeKind::Challenged);
-                ctx.ruled_by = Some(policy);
+                ctx.record.challenged_by_overload(priority, policy);
                 page
             }
             Admission::Shed(shed) => {
-                ctx.explained.admission(priority, "shed");
-                ctx.outcome = Some(OutcomeKind::Shed);
+                ctx.record.shed(priority, false);
                 shed_answer(&shed)
             }
         }
@@ -77,7 +79,7 @@ impl Floodgate {
 
 /// 503 with `Retry-After` and a problem body naming the request's priority (not a limit:
 /// nothing of the caller's was used up).
-fn shed_answer(shed: &Shed) -> Action {
+fn shed_answer(shed: &Shed) -> Handling {
     let detail = format!(
         "The service is overloaded: {}. Requests of priority {} are shed; retry in {} s.",
         shed.reason, shed.priority, shed.retry_after_s

@@ -79,7 +79,7 @@ impl Snapshot {
         &self,
         outcome: &crate::gate::Outcome<'_>,
         bot: Option<&BotClaim>,
-    ) -> super::Action {
+    ) -> super::Handling {
         self.decider.reply(outcome, bot).into()
     }
 

@@ -1,28 +1,27 @@
 //! The proxy's side of traces (`crate::trace`): each phase notes what the request's spans
 //! need (when it began, the store call, the upstream), and the logging phase hands the
-//! finished trace to the tracer with what the span says of the request, if it is kept.
+//! finished trace to the tracer with what the span says of the request (read from its
+//! record), if it is kept.
 
 use super::decide::DecidedRequest;
 use super::front::via_version;
 use super::{RequestCtx, Snapshot};
-use crate::clock::wall_now;
-use crate::gate::Outcome;
 use crate::trace::{RequestTrace, SpanFacts, Timed, TRACEPARENT, TRACESTATE};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use pingora::{Error, Result};
-use std::time::Instant;
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The trace of the request in `session`, when `snapshot` traces; a `trusted` peer's
 /// `traceparent` names its parent.
 pub(super) fn begin(snapshot: &Snapshot, session: &Session, trusted: bool) -> Option<RequestTrace> {
     let tracer = snapshot.tracer.as_ref()?;
     let headers = &session.req_header().headers;
-    Some(tracer.begin(headers, trusted, wall_now(), Instant::now()))
+    let wall = UNIX_EPOCH + Duration::from_micros(snapshot.decider.gate().clock().now_us());
+    Some(tracer.begin(headers, trusted, wall, Instant::now()))
 }
 
-/// Notes what the gate's decision says for the trace: the store call's times, the source
-/// that named the caller, the request's score where it was worked out.
+/// Notes when the gate's store call began and ended, for the trace.
 pub(super) fn decided(trace: Option<&mut RequestTrace>, decided: &DecidedRequest<'_>) {
     let Some(trace) = trace else {
         return;
@@ -31,18 +30,6 @@ pub(super) fn decided(trace: Option<&mut RequestTrace>, decided: &DecidedRequest
         began: t.began,
         ended: t.ended,
     }));
-    let source = match &decided.decision.outcome {
-        Outcome::Allowed(d, _) | Outcome::Throttled(d) => d.source,
-        Outcome::Busy(b) => b.source,
-        Outcome::Unpayable(u) => u.source,
-        _ => None,
-    };
-    if let Some(source) = source {
-        trace.named_by(source.shared_tag());
-    }
-    if let Some(score) = decided.traits.score {
-        trace.scored(f64::from(score.value));
-    }
 }
 
 /// Sets the backend's `traceparent` (naming the upstream span, which begins now) and
@@ -86,7 +73,7 @@ pub(super) fn finish(
     };
     // Forwarded, or a challenge solution: the allowed requests' ratio; Floodgate's own
     // answers (refusals, bad requests, shed): the refusals'.
-    let refused = ctx.upstream_started.is_none() && ctx.solved.is_none();
+    let refused = ctx.upstream_started.is_none() && !ctx.record.is_solution();
     if !trace.sampled(refused) {
         return;
     }
@@ -125,18 +112,15 @@ fn facts(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    let decision = super::access_log::decision(ctx);
-    let policy = ctx
-        .ticket
-        .as_ref()
-        .map(|t| &t.policy)
-        .or(ctx.ruled_by.as_ref());
+    let record = &ctx.record;
+    let caller = record.caller();
+    let traits = record.traits();
     SpanFacts {
-        decision,
-        policy: policy.cloned(),
-        identity_source: None,
-        bot_category: ctx.bot.as_ref().map(|claim| claim.category().word()),
-        score: None,
+        decision: record.decision(),
+        policy: record.policy().cloned(),
+        identity_source: caller.and_then(|c| c.source.clone()),
+        bot_category: traits.bot.as_ref().map(|claim| claim.category().word()),
+        score: traits.score.map(|s| f64::from(s.value)),
         reference: ctx.front.id().to_owned(),
         method: req.method.as_str().to_owned(),
         path: req.uri.path().to_owned(),

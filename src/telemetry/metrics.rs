@@ -16,7 +16,9 @@ use super::privacy_pass::PrivacyPassCounters;
 use super::proofs::ProofCounters;
 use super::robots::RobotsCounters;
 use super::signed::SignedMetrics;
-use super::vocab::{AccessList, ConnectionRefusal, ReloadResult, UpstreamErrorKind};
+use super::vocab::{
+    AccessList, ConnectionRefusal, ReloadResult, RequestDecision, UpstreamErrorKind,
+};
 use floodgate_limiter::StoreMetrics;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
@@ -36,6 +38,8 @@ pub struct Metrics {
     /// Every series' name, in the order registered.
     names: Vec<String>,
     policies: PolicyFamilies,
+    /// Requests by what became of them (the access log's `decision`).
+    pub decisions: ByLabel<RequestDecision>,
     /// Requests that could not be proxied, by kind.
     pub upstream_errors: ByLabel<UpstreamErrorKind>,
     /// Requests on the allow-list or the deny-list.
@@ -142,6 +146,11 @@ impl Metrics {
             registry: Registry::new(),
             names: Vec::new(),
             policies: PolicyFamilies::new(),
+            decisions: ByLabel::new(
+                "floodgate_decisions_total",
+                "Requests by what became of them: the access log's decision word.",
+                "decision",
+            ),
             upstream_errors: ByLabel::new(
                 "floodgate_upstream_errors_total",
                 "Requests that could not be proxied, by kind (connect, timeout, other; aborted: failed after the response started).",
@@ -244,6 +253,7 @@ impl Metrics {
         collectors.extend(metrics.overload.collectors());
         collectors.extend(metrics.robots.collectors());
         collectors.extend([
+            metrics.decisions.collector(),
             metrics.access.collector(),
             metrics.bots.collector(),
             metrics.bots.signals_collector(),

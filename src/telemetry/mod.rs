@@ -39,6 +39,6 @@ pub use robots::{RobotsCounters, TrapResult};
 pub use signed::SignedMetrics;
 pub use vocab::{
     AccessList, ConnectionRefusal, FetchResult, HeldResult, PenaltyEvent, PolicyOutcome,
-    PullResult, ReloadResult, SettleResult, SignedResult, StoreErrorKind, UpstreamErrorKind,
-    Vocabulary,
+    PullResult, ReloadResult, RequestDecision, SettleResult, SignedResult, StoreErrorKind,
+    UpstreamErrorKind, Vocabulary,
 };

@@ -69,7 +69,7 @@ impl Window {
             count: inherited + 1,
             error: inherited,
             policy: policy.clone(),
-            source: source.map(SourceSpec::shared_tag),
+            source: source.cloned(),
             last_us: now_us,
             score,
         };
@@ -82,7 +82,7 @@ impl Window {
 struct Seen<'a> {
     identity: Identity,
     policy: &'a Arc<str>,
-    source: Option<&'a SourceSpec>,
+    source: Option<&'a Arc<str>>,
     score: Option<u8>,
 }
 
@@ -162,14 +162,16 @@ impl Offenders {
 
     /// Counts one throttled request of `identity`, named by `source`, under `policy`, now.
     pub fn record(&self, identity: Identity, source: Option<&SourceSpec>, policy: &Arc<str>) {
-        self.record_scored(identity, source, policy, None);
+        let tag = source.map(SourceSpec::shared_tag);
+        self.record_scored(identity, tag.as_ref(), policy, None);
     }
 
-    /// Counts one throttled request, whose bot score was `score` when it was worked out.
+    /// Counts one throttled request of `identity`, named by the source tagged `source`, whose
+    /// bot score was `score` when it was worked out.
     pub fn record_scored(
         &self,
         identity: Identity,
-        source: Option<&SourceSpec>,
+        source: Option<&Arc<str>>,
         policy: &Arc<str>,
         score: Option<u8>,
     ) {
@@ -190,10 +192,11 @@ impl Offenders {
         policy: &Arc<str>,
         now_us: u64,
     ) {
+        let tag = source.map(SourceSpec::shared_tag);
         let seen = Seen {
             identity,
             policy,
-            source,
+            source: tag.as_ref(),
             score: None,
         };
         self.record_seen(seen, now_us);

@@ -80,6 +80,63 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// What became of a request, by one name: the access log's `decision` word, the decision
+    /// record's `decision` (`GET /v1/decisions/{ref}`), the span's `floodgate.decision` and the
+    /// `decision` label of `floodgate_decisions_total`. (Each policy's own view of the request
+    /// is a [`PolicyOutcome`].)
+    RequestDecision {
+        /// Every enforcing bucket paid: forwarded.
+        Allowed => "allowed",
+        /// A bucket, a blocklist throttle, `max_in_flight` or a cost above the capacity
+        /// refused it (429).
+        Throttled => "throttled",
+        /// No enforcing policy applied: forwarded.
+        Unlimited => "unlimited",
+        /// On the allow-list: forwarded.
+        Allowlisted => "allowlisted",
+        /// On the deny-list (403).
+        Denylisted => "denylisted",
+        /// Banned by an operator or the blocklist (403).
+        Banned => "banned",
+        /// Caught by the robots.txt trap (403).
+        Trapped => "trapped",
+        /// Refused by a `deny` policy (403).
+        Denied => "denied",
+        /// Let past the limits by an `allow` policy: forwarded.
+        AllowedByRule => "allowed_by_rule",
+        /// A bearer token did not verify (401).
+        InvalidToken => "invalid_token",
+        /// A verified source was sent twice (400).
+        AmbiguousCredential => "ambiguous_credential",
+        /// A revoked credential refused at the edge (403).
+        KeyRefused => "key_refused",
+        /// A cost header was malformed or too large (400).
+        BadCost => "bad_cost",
+        /// The store failed; the request was let through.
+        StoreError => "store_error",
+        /// The store failed; the request was refused (503).
+        StoreUnavailable => "store_unavailable",
+        /// Answered with the challenge page.
+        Challenged => "challenged",
+        /// Forwarded by the gate, then shed: the backend was overloaded (503).
+        Shed => "shed",
+        /// A pass was issued: a challenge's solution earned it, or a Privacy Pass token did
+        /// (then the request goes on).
+        PassIssued => "pass_issued",
+        /// A challenge's solution was wrong, stale or replayed: a new page.
+        SolutionRefused => "solution_refused",
+        /// A solution's nonce did not open here: sent back.
+        NonceRefused => "nonce_refused",
+        /// Not a solution (400, 405).
+        SolutionMalformed => "solution_malformed",
+        /// No challenge page or pass could be made (503).
+        ChallengeUnavailable => "challenge_unavailable",
+        /// `/robots.txt`, answered from Floodgate's copy.
+        RobotsTxt => "robots_txt",
+    }
+}
+
+vocabulary! {
     /// Why a request could not be proxied (`kind` of `floodgate_upstream_errors_total`).
     UpstreamErrorKind {
         /// No connection to a backend.

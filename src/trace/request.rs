@@ -3,6 +3,7 @@
 
 use super::context::{traceparent, Parent};
 use super::sampling::Sampling;
+use crate::telemetry::RequestDecision;
 use http::HeaderValue;
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
@@ -40,17 +41,13 @@ pub struct RequestTrace {
     began: Instant,
     store: Option<Timed>,
     upstream: Option<Upstream>,
-    /// The source that named the caller, once the gate has decided.
-    identity_source: Option<Arc<str>>,
-    /// The request's score, where one was made.
-    score: Option<f64>,
 }
 
 /// What the server span says of the request (`floodgate.*` and HTTP's attributes).
 #[derive(Debug, Clone, Default)]
 pub struct SpanFacts {
-    /// `floodgate.decision`: the access log's decision word.
-    pub decision: &'static str,
+    /// `floodgate.decision`: the access log's decision (`None`: answered before any).
+    pub decision: Option<RequestDecision>,
     /// `floodgate.policy`: the deciding policy.
     pub policy: Option<Arc<str>>,
     /// `floodgate.identity_source`: the source that named the caller (`header:x-api-key`).
@@ -123,8 +120,6 @@ impl RequestTrace {
             began,
             store: None,
             upstream: None,
-            identity_source: None,
-            score: None,
         }
     }
 
@@ -146,16 +141,6 @@ impl RequestTrace {
     /// Notes when the gate's store call began and ended.
     pub fn store_call(&mut self, timed: Option<Timed>) {
         self.store = timed;
-    }
-
-    /// Notes the source that named the caller (`floodgate.identity_source`).
-    pub fn named_by(&mut self, source: Arc<str>) {
-        self.identity_source = Some(source);
-    }
-
-    /// Notes the request's score (`floodgate.score`).
-    pub fn scored(&mut self, score: f64) {
-        self.score = Some(score);
     }
 
     /// The upstream span begins at `now` (the first attempt's): the `traceparent` naming it,
@@ -182,9 +167,7 @@ impl RequestTrace {
     }
 
     /// The trace of the request that ended at `ended`, as `facts` describe it.
-    pub fn finish(self, mut facts: SpanFacts, ended: Instant) -> Finished {
-        facts.identity_source = facts.identity_source.or(self.identity_source);
-        facts.score = facts.score.or(self.score);
+    pub fn finish(self, facts: SpanFacts, ended: Instant) -> Finished {
         let upstream = self.upstream.map(|u| {
             let timed = Timed {
                 began: u.began,

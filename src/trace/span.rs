@@ -3,6 +3,7 @@
 //! upstream.
 
 use super::request::{Finished, SpanFacts, Timed};
+use crate::telemetry::RequestDecision;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceState};
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
@@ -114,7 +115,10 @@ fn context(finished: &Finished, span_id: SpanId) -> SpanContext {
 /// The server span's attributes: Floodgate's, then HTTP's semantic conventions.
 fn server_attributes(facts: &SpanFacts) -> Vec<KeyValue> {
     let mut kv = vec![
-        KeyValue::new("floodgate.decision", facts.decision),
+        KeyValue::new(
+            "floodgate.decision",
+            facts.decision.map_or("", RequestDecision::label),
+        ),
         KeyValue::new("floodgate.ref", facts.reference.clone()),
         KeyValue::new("http.request.method", facts.method.clone()),
         KeyValue::new("url.path", facts.path.clone()),
@@ -175,4 +179,25 @@ fn upstream_attributes(facts: &SpanFacts) -> Vec<KeyValue> {
         ));
     }
     kv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_span_names_each_decision_by_its_access_log_word() {
+        for &decision in RequestDecision::ALL {
+            let facts = SpanFacts {
+                decision: Some(decision),
+                ..SpanFacts::default()
+            };
+            let attributes = server_attributes(&facts);
+            let said = attributes
+                .iter()
+                .find(|kv| kv.key.as_str() == "floodgate.decision")
+                .map(|kv| kv.value.to_string());
+            assert_eq!(said.as_deref(), Some(decision.label()));
+        }
+    }
 }

@@ -18,6 +18,7 @@ mod hardening;
 mod identity;
 mod limits;
 mod memory;
+mod one_record;
 mod operations;
 mod overload;
 mod pools;

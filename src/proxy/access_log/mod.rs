@@ -11,10 +11,12 @@ mod sink;
 
 use combined::{combined_line, CombinedEntry};
 
+use super::record::Record;
 use super::{RefusedHead, RequestCtx};
 use crate::clock::wall_now;
 use pingora::proxy::Session;
 use sink::Sink;
+use std::fmt::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -99,7 +101,8 @@ impl AccessLog {
     }
 }
 
-/// Floodgate's own line (with a timestamp when it goes to a file).
+/// Floodgate's own line (with a timestamp when it goes to a file), written into one
+/// buffer from the request's record.
 fn floodgate_line(
     session: &Session,
     ctx: &RequestCtx,
@@ -107,77 +110,69 @@ fn floodgate_line(
     started: Instant,
 ) -> String {
     let req = session.req_header();
-    let identity = ctx
-        .ticket
-        .as_ref()
-        .map(|t| t.identity.hex())
-        .unwrap_or_default();
-    let blocked = match &ctx.blocked_by {
-        Some(reason) => format!(" ban={reason}"),
-        None => String::new(),
-    };
-    let bot = match &ctx.bot {
-        Some(claim) => format!(" bot={} crawler={}", claim.category(), claim.name),
-        None => String::new(),
-    };
-    let pass = match &ctx.pass {
-        Some(pass) => format!(" pass={}", pass.hex()),
-        None => String::new(),
-    };
-    let ja4 = match &ctx.ja4 {
-        Some(ja4) => format!(" ja4={ja4}"),
-        None => String::new(),
-    };
-    let h2fp = match (&ctx.h2fp, ctx.h2fp_declined) {
-        (Some(h2fp), _) => format!(" h2fp={h2fp}"),
-        (None, Some(declined)) => format!(" h2fp_declined={declined}"),
-        (None, None) => String::new(),
-    };
-    let score = match &ctx.score {
-        Some(score) => format!(" score={} signals={}", score.value, score.signals),
-        None => String::new(),
-    };
-    let proof = match ctx.proof {
-        Some(state) => format!(" proof={state}"),
-        None => String::new(),
-    };
-    let via = match ctx.earned {
-        Some(_) => " via=privacy_pass",
-        None => "",
-    };
-    let robots = match &ctx.robots {
-        Some(fact) => format!(" robots={}", fact.verdict),
-        None => String::new(),
-    };
-    let policy = ctx
-        .ticket
-        .as_ref()
-        .map(|t| &t.policy)
-        .or(ctx.ruled_by.as_ref());
-    format!(
-        "{} {} status={} decision={} policy={} identity={} id={} ms={:.3}{blocked}{bot}{pass}{via}{proof}{robots}{ja4}{h2fp}{score}",
+    let record = &ctx.record;
+    let mut line = String::with_capacity(224);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        line,
+        "{} {} status={} decision={} policy={} identity=",
         req.method,
         req.uri.path(),
         written.unwrap_or(0),
-        decision(ctx),
-        policy.map_or("-", |p| &**p),
-        identity.get(..12).unwrap_or("-"),
+        record.decision_word(),
+        record.policy().map_or("-", |p| &**p),
+    );
+    match record.caller() {
+        Some(caller) => {
+            for byte in &caller.identity.prefix_u64().to_le_bytes()[..6] {
+                let _ = write!(line, "{byte:02x}");
+            }
+        }
+        None => line.push('-'),
+    }
+    let _ = write!(
+        line,
+        " id={} ms={:.3}",
         ctx.front.id(),
         started.elapsed().as_secs_f64() * 1000.0
-    )
+    );
+    let _ = facts(&mut line, record);
+    line
 }
 
-/// The `decision` word: the gate's, what a challenge solution came to, or what Floodgate
-/// answered by itself.
-pub(super) fn decision(ctx: &RequestCtx) -> &'static str {
-    match (ctx.outcome, ctx.solved, ctx.own_answer) {
-        // A Privacy Pass token solved the challenge the request would have met.
-        (Some(outcome), _, _) if ctx.earned.is_some() && outcome.forwards() => "pass_issued",
-        (Some(outcome), _, _) => outcome.label(),
-        (None, Some(solved), _) => solved.label(),
-        (None, None, Some(own)) => own.label(),
-        (None, None, None) => "",
+/// The record's facts the line shows, each ` key=value` when known.
+fn facts(line: &mut String, record: &Record) -> std::fmt::Result {
+    let traits = record.traits();
+    if let Some(reason) = record.blocked_by() {
+        write!(line, " ban={reason}")?;
     }
+    if let Some(claim) = &traits.bot {
+        write!(line, " bot={} crawler={}", claim.category(), claim.name)?;
+    }
+    if let Some(pass) = record.pass() {
+        write!(line, " pass={}", pass.hex())?;
+    }
+    if let Some(via) = record.via() {
+        write!(line, " via={}", via.word())?;
+    }
+    if let Some(state) = record.proof() {
+        write!(line, " proof={state}")?;
+    }
+    if let Some(fact) = &traits.robots {
+        write!(line, " robots={}", fact.verdict)?;
+    }
+    if let Some(ja4) = &traits.ja4 {
+        write!(line, " ja4={ja4}")?;
+    }
+    match (&traits.h2fp, traits.h2fp_declined) {
+        (Some(h2fp), _) => write!(line, " h2fp={h2fp}")?,
+        (None, Some(declined)) => write!(line, " h2fp_declined={declined}")?,
+        (None, None) => {}
+    }
+    if let Some(score) = &traits.score {
+        write!(line, " score={} signals={}", score.value, score.signals)?;
+    }
+    Ok(())
 }
 
 /// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
