@@ -139,7 +139,8 @@ mod tests {
         assert_eq!((&got, tapped.tap.read), (b"hello", 5));
         tapped.write_all(b"answer").await.unwrap();
         let slices = [io::IoSlice::new(b""), io::IoSlice::new(b"more")];
-        tapped.write_vectored(&slices).await.unwrap();
+        let sent = tapped.write_vectored(&slices).await.unwrap();
+        assert_eq!(sent, 4);
         tapped.flush().await.unwrap();
         assert_eq!(tapped.tap.writes, [b"answer".to_vec(), b"more".to_vec()]);
         let mut back = [0; 10];

@@ -116,7 +116,7 @@ impl Losses {
             None => String::new(),
         };
         log::warn!(
-            "{name}: {count} {unit} dropped, {why} ({total} in all, {held_back} losses since \
+            "{name}: {count} {unit} dropped, {why} ({total} in all, {held_back} other losses since \
              the last warning; said at most once a minute{counted})"
         );
     }
