@@ -31,6 +31,7 @@ pub mod proof;
 pub mod proxy;
 pub mod rls;
 pub mod robots;
+pub mod tap;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;

@@ -1,31 +1,32 @@
 //! The fleet's shelf of decisions (with the Redis store): each record written as JSON under
 //! `<prefix>:{decisions}:<ref>` with the ring's `max_age` as its time to live, so any instance
 //! can explain a decision another made. An instance writes at most `keep` records per
-//! `max_age` ([`Budget`]). Records queue (bounded) to a writer off the request path that
-//! sends them in batches: a full queue drops the record (counted, warned about at most once a
-//! minute), never holds a request up. Keys share one Cluster slot (`{decisions}`), so a batch
-//! is one script call, gathered for up to 100 ms.
+//! `max_age` ([`Budget`]). Records queue (the bounded [`Writer`]) to a task off the request
+//! path that sends them in batches: a full queue drops the record (counted, warned about at
+//! most once a minute), never holds a request up. Keys share one Cluster slot (`{decisions}`),
+//! so a batch is one script call, gathered for up to 100 ms.
 
 use super::{Budget, Record, Reference};
+use crate::clock::Clock;
 use crate::limiter::{read_json, RedisDriver};
+use crate::telemetry::writer::{Batches, Bounds, Report, Writer};
 use async_trait::async_trait;
-use parking_lot::Mutex;
 use pingora::server::ShutdownWatch;
 use pingora::services::background::BackgroundService;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use std::time::Duration;
 
 /// How many records may wait for the writer.
 pub const QUEUE: usize = 4096;
-/// The most records one call writes.
-const BATCH: usize = 128;
-/// How long the writer lets a batch gather after its first record (a flood's records then
-/// take a call per 100 ms, not one each; another instance finds a decision that much later).
-const GATHER: Duration = Duration::from_millis(100);
-/// How often a dropped record is warned about, at most.
-const WARN_EVERY: Duration = Duration::from_secs(60);
+/// The queue; the most records one call writes; how long the writer lets a batch gather after
+/// its first record (a flood's records then take a call per 100 ms, not one each; another
+/// instance finds a decision that much later).
+const BOUNDS: Bounds = Bounds {
+    queue: QUEUE,
+    batch: 128,
+    linger: Duration::from_millis(100),
+};
 
 /// `SET key json PX ttl` for each key (ARGV[i] its JSON, the last ARGV the ttl).
 const WRITE: &str = "local ttl = ARGV[#ARGV] \
@@ -35,16 +36,14 @@ const WRITE: &str = "local ttl = ARGV[#ARGV] \
 /// Where records go to be written, and where other instances' are read.
 pub struct Shelf {
     redis: Arc<RedisDriver>,
-    queue: mpsc::Sender<Arc<Record>>,
-    dropped: AtomicU64,
-    warned: Mutex<Option<Instant>>,
+    queue: Writer<Arc<Record>>,
     budget: Budget,
 }
 
 /// The writer: takes queued records and writes them, a batch at a time.
 pub struct ShelfWriter {
     redis: Arc<RedisDriver>,
-    queue: tokio::sync::Mutex<mpsc::Receiver<Arc<Record>>>,
+    batches: tokio::sync::Mutex<Batches<Arc<Record>>>,
     instance: Arc<str>,
     ttl_ms: Arc<AtomicU64>,
 }
@@ -57,18 +56,22 @@ impl Shelf {
         instance: Arc<str>,
         ttl_ms: Arc<AtomicU64>,
     ) -> (Self, ShelfWriter) {
-        let (queue, receiver) = mpsc::channel(QUEUE);
+        let report = Report {
+            name: "decisions",
+            unit: "records",
+            when_full: "those decisions are explained only on this instance",
+            metric: None,
+        };
+        let (queue, batches) = Writer::new(report, BOUNDS, Clock::System);
         let writer = ShelfWriter {
             redis: redis.clone(),
-            queue: tokio::sync::Mutex::new(receiver),
+            batches: tokio::sync::Mutex::new(batches),
             instance,
             ttl_ms,
         };
         let shelf = Self {
             redis,
             queue,
-            dropped: AtomicU64::new(0),
-            warned: Mutex::new(None),
             budget: Budget::default(),
         };
         (shelf, writer)
@@ -83,22 +86,12 @@ impl Shelf {
         {
             return;
         }
-        if self.queue.try_send(record).is_err() {
-            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-            let mut warned = self.warned.lock();
-            if warned.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
-                *warned = Some(Instant::now());
-                log::warn!(
-                    "decisions: the queue to Redis is full ({dropped} record(s) dropped so far); \
-                     those decisions are explained only on this instance"
-                );
-            }
-        }
+        self.queue.send(record);
     }
 
     /// How many records the queue dropped.
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.queue.lost()
     }
 
     /// The record another instance kept under `reference`, as JSON.
@@ -135,28 +128,15 @@ impl ShelfWriter {
 #[async_trait]
 impl BackgroundService for ShelfWriter {
     async fn start(&self, mut shutdown: ShutdownWatch) {
-        let mut queue = self.queue.lock().await;
-        let mut batch = Vec::with_capacity(BATCH);
+        let mut batches = self.batches.lock().await;
         loop {
             tokio::select! {
                 _ = shutdown.changed() => return,
-                n = queue.recv_many(&mut batch, BATCH) => {
-                    if n == 0 {
-                        return;
-                    }
-                }
+                batch = batches.next() => match batch {
+                    Some(batch) => self.write(&batch).await,
+                    None => return,
+                },
             }
-            if batch.len() < BATCH {
-                tokio::time::sleep(GATHER).await;
-                while batch.len() < BATCH {
-                    match queue.try_recv() {
-                        Ok(record) => batch.push(record),
-                        Err(_) => break,
-                    }
-                }
-            }
-            self.write(&batch).await;
-            batch.clear();
         }
     }
 }

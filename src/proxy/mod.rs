@@ -41,7 +41,7 @@ pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
 pub use context::RequestCtx;
 pub use front::FrontSettings;
-pub use h2fp::{connection_h2fp, first_frames, FirstFramesStream};
+pub use h2fp::{connection_h2fp, first_frames, FirstFrames, FirstFramesStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
 pub use header_guard::HeaderGuard;
 pub use preface::{sniff, Preface};
@@ -51,7 +51,7 @@ pub use upstream::{
     ActiveCheck, Attempts, Backend, Balance, HealthSettings, Pool, PoolRoute, PoolSettings,
     ScoreHeaders, Upstream, UpstreamError, UpstreamSettings, DEFAULT_POOL,
 };
-pub use watched::{head_watch, peer_ip, WatchedStream};
+pub use watched::{head_watch, peer_ip, HeadTap, WatchedStream};
 
 use crate::telemetry::{Metrics, Offenders, UpstreamErrorKind};
 use arc_swap::ArcSwap;

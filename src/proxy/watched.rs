@@ -1,5 +1,5 @@
-//! A downstream HTTP/1 connection as the listener hands it to pingora: every pingora stream
-//! trait passes through, and reads of a request head are counted. A head that grows past
+//! A downstream HTTP/1 connection as the listener hands it to pingora, a [`Tapped`] stream:
+//! every pingora stream trait passes through, and reads of a request head are counted. A head that grows past
 //! `max_header_bytes` is not read any further: the connection answers 431 and fails the read,
 //! so no more than the limit is ever buffered for one head (pingora alone would take 1 MiB).
 //! Bytes the listener read ahead (to tell HTTP/2 from HTTP/1, see `preface`) are read again
@@ -9,6 +9,7 @@
 
 use super::head_watch::{HeadWatch, REFUSED_HEAD_BYTES};
 use crate::gate::reply::problem_body;
+use crate::tap::{Tap, Tapped};
 use async_trait::async_trait;
 use bytes::{Buf, BytesMut};
 use pingora::protocols::http::ServerSession;
@@ -40,9 +41,11 @@ static TOO_LARGE: LazyLock<Vec<u8>> = LazyLock::new(|| {
 });
 
 /// A downstream stream whose request heads are watched.
+pub type WatchedStream = Tapped<Stream, HeadTap>;
+
+/// What watches a stream's request heads.
 #[derive(Debug)]
-pub struct WatchedStream {
-    inner: Stream,
+pub struct HeadTap {
     watch: Arc<HeadWatch>,
     max_header_bytes: usize,
     /// Bytes of the 431 answer written, once the head outgrew the limit.
@@ -59,23 +62,25 @@ pub struct WatchedStream {
 impl WatchedStream {
     /// `inner`, accepted now, watched by `watch`, refusing heads over `max_header_bytes`.
     pub fn new(inner: Stream, watch: Arc<HeadWatch>, max_header_bytes: usize) -> Self {
-        Self {
-            inner,
+        let tap = HeadTap {
             watch,
             max_header_bytes,
             refusing: None,
             prefix: BytesMut::new(),
             head: Vec::new(),
             in_head: false,
-        }
+        };
+        Self { inner, tap }
     }
 
     /// The stream with `prefix`, bytes already read from it, to be read again first.
     pub fn with_prefix(mut self, prefix: BytesMut) -> Self {
-        self.prefix = prefix;
+        self.tap.prefix = prefix;
         self
     }
+}
 
+impl HeadTap {
     /// Reads what is left of the prefix into `buf`, at most `limit` bytes: how many.
     fn read_prefix(&mut self, buf: &mut ReadBuf<'_>, limit: usize) -> usize {
         let n = self.prefix.len().min(buf.remaining()).min(limit);
@@ -95,19 +100,19 @@ impl WatchedStream {
         self.head.extend_from_slice(&read[..read.len().min(room)]);
     }
 
-    /// Writes the 431 answer, then fails the read that asked for more of the head.
-    fn poll_refuse(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// Writes the 431 answer to `inner`, then fails the read that asked for more of the head.
+    fn poll_refuse(&mut self, inner: &mut Stream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.refusing.is_none() {
             self.watch.answering(431, &self.head);
         }
         let written = self.refusing.get_or_insert(0);
         while *written < TOO_LARGE.len() {
-            match ready!(Pin::new(&mut self.inner).poll_write(cx, &TOO_LARGE[*written..])) {
+            match ready!(Pin::new(&mut *inner).poll_write(cx, &TOO_LARGE[*written..])) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => *written += n,
             }
         }
-        let _ = ready!(Pin::new(&mut self.inner).poll_flush(cx));
+        let _ = ready!(Pin::new(inner).poll_flush(cx));
         Poll::Ready(Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "request head larger than server.max_header_bytes (answered 431)",
@@ -119,54 +124,63 @@ impl WatchedStream {
 pub fn head_watch(session: &ServerSession) -> Option<&Arc<HeadWatch>> {
     let stream: &Stream = session.stream()?;
     let watched = (**stream).as_any().downcast_ref::<WatchedStream>()?;
-    Some(&watched.watch)
+    Some(&watched.tap.watch)
 }
 
-impl AsyncRead for WatchedStream {
+impl Tap<Stream> for HeadTap {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        &mut self,
+        inner: &mut Stream,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.refusing.is_some() {
-            return this.poll_refuse(cx);
+        if self.refusing.is_some() {
+            return self.poll_refuse(inner, cx);
         }
-        let Some(allowance) = this.watch.allowance(this.max_header_bytes) else {
-            if !this.prefix.is_empty() {
-                this.read_prefix(buf, usize::MAX);
+        let Some(allowance) = self.watch.allowance(self.max_header_bytes) else {
+            if !self.prefix.is_empty() {
+                self.read_prefix(buf, usize::MAX);
                 return Poll::Ready(Ok(()));
             }
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+            return Pin::new(inner).poll_read(cx, buf);
         };
         if allowance == 0 {
-            return this.poll_refuse(cx);
+            return self.poll_refuse(inner, cx);
         }
-        let before = this.max_header_bytes - allowance;
+        let before = self.max_header_bytes - allowance;
         let filled = buf.filled().len();
-        if !this.prefix.is_empty() {
-            let n = this.read_prefix(buf, allowance);
-            this.watch.read(n, Instant::now);
-            this.note_head(before, &buf.filled()[filled..]);
+        if !self.prefix.is_empty() {
+            let n = self.read_prefix(buf, allowance);
+            self.watch.read(n, Instant::now);
+            self.note_head(before, &buf.filled()[filled..]);
             return Poll::Ready(Ok(()));
         }
         if allowance >= buf.remaining() {
             // The whole space offered fits the allowance: read straight into it (limiting the
             // read would mean zero-filling the space first, on every request).
-            ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-            this.watch.read(buf.filled().len() - filled, Instant::now);
-            this.note_head(before, &buf.filled()[filled..]);
+            ready!(Pin::new(inner).poll_read(cx, buf))?;
+            self.watch.read(buf.filled().len() - filled, Instant::now);
+            self.note_head(before, &buf.filled()[filled..]);
             return Poll::Ready(Ok(()));
         }
         // Read no more than the head may still hold.
         let room = buf.initialize_unfilled_to(allowance.min(buf.remaining()));
         let mut limited = ReadBuf::new(room);
-        ready!(Pin::new(&mut this.inner).poll_read(cx, &mut limited))?;
+        ready!(Pin::new(inner).poll_read(cx, &mut limited))?;
         let n = limited.filled().len();
         buf.advance(n);
-        this.watch.read(n, Instant::now);
-        this.note_head(before, &buf.filled()[filled..]);
+        self.watch.read(n, Instant::now);
+        self.note_head(before, &buf.filled()[filled..]);
         Poll::Ready(Ok(()))
+    }
+
+    /// The first write after a head was read: an answer to a head not whole is a refusal of
+    /// it.
+    fn writing(&mut self, first: &[u8]) {
+        if self.in_head {
+            self.in_head = false;
+            self.watch.answering(status_of(first), &self.head);
+        }
     }
 }
 
@@ -177,64 +191,19 @@ fn status_of(data: &[u8]) -> u16 {
     digits.and_then(|d| d.parse().ok()).unwrap_or(400)
 }
 
-impl AsyncWrite for WatchedStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if this.in_head {
-            // The first write after a head was read: an answer to a head not whole is a
-            // refusal of it.
-            this.in_head = false;
-            this.watch.answering(status_of(data), &this.head);
-        }
-        Pin::new(&mut this.inner).poll_write(cx, data)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if this.in_head {
-            this.in_head = false;
-            let first = bufs
-                .iter()
-                .find(|b| !b.is_empty())
-                .map_or(&[][..], |b| &b[..]);
-            this.watch.answering(status_of(first), &this.head);
-        }
-        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 super::passthrough::pass_stream_traits!(WatchedStream);
 
 #[async_trait]
 impl Peek for WatchedStream {
     async fn try_peek(&mut self, buf: &mut [u8]) -> io::Result<bool> {
-        if self.prefix.is_empty() {
+        let prefix = &self.tap.prefix;
+        if prefix.is_empty() {
             return self.inner.try_peek(buf).await;
         }
         // What the listener read ahead is what there is to see: a prefix shorter than `buf`
         // already differs from what the peek looks for.
-        let n = self.prefix.len().min(buf.len());
-        buf[..n].copy_from_slice(&self.prefix[..n]);
+        let n = prefix.len().min(buf.len());
+        buf[..n].copy_from_slice(&prefix[..n]);
         Ok(true)
     }
 }

@@ -3,8 +3,10 @@
 //! `server.header_timeout` until its first request: a connection whose HTTP/2 preface, or
 //! whose first request's headers, have not arrived by then fails its next read and is closed.
 //! The request marks its connection ([`first_request`], an interceptor) through the connection
-//! info tonic hands every request.
+//! info tonic hands every request. An admitted connection is a [`Tapped`] stream: its writes
+//! pass through.
 
+use crate::tap::{Tap, Tapped};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -12,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
@@ -25,24 +27,28 @@ pub(super) struct ConnInfo {
 }
 
 /// An admitted connection: counted until dropped, closed if no request starts on it in time.
-pub(super) struct Admitted {
-    inner: TcpStream,
+pub(super) type Admitted = Tapped<TcpStream, Admittance>;
+
+/// What an admitted connection holds: its place among the open ones, and until its first
+/// request, its deadline.
+#[derive(Debug)]
+pub(super) struct Admittance {
     _permit: OwnedSemaphorePermit,
     /// Until the first request: when the connection is closed without one.
     deadline: Option<Pin<Box<Sleep>>>,
     started: Arc<AtomicBool>,
 }
 
-impl AsyncRead for Admitted {
+impl Tap<TcpStream> for Admittance {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        &mut self,
+        inner: &mut TcpStream,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if let Some(deadline) = &mut this.deadline {
-            if this.started.load(Ordering::Acquire) {
-                this.deadline = None;
+        if let Some(deadline) = &mut self.deadline {
+            if self.started.load(Ordering::Acquire) {
+                self.deadline = None;
             } else if deadline.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -50,37 +56,7 @@ impl AsyncRead for Admitted {
                 )));
             }
         }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Admitted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, data)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        Pin::new(inner).poll_read(cx, buf)
     }
 }
 
@@ -89,7 +65,7 @@ impl Connected for Admitted {
 
     fn connect_info(&self) -> ConnInfo {
         ConnInfo {
-            started: self.started.clone(),
+            started: self.tap.started.clone(),
         }
     }
 }
@@ -143,11 +119,11 @@ async fn accept(listener: &TcpListener, permits: &Arc<Semaphore>, within: Durati
             continue;
         };
         let _ = stream.set_nodelay(true);
-        return Admitted {
-            inner: stream,
+        let tap = Admittance {
             _permit: permit,
             deadline: Some(Box::pin(tokio::time::sleep(within))),
             started: Arc::new(AtomicBool::new(false)),
         };
+        return Tapped { inner: stream, tap };
     }
 }

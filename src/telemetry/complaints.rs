@@ -2,7 +2,8 @@
 //! backend's robots.txt): a failure at most once a minute, across outages (a LAPI that flaps
 //! every few seconds logs one failure a minute, not one per outage), saying how many were held
 //! back; a recovery once after each failure logged, so the log never ends on a failure that is
-//! over. Time is passed in.
+//! over. Time is passed in: an `Instant`, or Unix milliseconds read from a
+//! [`Clock`](crate::clock::Clock) (a test moves it).
 
 use std::time::{Duration, Instant};
 
@@ -21,23 +22,49 @@ pub enum Say {
     Quiet,
 }
 
-/// The log's memory of failures, kept across outages.
-#[derive(Debug, Default)]
-pub struct Complaints {
+/// A point in time failures are told apart by.
+pub trait Moment: Copy {
+    /// How long after `earlier` this is (zero if it is not after).
+    fn since(self, earlier: Self) -> Duration;
+}
+
+impl Moment for Instant {
+    fn since(self, earlier: Self) -> Duration {
+        self.saturating_duration_since(earlier)
+    }
+}
+
+/// Unix milliseconds, as [`Clock::now_ms`](crate::clock::Clock::now_ms) reads them.
+impl Moment for u64 {
+    fn since(self, earlier: Self) -> Duration {
+        Duration::from_millis(self.saturating_sub(earlier))
+    }
+}
+
+/// The log's memory of failures, kept across outages, told apart by `T`.
+#[derive(Debug)]
+pub struct Complaints<T = Instant> {
     /// When a failure was last logged.
-    last: Option<Instant>,
+    last: Option<T>,
     held_back: u32,
     /// A failure was logged and no recovery since.
     unresolved: bool,
 }
 
-impl Complaints {
+impl<T> Default for Complaints<T> {
+    fn default() -> Self {
+        Self {
+            last: None,
+            held_back: 0,
+            unresolved: false,
+        }
+    }
+}
+
+impl<T: Moment> Complaints<T> {
     /// Whether a failure at `now` is logged.
-    pub fn failure(&mut self, now: Instant) -> Say {
-        if self
-            .last
-            .is_some_and(|at| now.saturating_duration_since(at) < LOG_EVERY)
-        {
+    pub fn failure(&mut self, now: T) -> Say {
+        if self.last.is_some_and(|at| now.since(at) < LOG_EVERY) {
             self.held_back = self.held_back.saturating_add(1);
             return Say::Quiet;
         }
@@ -98,6 +125,22 @@ mod tests {
         assert_eq!(said[6], Say::Warn { held_back: 5 });
         assert!(c.recovery(), "the end of the outage is logged");
         assert!(!c.recovery(), "once");
-        assert!(!Complaints::default().recovery(), "nothing to recover from");
+        assert!(
+            !Complaints::<Instant>::default().recovery(),
+            "nothing to recover from"
+        );
+    }
+
+    #[test]
+    fn milliseconds_from_a_clock_count_as_well() {
+        let mut c = Complaints::<u64>::default();
+        assert_eq!(c.failure(1_000), Say::Warn { held_back: 0 });
+        assert_eq!(c.failure(60_999), Say::Quiet);
+        assert_eq!(c.failure(61_000), Say::Warn { held_back: 1 });
+        assert_eq!(
+            c.failure(500),
+            Say::Quiet,
+            "a clock set back says nothing twice"
+        );
     }
 }

@@ -19,13 +19,14 @@ mod proofs;
 mod robots;
 mod signed;
 mod vocab;
+pub mod writer;
 
 pub use backends::BackendGauge;
 pub use bots::BotMetrics;
 pub use causes::Causes;
 pub use certificates::{CertificateMetrics, OrderResult};
 pub use challenges::{ChallengeMetrics, ChallengeResult};
-pub use complaints::{Complaints, Say, LOG_EVERY};
+pub use complaints::{Complaints, Moment, Say, LOG_EVERY};
 pub use counters::ByLabel;
 pub use crowdsec::CrowdSecMetrics;
 pub use floodgate_limiter::StoreMetrics;

@@ -1,7 +1,7 @@
-//! The tracer: hands each request its trace, and queues finished ones (bounded, never
-//! waiting) for a thread of its own that builds their spans and posts them in batches with
-//! the OTLP/HTTP exporter. Spans that do not fit the queue, or whose post fails (collector
-//! down, slow past the timeout, answering 500), are dropped and counted; the failure is
+//! The tracer: hands each request its trace, and queues finished ones (the bounded
+//! [`Writer`], never waiting) for a thread of its own that builds their spans and posts them in
+//! batches with the OTLP/HTTP exporter. Spans that do not fit the queue, or whose post fails
+//! (collector down, slow past the timeout, answering 500), are dropped and counted; the loss is
 //! logged at most once a minute.
 
 use super::client::{Blocking, POST_TIMEOUT};
@@ -9,22 +9,23 @@ use super::context::Parent;
 use super::request::{Finished, RequestTrace};
 use super::settings::TraceSettings;
 use super::span::spans;
-use super::warn::Seldom;
+use crate::clock::Clock;
+use crate::telemetry::writer::{Batch, Bounds, Cause, Report, Writer};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_otlp::{Protocol, RetryPolicy, SpanExporter, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{RandomIdGenerator, SpanExporter as _};
 use opentelemetry_sdk::Resource;
 use prometheus::IntCounter;
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Finished requests waiting for the export thread, at most.
-const QUEUE: usize = 2048;
-/// Requests whose spans are posted together, at most.
-const BATCH: usize = 512;
-/// How long a batch waits for more after its first request.
-const LINGER: Duration = Duration::from_millis(500);
+/// Finished requests waiting for the export thread, at most; requests whose spans are posted
+/// together, at most; how long a batch waits for more after its first request.
+const BOUNDS: Bounds = Bounds {
+    queue: 2048,
+    batch: 512,
+    linger: Duration::from_millis(500),
+};
 
 /// W3C Trace Context's parent header.
 pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -45,9 +46,8 @@ pub struct TraceCounters {
 #[derive(Debug)]
 pub struct Tracer {
     settings: TraceSettings,
-    queue: SyncSender<Finished>,
+    queue: Writer<Finished>,
     ids: RandomIdGenerator,
-    dropped: IntCounter,
 }
 
 impl Tracer {
@@ -55,20 +55,23 @@ impl Tracer {
     /// now (the exporter and its client are made there: a blocking client may not be made or
     /// dropped on a runtime's worker).
     pub fn start(settings: TraceSettings, counters: TraceCounters) -> std::io::Result<Self> {
-        let (queue, waiting) = sync_channel(QUEUE);
+        let report = Report {
+            name: "traces",
+            unit: "spans",
+            when_full: "the export thread is behind",
+            metric: Some(counters.dropped),
+        };
+        let (queue, batches) = Writer::new(report, BOUNDS, Clock::System);
         let (url, service) = (settings.url.clone(), settings.service_name.clone());
-        let dropped = counters.dropped.clone();
-        std::thread::Builder::new()
-            .name("floodgate-traces".into())
-            .spawn(move || match exporter(&url, &service) {
-                Ok(exporter) => export_all(&waiting, &exporter, &counters),
-                Err(e) => log::error!("traces: cannot export to {url}: {e}; spans are dropped"),
-            })?;
+        let exported = counters.exported;
+        batches.drain_on_thread("floodgate-traces", move || {
+            let mut export = Export::new(&url, &service, exported);
+            move |batch: &mut Batch<'_, Finished>| export.post(batch)
+        })?;
         Ok(Self {
             settings,
-            queue,
+            queue: queue.weighing(Finished::span_count),
             ids: RandomIdGenerator::default(),
-            dropped,
         })
     }
 
@@ -104,14 +107,56 @@ impl Tracer {
         trace.to_upstream(&self.ids, now)
     }
 
-    /// Queues `finished` for export, or drops it (counted) when the queue is full.
+    /// Queues `finished` for export, or drops it (its spans counted) when the queue is full.
     pub fn send(&self, finished: Finished) {
-        if let Err(e) = self.queue.try_send(finished) {
-            let finished = match e {
-                std::sync::mpsc::TrySendError::Full(f) => f,
-                std::sync::mpsc::TrySendError::Disconnected(f) => f,
-            };
-            self.dropped.inc_by(finished.span_count());
+        self.queue.send(finished);
+    }
+}
+
+/// The export thread's end: the exporter (none if it could not be made: every batch is then
+/// lost) and what it counts exported.
+struct Export {
+    exporter: Result<SpanExporter, String>,
+    scope: InstrumentationScope,
+    exported: IntCounter,
+}
+
+impl Export {
+    /// An exporter posting to `url` as `service` (made on the export thread: a blocking client
+    /// may not be made or dropped on a runtime's worker).
+    fn new(url: &str, service: &str, exported: IntCounter) -> Self {
+        let exporter = exporter(url, service).map_err(|e| {
+            log::error!("traces: cannot export to {url}: {e}; spans are dropped");
+            format!("no exporter for {url}: {e}")
+        });
+        let scope = InstrumentationScope::builder("floodgate")
+            .with_version(env!("CARGO_PKG_VERSION"))
+            .build();
+        Self {
+            exporter,
+            scope,
+            exported,
+        }
+    }
+
+    /// Builds the spans of `batch` and posts them; counts them exported or lost.
+    fn post(&mut self, batch: &mut Batch<'_, Finished>) {
+        let exporter = match &self.exporter {
+            Ok(exporter) => exporter,
+            Err(none) => {
+                let count = batch.iter().map(Finished::span_count).sum();
+                return batch.lost(count, Cause::Failed(none));
+            }
+        };
+        let scope = &self.scope;
+        let spans: Vec<_> = batch.drain(..).flat_map(|f| spans(f, scope)).collect();
+        let count = spans.len() as u64;
+        match futures::executor::block_on(exporter.export(spans)) {
+            Ok(()) => self.exported.inc_by(count),
+            Err(e) => {
+                let why = format!("the collector did not take them: {e}");
+                batch.lost(count, Cause::Failed(&why));
+            }
         }
     }
 }
@@ -133,41 +178,4 @@ fn exporter(url: &str, service: &str) -> Result<SpanExporter, Box<dyn std::error
         .build();
     exporter.set_resource(&resource);
     Ok(exporter)
-}
-
-/// Posts batches from `waiting` until every sender is gone.
-fn export_all(waiting: &Receiver<Finished>, exporter: &SpanExporter, counters: &TraceCounters) {
-    let scope = InstrumentationScope::builder("floodgate")
-        .with_version(env!("CARGO_PKG_VERSION"))
-        .build();
-    let mut seldom = Seldom::default();
-    while let Some(batch) = next_batch(waiting) {
-        let spans: Vec<_> = batch.into_iter().flat_map(|f| spans(f, &scope)).collect();
-        let count = spans.len() as u64;
-        match futures::executor::block_on(exporter.export(spans)) {
-            Ok(()) => counters.exported.inc_by(count),
-            Err(e) => {
-                counters.dropped.inc_by(count);
-                if seldom.may_say(Instant::now()) {
-                    log::warn!("traces: {count} spans dropped, the collector did not take them: {e} (said at most once a minute; floodgate_trace_spans_dropped_total counts them)");
-                }
-            }
-        }
-    }
-}
-
-/// The next batch: the first request waiting, and those that follow within [`LINGER`], up
-/// to [`BATCH`]; `None` once every sender is gone and nothing waits.
-fn next_batch(waiting: &Receiver<Finished>) -> Option<Vec<Finished>> {
-    let first = waiting.recv().ok()?;
-    let deadline = Instant::now() + LINGER;
-    let mut batch = vec![first];
-    while batch.len() < BATCH {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match waiting.recv_timeout(left) {
-            Ok(finished) => batch.push(finished),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    Some(batch)
 }

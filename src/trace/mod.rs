@@ -11,7 +11,6 @@ mod request;
 mod sampling;
 mod settings;
 mod span;
-mod warn;
 
 pub use context::{traceparent, Parent};
 pub use export::{TraceCounters, Tracer, TRACEPARENT, TRACESTATE};

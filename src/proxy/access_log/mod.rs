@@ -51,7 +51,7 @@ impl AccessLog {
     pub fn open(settings: &AccessLogSettings) -> std::io::Result<Self> {
         let sink = match (&settings.file, settings.format) {
             (Some(path), _) => Some(Sink::file(path)?),
-            (None, LogFormat::Combined) => Some(Sink::stderr()),
+            (None, LogFormat::Combined) => Some(Sink::stderr()?),
             // Floodgate's own lines to stderr go through the logger, with its prefix.
             (None, LogFormat::Floodgate) => None,
         };

@@ -1,117 +1,138 @@
-//! Where access-log lines go: a bounded queue to a writer thread, which appends them to the
-//! file (or stderr) and flushes whenever the queue runs dry. A full queue drops the line
-//! rather than hold a request; drops are logged once a minute. The thread ends, its lines
-//! flushed, when the last request of the snapshot that opened it is done. Lines queued but
-//! not yet flushed are counted, so a shutdown can wait for them.
+//! Where access-log lines go: the bounded [`Writer`] to a thread of the log's own, which
+//! appends them to the file (or stderr) and flushes after each batch (the lines waiting, up
+//! to 1,024). A full queue drops the line rather than hold a request; lost lines are counted
+//! and warned about once a minute. The thread ends, its lines flushed, when the last request
+//! of the snapshot that opened it is done. Lines queued but not yet flushed are counted, so a
+//! shutdown can wait for them.
 
+use crate::clock::Clock;
+use crate::telemetry::writer::{Batch, Bounds, Cause, Report, Writer};
 use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Lines waiting at most: about 16 MB of a flood's log.
-const QUEUE: usize = 65_536;
+/// Lines waiting at most (about 16 MB of a flood's log), and written between two flushes.
+const BOUNDS: Bounds = Bounds {
+    queue: 65_536,
+    batch: 1024,
+    linger: Duration::ZERO,
+};
 
 /// The sending end of the log's writer thread.
 pub(super) struct Sink {
-    lines: SyncSender<String>,
-    dropped: Arc<AtomicU64>,
-    /// Lines queued and not yet flushed.
-    unwritten: Arc<AtomicUsize>,
+    lines: Writer<String>,
 }
 
 impl Sink {
     /// Lines appended to the file at `path` (created if missing).
     pub(super) fn file(path: &Path) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self::writing_to(Box::new(file)))
+        Self::writing_to(Box::new(file))
     }
 
     /// Lines written to stderr.
-    pub(super) fn stderr() -> Self {
+    pub(super) fn stderr() -> std::io::Result<Self> {
         Self::writing_to(Box::new(std::io::stderr()))
     }
 
-    fn writing_to(out: Box<dyn Write + Send>) -> Self {
-        let (lines, queue) = sync_channel(QUEUE);
-        let dropped = Arc::new(AtomicU64::new(0));
-        let unwritten = Arc::new(AtomicUsize::new(0));
-        let counts = Counts {
-            dropped: dropped.clone(),
-            unwritten: unwritten.clone(),
+    fn writing_to(out: Box<dyn Write + Send>) -> std::io::Result<Self> {
+        let report = Report {
+            name: "access log",
+            unit: "lines",
+            when_full: "the log cannot keep up",
+            metric: None,
         };
-        let spawned = std::thread::Builder::new()
-            .name("access-log".into())
-            .spawn(move || write_lines(queue, BufWriter::new(out), &counts));
-        if let Err(e) = spawned {
-            log::error!("the access log's writer cannot start: {e}");
-        }
-        Self {
-            lines,
-            dropped,
-            unwritten,
-        }
+        let (lines, batches) = Writer::new(report, BOUNDS, Clock::System);
+        batches.drain_on_thread("access-log", move || {
+            let mut out = BufWriter::new(out);
+            move |batch: &mut Batch<'_, String>| write_lines(&mut out, batch)
+        })?;
+        Ok(Self { lines })
     }
 
     /// Queues `line`; drops it when the writer is that far behind.
     pub(super) fn send(&self, line: String) {
-        // Counted before the writer can see it, so the count never goes below zero.
-        self.unwritten.fetch_add(1, Ordering::AcqRel);
-        if let Err(e) = self.lines.try_send(line) {
-            self.unwritten.fetch_sub(1, Ordering::AcqRel);
-            if let TrySendError::Full(_) = e {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        self.lines.send(line);
     }
 
     /// Whether every line queued so far is flushed.
     pub(super) fn is_written(&self) -> bool {
-        self.unwritten.load(Ordering::Acquire) == 0
+        self.lines.is_written()
     }
 }
 
-/// What the writer counts: lines dropped, lines not yet flushed.
-struct Counts {
-    dropped: Arc<AtomicU64>,
-    unwritten: Arc<AtomicUsize>,
-}
-
-fn write_lines(
-    queue: Receiver<String>,
-    mut out: BufWriter<Box<dyn Write + Send>>,
-    counts: &Counts,
-) {
-    let dropped = &*counts.dropped;
-    let mut told: Option<Instant> = None;
-    let mut unflushed = 0;
-    loop {
-        let line = match queue.try_recv() {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = out.flush();
-                counts.unwritten.fetch_sub(unflushed, Ordering::AcqRel);
-                unflushed = 0;
-                match queue.recv() {
-                    Ok(line) => line,
-                    Err(_) => break,
-                }
-            }
-        };
-        unflushed += 1;
-        let failed = writeln!(out, "{line}").is_err();
-        if (failed || dropped.load(Ordering::Relaxed) > 0)
-            && told.is_none_or(|t| t.elapsed() > MINUTE)
-        {
-            let lost = dropped.swap(0, Ordering::Relaxed);
-            log::warn!("access-log lines were lost ({lost} dropped: the log cannot keep up; write failed: {failed})");
-            told = Some(Instant::now());
+/// Appends `batch` to `out` and flushes it; lines that fail are lost (all of the batch's if
+/// the flush fails).
+fn write_lines(out: &mut impl Write, batch: &Batch<'_, String>) {
+    let mut failed = 0;
+    let mut error = None;
+    for line in batch.iter() {
+        if let Err(e) = writeln!(out, "{line}") {
+            failed += 1;
+            error = Some(e);
         }
     }
-    let _ = out.flush();
+    if let Err(e) = out.flush() {
+        failed = batch.len();
+        error = Some(e);
+    }
+    if let Some(e) = error {
+        let why = format!("the log could not be written: {e}");
+        batch.lost(failed as u64, Cause::Failed(&why));
+    }
 }
 
-const MINUTE: Duration = Duration::from_secs(60);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink whose writes fail after `room` bytes.
+    struct Full {
+        room: usize,
+        written: Vec<u8>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            if data.len() > self.room {
+                return Err(std::io::Error::other("no space left on device"));
+            }
+            self.room -= data.len();
+            self.written.extend_from_slice(data);
+            Ok(data.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn report() -> Report {
+        Report {
+            name: "access log",
+            unit: "lines",
+            when_full: "the log cannot keep up",
+            metric: None,
+        }
+    }
+
+    #[test]
+    fn lines_are_written_one_a_line_and_failures_are_lost() {
+        let (lines, mut batches) = Writer::new(report(), BOUNDS, Clock::set_at(0));
+        for line in ["GET / status=200", "GET /a status=429", "GET /b status=403"] {
+            lines.send(line.to_owned());
+        }
+        let mut out = Full {
+            room: 40,
+            written: Vec::new(),
+        };
+        let batch = futures::executor::block_on(batches.next()).expect("a batch");
+        write_lines(&mut out, &batch);
+        drop(batch);
+        let written = String::from_utf8(out.written).unwrap();
+        assert_eq!(written, "GET / status=200\nGET /a status=429\n");
+        assert_eq!(lines.lost(), 1, "the line that did not fit");
+        assert!(lines.is_written());
+    }
+}

@@ -33,7 +33,7 @@ mod registry;
 mod stream;
 
 pub use registry::connection_h2fp;
-pub use stream::{first_frames, FirstFramesStream};
+pub use stream::{first_frames, FirstFrames, FirstFramesStream};
 
 #[cfg(test)]
 mod tests;

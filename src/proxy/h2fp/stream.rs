@@ -3,24 +3,27 @@
 //! fingerprint keeps, see `frames`) until its first header block has ended: then the
 //! connection's first request is whole, which ends its head deadline (its [`HeadWatch`]), and
 //! nothing more is looked at. Its fingerprint, when asked for, is registered for the
-//! connection's requests (`registry`) as soon as it is known, or why it was declined. Every
-//! pingora stream trait passes through.
+//! connection's requests (`registry`) as soon as it is known, or why it was declined. A
+//! [`Tapped`] stream: every write and every other pingora stream trait passes through.
 
 use super::super::head_watch::HeadWatch;
 use super::frames::{FrameReader, Progress, Reading};
 use super::registry::{register, Registered};
+use crate::tap::{Tap, Tapped};
 use async_trait::async_trait;
 use pingora::protocols::{Peek, SocketDigest, Stream};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 /// A downstream HTTP/2 stream whose first frames are read until its first request is whole.
+pub type FirstFramesStream = Tapped<Stream, FirstFrames>;
+
+/// What reads a stream's first frames.
 #[derive(Debug)]
-pub struct FirstFramesStream {
-    inner: Stream,
+pub struct FirstFrames {
     /// The connection's head deadline, met when its first header block ends.
     watch: Arc<HeadWatch>,
     /// The connection's socket digest, which names it in the registry (when fingerprinted).
@@ -37,16 +40,16 @@ pub struct FirstFramesStream {
 pub fn first_frames(stream: Stream, watch: Arc<HeadWatch>, fingerprint: bool) -> Stream {
     let socket = stream.get_socket_digest().filter(|_| fingerprint);
     let reader = FrameReader::new(socket.is_some());
-    Box::new(FirstFramesStream {
-        inner: stream,
+    let tap = FirstFrames {
         watch,
         socket,
         reader: Some(Box::new(reader)),
         registered: None,
-    })
+    };
+    Box::new(Tapped { inner: stream, tap })
 }
 
-impl FirstFramesStream {
+impl FirstFrames {
     /// Looks at `read`, the bytes a read just gave.
     fn look_at(&mut self, read: &[u8]) {
         let Some(reader) = &mut self.reader else {
@@ -81,50 +84,20 @@ impl FirstFramesStream {
     }
 }
 
-impl AsyncRead for FirstFramesStream {
+impl Tap<Stream> for FirstFrames {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        &mut self,
+        inner: &mut Stream,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.reader.is_none() {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        if self.reader.is_none() {
+            return Pin::new(inner).poll_read(cx, buf);
         }
         let before = buf.filled().len();
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        this.look_at(&buf.filled()[before..]);
+        ready!(Pin::new(inner).poll_read(cx, buf))?;
+        self.look_at(&buf.filled()[before..]);
         Poll::Ready(Ok(()))
-    }
-}
-
-impl AsyncWrite for FirstFramesStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, data)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
