@@ -6,7 +6,6 @@ use super::change::{IdempotencyKey, Outcome};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
-use crate::clock::wall_now_ms;
 use crate::control::{override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override};
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
@@ -165,9 +164,15 @@ impl ControlApi {
         said: (&str, &str, &str),
         added: Result<Added, ControlError>,
     ) -> Reply {
+        let now = self.clock.now_ms();
         let (outcome, reply) = match &added {
-            Ok(Added::Created(kept)) => (Outcome::Created, entry_reply(StatusCode::CREATED, kept)),
-            Ok(Added::Existing(held)) => (Outcome::Existing, entry_reply(StatusCode::OK, held)),
+            Ok(Added::Created(kept)) => (
+                Outcome::Created,
+                entry_reply(StatusCode::CREATED, kept, now),
+            ),
+            Ok(Added::Existing(held)) => {
+                (Outcome::Existing, entry_reply(StatusCode::OK, held, now))
+            }
             Ok(Added::Replayed(id)) => {
                 let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
                 (Outcome::Existing, Reply::json(StatusCode::OK, &body))
@@ -191,7 +196,7 @@ impl ControlApi {
                 _ => {}
             }
         }
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let view = self.control.view();
         let from = after.saturating_add(1);
         let listed: Box<dyn Iterator<Item = Entry> + '_> = match kind {
@@ -295,9 +300,10 @@ fn limits_of(body: &OverrideBody, quota_policy: bool) -> Result<Limits, Reply> {
     })
 }
 
-/// The entry's id, the seconds it has left and what it holds (the network as stored).
-fn entry_reply(status: StatusCode, entry: &Entry) -> Reply {
-    Reply::json(status, &shown(entry, wall_now_ms()))
+/// The entry's id, the seconds it has left at `now` (Unix ms) and what it holds (the
+/// network as stored).
+fn entry_reply(status: StatusCode, entry: &Entry, now: u64) -> Reply {
+    Reply::json(status, &shown(entry, now))
 }
 
 /// An entry as listed: as stored, with the seconds it has left.
