@@ -249,7 +249,8 @@ impl Stores {
         });
         let callers = Callers {
             client_ip: config.client_ip.clone(),
-            jwt: config.jwt.clone(),
+            jwt: (config.jwt.as_deref())
+                .map(|jwt| Arc::new(jwt.clone().with_clock(self.clock.clone()))),
             provenance: proofs.clone().map(|p| p as Arc<dyn Provenance>),
         };
         let upstream = Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?;
