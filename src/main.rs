@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use floodgate::app::Launch;
+use floodgate::clock::Clock;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -74,10 +75,13 @@ fn bots_update(
     mapping: Option<&str>,
 ) -> ExitCode {
     let Some(path) = config else {
-        return floodgate::bots::update::command(dir, catalogue, mapping);
+        return floodgate::bots::update::command(dir, catalogue, mapping, &Clock::System);
     };
     match floodgate::config::load(path) {
-        Ok(config) => floodgate::bots::update::run(dir, &config.bots.crawlers.catalogue, mapping),
+        Ok(config) => {
+            let catalogue = &config.bots.crawlers.catalogue;
+            floodgate::bots::update::run(dir, catalogue, mapping, &Clock::System)
+        }
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(2)

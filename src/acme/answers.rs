@@ -106,7 +106,7 @@ impl Answers {
             return Some(answer);
         }
         let fleet = self.vault.fleet()?;
-        let second = crate::clock::wall_now_s();
+        let second = crate::clock::monotonic_s();
         match self.asks.take(second) {
             true => fleet.asked(name).await,
             false => None,

@@ -11,6 +11,7 @@ use super::order::Ordering;
 use super::renewal::{due, Backoff};
 use super::settings::AcmeSettings;
 use super::vault::Vault;
+use crate::clock::Clock;
 use crate::telemetry::{CertificateMetrics, OrderResult};
 use crate::tls::{Certified, ServedCertificates};
 use arc_swap::ArcSwap;
@@ -40,6 +41,8 @@ pub struct AcmeManager {
     /// Raised by a reload: the next load reads every kept certificate.
     reread: std::sync::atomic::AtomicBool,
     backoffs: Mutex<HashMap<String, Backoff>>,
+    /// What renewals fall due and failures back off by.
+    clock: Clock,
 }
 
 /// What one tick leaves for the next.
@@ -52,12 +55,14 @@ struct State {
 }
 
 impl AcmeManager {
-    /// Keeps the certificates of `settings` in `served`, with the state in `vault`.
+    /// Keeps the certificates of `settings` in `served`, with the state in `vault`, renewing
+    /// by `clock`.
     pub fn new(
         settings: AcmeSettings,
         served: Arc<ServedCertificates>,
         vault: Arc<Vault>,
         metrics: CertificateMetrics,
+        clock: Clock,
     ) -> Self {
         served.set_managed(&settings.domains);
         Self {
@@ -70,7 +75,13 @@ impl AcmeManager {
             state: tokio::sync::Mutex::default(),
             reread: std::sync::atomic::AtomicBool::new(false),
             backoffs: Mutex::default(),
+            clock,
         }
+    }
+
+    /// The time, in Unix seconds (what certificates' `not_after` counts in).
+    fn unix_now(&self) -> i64 {
+        i64::try_from(self.clock.now_s()).unwrap_or(i64::MAX)
     }
 
     /// The validations' answers, for the listeners.
@@ -148,7 +159,7 @@ impl AcmeManager {
     /// Orders each domain that is due and not waiting after a failure.
     async fn order_due(&self, state: &mut State) {
         let settings = self.settings.load_full();
-        let now = unix_now();
+        let now = self.unix_now();
         let due: Vec<&String> = settings
             .domains
             .iter()
@@ -172,9 +183,13 @@ impl AcmeManager {
                     self.metrics.count_order(OrderResult::Failed);
                     self.account_failed(state, &e);
                     let mut backoffs = self.backoffs.lock();
-                    let next = Backoff::after_failure(backoffs.get(domain).copied(), unix_now());
+                    let next =
+                        Backoff::after_failure(backoffs.get(domain).copied(), self.unix_now());
                     backoffs.insert(domain.clone(), next);
-                    let left = self.served.issued(domain).map(|c| c.not_after - unix_now());
+                    let left = self
+                        .served
+                        .issued(domain)
+                        .map(|c| c.not_after - self.unix_now());
                     let left = match left {
                         Some(s) => format!(
                             "the certificate in force expires in {}",
@@ -298,10 +313,6 @@ impl AcmeManager {
         );
         Ok(account)
     }
-}
-
-fn unix_now() -> i64 {
-    crate::clock::wall_now_s() as i64
 }
 
 #[async_trait]

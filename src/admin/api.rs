@@ -6,6 +6,7 @@ use super::change::{ChangeResult, IdempotencyKey};
 use super::escape::escaped;
 use super::reply::Reply;
 use super::tokens::{Check, Tokens};
+use crate::clock::Clock;
 use crate::control::{Control, ControlError};
 use crate::explain::Decisions;
 use crate::gate::{Decider, Gate, InForce};
@@ -41,6 +42,8 @@ pub struct ControlApi {
     pub decisions: Arc<Decisions>,
     /// The proven and revoked values of verified sources.
     pub proofs: Arc<Keeper>,
+    /// What entries' times left, quota periods and kept decisions' ages are read by.
+    pub clock: Clock,
 }
 
 /// One call, as read from the connection.

@@ -7,8 +7,6 @@ use super::api::{gate_of, refused, ControlApi, Operator};
 use super::change::ChangeResult;
 use super::input::{self, Named, ResetBody, Value as Values};
 use super::reply::{expires_in, Reply};
-use crate::clock::wall_now_ms;
-use crate::clock::wall_now_us;
 use crate::control::{override_key, ControlView};
 use crate::gate::reply::echo;
 use crate::gate::Gate;
@@ -126,7 +124,7 @@ impl ControlApi {
             Err(reply) => return reply,
         };
         let view = self.control.view();
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let mut shown = Vec::new();
         for (policy, limit) in policies {
             let chain = gate.chain_of(policy);
@@ -176,7 +174,7 @@ impl ControlApi {
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
         let calendar = limits.calendar();
-        let spec = limits.spec(wall_now_us());
+        let spec = limits.spec(self.clock.now_us());
         let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
         let in_flight = match limit.rules.max_in_flight {
             Some(_) => {
@@ -206,7 +204,7 @@ impl ControlApi {
                 "period": calendar.period().word(),
                 "timezone": calendar.calendar().zone_name(),
                 "used": (limits.capacity() as f64 - peek.remaining).max(0.0).ceil() as u64,
-                "resets_at": &*calendar.resets_at(wall_now_us()),
+                "resets_at": &*calendar.resets_at(now_us),
             }),
             (None, None) => json!({ "quota": limits.capacity() }),
         };

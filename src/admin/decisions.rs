@@ -5,7 +5,6 @@
 
 use super::api::ControlApi;
 use super::reply::Reply;
-use crate::clock::wall_now_ms;
 use crate::explain::{Found, Reference};
 use http::StatusCode;
 use serde_json::{json, Value};
@@ -17,7 +16,7 @@ impl ControlApi {
             Ok(reference) => reference,
             Err(e) => return Reply::bad_field("ref", &e.to_string()),
         };
-        match self.decisions.find(&reference, wall_now_ms()).await {
+        match self.decisions.find(&reference, self.clock.now_ms()).await {
             Found::Here(record) => Reply::json(StatusCode::OK, &found(record, "this instance")),
             Found::Fleet(record) => Reply::json(StatusCode::OK, &found(record, "fleet")),
             Found::Unknown => Reply::unknown(

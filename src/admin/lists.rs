@@ -6,7 +6,6 @@ use super::change::{ChangeResult, IdempotencyKey};
 use super::cidr::cidr_ban;
 use super::input::{self, BanBody, Named, OverrideBody};
 use super::reply::{expires_in, Reply};
-use crate::clock::wall_now_ms;
 use crate::control::{override_key, Added, Ban, BanTarget, ControlError, Entry, Kind, Override};
 use crate::limiter::BucketKey;
 use crate::policy::{Limits, Rate};
@@ -165,13 +164,14 @@ impl ControlApi {
         said: (&str, &str, &str),
         added: Result<Added, ControlError>,
     ) -> Reply {
+        let now = self.clock.now_ms();
         let (outcome, reply) = match &added {
             Ok(Added::Created(kept)) => (
                 ChangeResult::Created,
-                entry_reply(StatusCode::CREATED, kept),
+                entry_reply(StatusCode::CREATED, kept, now),
             ),
             Ok(Added::Existing(held)) => {
-                (ChangeResult::Existing, entry_reply(StatusCode::OK, held))
+                (ChangeResult::Existing, entry_reply(StatusCode::OK, held, now))
             }
             Ok(Added::Replayed(id)) => {
                 let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
@@ -196,7 +196,7 @@ impl ControlApi {
                 _ => {}
             }
         }
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let view = self.control.view();
         let from = after.saturating_add(1);
         let listed: Box<dyn Iterator<Item = Entry> + '_> = match kind {
@@ -303,9 +303,10 @@ fn limits_of(body: &OverrideBody, policy: &Limits) -> Result<Limits, Reply> {
     })
 }
 
-/// The entry's id, the seconds it has left and what it holds (the network as stored).
-fn entry_reply(status: StatusCode, entry: &Entry) -> Reply {
-    Reply::json(status, &shown(entry, wall_now_ms()))
+/// The entry's id, the seconds it has left at `now` (Unix ms) and what it holds (the
+/// network as stored).
+fn entry_reply(status: StatusCode, entry: &Entry, now: u64) -> Reply {
+    Reply::json(status, &shown(entry, now))
 }
 
 /// An entry as listed: as stored, with the seconds it has left.

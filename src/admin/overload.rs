@@ -8,7 +8,6 @@ use super::api::{ControlApi, Operator};
 use super::change::ChangeResult;
 use super::input;
 use super::reply::Reply;
-use crate::clock::wall_now_ms;
 use crate::gate::reply::echo;
 use crate::overload::{Level, Overload, MAX_TTL};
 use http::StatusCode;
@@ -112,7 +111,7 @@ fn ttl(text: Option<&str>) -> Result<Duration, Reply> {
 
 /// What `GET /v1/overload` shows.
 fn state(overload: &Overload) -> Value {
-    let now = wall_now_ms();
+    let now = overload.clock().now_ms();
     let switch = overload.switch().map(|s| {
         json!({
             "level": s.level.word(),

@@ -36,7 +36,13 @@ impl Certificates {
             Some(settings) => {
                 let vault = vault(config, stores, id)?;
                 let metrics = stores.metrics.certificates.clone();
-                let manager = AcmeManager::new(settings.clone(), served.clone(), vault, metrics);
+                let manager = AcmeManager::new(
+                    settings.clone(),
+                    served.clone(),
+                    vault,
+                    metrics,
+                    stores.clock.clone(),
+                );
                 Some(Arc::new(manager))
             }
             None => None,

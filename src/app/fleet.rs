@@ -6,7 +6,6 @@
 //! of them taking the whole bucket as its share meanwhile. A failed announcement falls back to
 //! the one-second cadence, so a struggling Redis is not asked more often.
 
-use crate::clock::wall_now_us;
 use crate::limiter::driver::{ANNOUNCE_INTERVAL, MEMBERSHIP_LIFETIME};
 use crate::limiter::{FleetSize, RedisDriver};
 use async_trait::async_trait;
@@ -48,13 +47,11 @@ pub(super) fn prepare(redis: &RedisDriver, fleet: &FleetSize, id: &str, wait: Du
     }
 }
 
-/// A name for this instance in the fleet: unique enough, not secret.
+/// A name for this instance in the fleet: unique enough (the hasher's keys are random per
+/// process and per call), not secret.
 pub(super) fn instance_id() -> String {
     let salt = std::collections::hash_map::RandomState::new();
-    format!(
-        "{:016x}",
-        salt.hash_one((std::process::id(), wall_now_us()))
-    )
+    format!("{:016x}", salt.hash_one(std::process::id()))
 }
 
 /// Announces this instance every [`ANNOUNCE_INTERVAL`] and learns how many are alive.

@@ -269,7 +269,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
         }),
         _ => None,
     };
-    let sampler = console.sampler(console_share);
+    let sampler = console.sampler(console_share, stores.clock.clone());
     let admin_app = AdminApp::new(metrics.clone(), stores.limiter.clone(), ready_needs_store)
         .with_pages(console)
         .with_offenders(offenders, admin_settings.offenders_top)
@@ -285,6 +285,7 @@ pub fn build(config: &Config, launch: &Launch) -> Result<App, BuildError> {
             overload: stores.overload.clone(),
             decisions: stores.decisions.clone(),
             proofs: stores.proofs.clone(),
+            clock: stores.clock.clone(),
         });
     let admin_app = Served::new(admin_app, limits.keeps_alive());
     let admin_limits = ConnectionLimits {

@@ -34,6 +34,7 @@ pub(super) fn crowdsec(
         stores.control.clone(),
         shared,
         metrics.crowdsec.clone(),
+        stores.clock.clone(),
     )
     .map_err(|e| BuildError::CrowdSec(e.to_string()))?;
     // In service until it returns: told to stop, it gives its fleet lease up.

@@ -13,10 +13,10 @@ use crate::telemetry::Metrics;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The keeper of `traps`, counting into `metrics`.
-pub(super) fn keeper(traps: Traps, metrics: &Metrics) -> Arc<RobotsKeeper> {
+/// The keeper of `traps`, counting into `metrics`, fetching and expiring by `clock`.
+pub(super) fn keeper(traps: Traps, metrics: &Metrics, clock: &Clock) -> Arc<RobotsKeeper> {
     let counters = metrics.robots.clone();
-    Arc::new(RobotsKeeper::new(Arc::new(traps), counters, Clock::System))
+    Arc::new(RobotsKeeper::new(Arc::new(traps), counters, clock.clone()))
 }
 
 /// Where the memory store keeps the trap's random path: beside the control state file.

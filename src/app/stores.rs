@@ -107,6 +107,9 @@ pub struct Stores {
     /// robots.txt's trap tables and the backend's copies (kept across reloads; the trap's
     /// tables are the fleet's on Redis).
     pub robots: Arc<RobotsKeeper>,
+    /// The clock every part that decides, expires or records by time reads (the system's:
+    /// the one place the process names it).
+    pub clock: Clock,
 }
 
 impl Stores {
@@ -122,10 +125,12 @@ impl Stores {
     ) -> Result<Self, BuildError> {
         let mut digest_key = digest_key(hash_key, settings)?;
         let gauge = metrics.store.fleet_size.clone();
+        let clock = Clock::System;
         Ok(match settings {
             StoreSettings::Memory { max_entries } => {
                 let limiter: Arc<dyn Limiter> = Arc::new(MemoryStore::new(*max_entries));
-                let ledger = MemoryLedger::open(admin.state_file.as_deref())?;
+                let ledger =
+                    MemoryLedger::open(admin.state_file.as_deref())?.with_clock(clock.clone());
                 // Callers named in the state file must be the same callers after a restart.
                 if hash_key.is_none() {
                     if let Some(secret) = ledger.digest_secret(IdentityKey::random_secret()?)? {
@@ -138,16 +143,16 @@ impl Stores {
                     digest_key.clone(),
                     TrapSettings::default(),
                     admin.state_file.as_deref().map(super::robots::trap_file),
-                );
+                )
+                .with_clock(clock.clone());
                 Stores {
-                    robots: super::robots::keeper(traps, &metrics),
+                    robots: super::robots::keeper(traps, &metrics, &clock),
                     decisions: Arc::new(decisions),
-                    proofs: Arc::new(Keeper::new(None, Clock::System)),
-                    overload: Arc::new(Overload::new(
-                        fleet.clone(),
-                        metrics.overload.clone(),
-                        None,
-                    )),
+                    proofs: Arc::new(Keeper::new(None, clock.clone())),
+                    overload: Arc::new(
+                        Overload::new(fleet.clone(), metrics.overload.clone(), None)
+                            .with_clock(clock.clone()),
+                    ),
                     control: Arc::new(Control::new(
                         Box::new(ledger),
                         limiter.clone(),
@@ -162,6 +167,7 @@ impl Stores {
                     fallback: Fallback::Allow,
                     metrics,
                     digest_key,
+                    clock,
                 }
             }
             StoreSettings::Redis(settings) => {
@@ -184,16 +190,16 @@ impl Stores {
                 let switch: Arc<dyn SharedSwitch> = Arc::new(RedisSwitch::new(driver.clone()));
                 let decisions = Decisions::new(instance, &Default::default(), Some(driver.clone()));
                 let traps =
-                    Traps::on_redis(digest_key.clone(), TrapSettings::default(), driver.clone());
+                    Traps::on_redis(digest_key.clone(), TrapSettings::default(), driver.clone())
+                        .with_clock(clock.clone());
                 Stores {
-                    robots: super::robots::keeper(traps, &metrics),
+                    robots: super::robots::keeper(traps, &metrics, &clock),
                     decisions: Arc::new(decisions),
-                    proofs: Arc::new(Keeper::new(Some(Fleet::new(driver.clone())), Clock::System)),
-                    overload: Arc::new(Overload::new(
-                        fleet.clone(),
-                        metrics.overload.clone(),
-                        Some(switch),
-                    )),
+                    proofs: Arc::new(Keeper::new(Some(Fleet::new(driver.clone())), clock.clone())),
+                    overload: Arc::new(
+                        Overload::new(fleet.clone(), metrics.overload.clone(), Some(switch))
+                            .with_clock(clock.clone()),
+                    ),
                     control: Arc::new(Control::new(Box::new(ledger), store.clone(), admin.bounds)),
                     limiter: store,
                     in_flight: Arc::new(RedisSlots::new(&driver, settings.in_flight_lease)),
@@ -203,6 +209,7 @@ impl Stores {
                     fallback,
                     metrics,
                     digest_key,
+                    clock,
                 }
             }
         })
@@ -225,7 +232,7 @@ impl Stores {
                 in_flight: self.in_flight.clone(),
                 fallback: self.fallback.clone(),
                 control: self.control.clone(),
-                clock: Clock::System,
+                clock: self.clock.clone(),
             },
             &self.metrics,
         );
@@ -242,7 +249,8 @@ impl Stores {
         });
         let callers = Callers {
             client_ip: config.client_ip.clone(),
-            jwt: config.jwt.clone(),
+            jwt: (config.jwt.as_deref())
+                .map(|jwt| Arc::new(jwt.clone().with_clock(self.clock.clone()))),
             provenance: proofs.clone().map(|p| p as Arc<dyn Provenance>),
         };
         let upstream = Upstream::resolve(&config.upstream, previous.map(|p| &p.upstream))?;
@@ -251,7 +259,7 @@ impl Stores {
             let names = upstream.pools().iter().map(|pool| pool.name());
             self.overload.pools(&Arc::new(settings.clone()), names)
         });
-        let access_log = access_log(config)?;
+        let access_log = access_log(config, &self.clock)?;
         self.decisions.configure(&config.decisions);
         let decisions = (config.decisions.keep > 0).then(|| self.decisions.clone());
         let profiler = Profiler::new(
@@ -261,7 +269,8 @@ impl Stores {
             self.metrics.bots.clone(),
             self.metrics.signed.clone(),
             self.nonces.clone(),
-        );
+        )
+        .with_clock(self.clock.clone());
         let decider = Decider::new(callers, gate, config.response.throttle_status)
             .with_profiler(Arc::new(profiler));
         Ok(Snapshot::new(decider, upstream, access_log)
@@ -327,6 +336,7 @@ impl Stores {
             self.metrics.challenges.clone(),
         )
         .map_err(|e| BuildError::Challenge(e.to_string()))?
+        .with_clock(self.clock.clone())
         .with_tokens(
             super::tokens::tokens(
                 config,
@@ -344,11 +354,12 @@ impl Stores {
     }
 }
 
-/// The access log `config` asks for, its file opened (again, on a reload: for logrotate).
-fn access_log(config: &Config) -> Result<Option<Arc<AccessLog>>, BuildError> {
+/// The access log `config` asks for, its file opened (again, on a reload: for logrotate), its
+/// lines' times read from `clock`.
+fn access_log(config: &Config, clock: &Clock) -> Result<Option<Arc<AccessLog>>, BuildError> {
     match &config.server.access_log {
         Some(settings) => Ok(Some(Arc::new(
-            AccessLog::open(settings).map_err(BuildError::AccessLog)?,
+            AccessLog::open(settings, clock.clone()).map_err(BuildError::AccessLog)?,
         ))),
         None => Ok(None),
     }

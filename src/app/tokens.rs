@@ -2,7 +2,7 @@
 //! challenges name the config's hosts (its routes' and ACME's) unless they name their own,
 //! and whose passes are bound to the network when a challenging policy asks for that.
 
-use crate::challenge::{Tokens, TokensError};
+use crate::challenge::{Redeeming, Tokens, TokensError};
 use crate::config::Config;
 use crate::gate::Gate;
 use crate::identity::{Bind, IdentityKey};
@@ -10,8 +10,9 @@ use crate::limiter::NonceLedger;
 use crate::telemetry::Metrics;
 use std::sync::Arc;
 
-/// The issuers `config` trusts, if any, keyed by `key`, spending nonces in `ledger`; those
-/// of `previous` (the config reloaded) keep the keys their directories gave.
+/// The issuers `config` trusts, if any, keyed by `key`, spending nonces in `ledger`, their
+/// directories' keys in force by the gate's clock; those of `previous` (the config reloaded)
+/// keep the keys their directories gave.
 pub(super) fn tokens(
     config: &Config,
     gate: &Gate,
@@ -33,7 +34,11 @@ pub(super) fn tokens(
     };
     let counters = metrics.privacy_pass.clone();
     let hosts = config_hosts(config);
-    Tokens::new(settings, &hosts, key, ledger, bind, counters, previous).map(Some)
+    let redeeming = Redeeming {
+        ledger,
+        clock: gate.clock().clone(),
+    };
+    Tokens::new(settings, &hosts, key, redeeming, bind, counters, previous).map(Some)
 }
 
 /// The hosts `config` names: its routes' and the ACME domains, each once.

@@ -7,7 +7,7 @@
 use super::{
     BotsSettings, Crawler, Crawlers, DnsSettings, Geo, Message, ReverseDns, Scorer, SignedAgents,
 };
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::identity::{BotClaim, Proof, Score, Traits, Verification};
 use crate::limiter::NonceLedger;
 use crate::telemetry::{BotMetrics, SignedMetrics};
@@ -31,6 +31,8 @@ pub struct Profiler {
     /// Works out bot scores (`[bots.score]`), when asked.
     scorer: Scorer,
     metrics: BotMetrics,
+    /// What signatures' `created` and `expires` are compared with.
+    clock: Clock,
 }
 
 impl Profiler {
@@ -69,7 +71,13 @@ impl Profiler {
             signed,
             scorer: Scorer::new(&settings.score),
             metrics,
+            clock: Clock::System,
         }
+    }
+
+    /// The same profiler, checking signatures' times against `clock`.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
     }
 
     /// What is known of the sender of `request`, from `client`.
@@ -105,7 +113,9 @@ impl Profiler {
     /// verified.
     async fn signed_claim(&self, request: &Message<'_>) -> Option<BotClaim> {
         let signed = self.signed.as_ref()?;
-        signed.verify(request, wall_now_ms(), Instant::now()).await
+        signed
+            .verify(request, self.clock.now_ms(), Instant::now())
+            .await
     }
 
     /// The crawler the first User-Agent claims, checked against `client`.

@@ -9,6 +9,7 @@ use super::catalogue::{Catalogue, Crawler};
 use super::score::refresh::{merged, BROWSERS_FILE};
 use super::score::Published;
 use super::Ranges;
+use crate::clock::Clock;
 use crate::telemetry::Causes;
 use futures::future::join_all;
 use std::collections::HashMap;
@@ -221,7 +222,12 @@ fn prefixes_in(body: &[u8]) -> Result<usize, String> {
 /// The `floodgate bots update DIR [--catalogue FILE]` command: downloads, prints a line per
 /// file and a summary. Exit status 0 if every file was written, 1 if any failed (its old file
 /// kept), 2 if nothing could be tried (a bad catalogue file, no directory).
-pub fn command(dir: &Path, catalogue: Option<&Path>, mapping: Option<&str>) -> ExitCode {
+pub fn command(
+    dir: &Path,
+    catalogue: Option<&Path>,
+    mapping: Option<&str>,
+    clock: &Clock,
+) -> ExitCode {
     let catalogue = match catalogue.map(Catalogue::load) {
         None => Catalogue::builtin(),
         Some(Ok(catalogue)) => catalogue,
@@ -230,15 +236,15 @@ pub fn command(dir: &Path, catalogue: Option<&Path>, mapping: Option<&str>) -> E
             return ExitCode::from(2);
         }
     };
-    run(dir, &catalogue, mapping)
+    run(dir, &catalogue, mapping, clock)
 }
 
 /// Downloads the ranges of `catalogue`'s crawlers into `dir` and reports as
 /// [`command`] does (with `--config`, the shipped catalogue with the config's
 /// `[[bots.crawler]]` entries: `Catalogue::builtin().with_entries(…)`).
 /// `mapping`: where FoxIO's JA4 mapping is read (`None`: the shipped `ja4_url`; `"none"`: not
-/// read).
-pub fn run(dir: &Path, catalogue: &Catalogue, mapping: Option<&str>) -> ExitCode {
+/// read). `clock` dates the browsers' file.
+pub fn run(dir: &Path, catalogue: &Catalogue, mapping: Option<&str>, clock: &Clock) -> ExitCode {
     let outcomes = match update(catalogue.crawlers(), dir, &Limits::default()) {
         Ok(outcomes) => outcomes,
         Err(e) => {
@@ -246,10 +252,11 @@ pub fn run(dir: &Path, catalogue: &Catalogue, mapping: Option<&str>) -> ExitCode
             return ExitCode::from(2);
         }
     };
+    let today = today(clock);
     let browsers_failed = match mapping {
         Some("none") => false,
-        Some(url) => !browsers(dir, url, &Limits::default()),
-        None => !browsers(dir, &Published::ja4_url(), &Limits::default()),
+        Some(url) => !browsers(dir, url, &Limits::default(), &today),
+        None => !browsers(dir, &Published::ja4_url(), &Limits::default(), &today),
     };
     let failed = report(&outcomes, dir) + usize::from(browsers_failed);
     if failed == 0 {
@@ -259,20 +266,24 @@ pub fn run(dir: &Path, catalogue: &Catalogue, mapping: Option<&str>) -> ExitCode
     }
 }
 
+/// `clock`'s day (UTC), as the browsers' file is dated.
+fn today(clock: &Clock) -> String {
+    let now = i64::try_from(clock.now_s()).unwrap_or(0);
+    jiff::Timestamp::from_second(now).map_or_else(
+        |_| "today".to_owned(),
+        |t| t.strftime("%Y-%m-%d").to_string(),
+    )
+}
+
 /// Reads FoxIO's JA4 mapping at `url` and writes the browsers' fingerprints the score compares
-/// against into `dir/browsers.toml` (`score::refresh`); prints what became of it; whether it
-/// was written.
-fn browsers(dir: &Path, url: &str, limits: &Limits) -> bool {
+/// against into `dir/browsers.toml` (`score::refresh`), dated `today`; prints what became of
+/// it; whether it was written.
+fn browsers(dir: &Path, url: &str, limits: &Limits, today: &str) -> bool {
     let file = dir.join(BROWSERS_FILE);
     let written = fetch_one(url, limits).and_then(|body| {
         let mapping = String::from_utf8_lossy(&body);
-        let now = i64::try_from(crate::clock::wall_now_s()).unwrap_or(0);
-        let today = jiff::Timestamp::from_second(now).map_or_else(
-            |_| "today".to_owned(),
-            |t| t.strftime("%Y-%m-%d").to_string(),
-        );
         let (text, added) =
-            merged(&mapping, &today).map_err(|e| UpdateError::NotRanges(e.to_string()))?;
+            merged(&mapping, today).map_err(|e| UpdateError::NotRanges(e.to_string()))?;
         write_whole(dir, &file, text.as_bytes())
             .map_err(|error| UpdateError::Write {
                 path: file.clone(),

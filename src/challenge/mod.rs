@@ -31,4 +31,4 @@ pub use room::{Challenges, Page, PageError, Visitor};
 pub use settings::ChallengeSettings;
 pub use target::{original_target, return_target, BadTarget, MAX_TARGET_LEN};
 pub use token::{NoRandomness, Nonce, Signer, TokenError, TOKEN_LEN};
-pub use tokens::{Tokens, TokensError, PRIVACY_PASS_POLICY};
+pub use tokens::{Redeeming, Tokens, TokensError, PRIVACY_PASS_POLICY};

@@ -8,6 +8,7 @@ use super::reach::{PageRules, PatternError};
 use super::settings::ChallengeSettings;
 use super::target::return_target;
 use super::token::Signer;
+use crate::clock::Clock;
 use crate::identity::{cookie_value, Challenge, IdentityKey, Pass, Reach};
 use crate::limiter::NonceLedger;
 use crate::telemetry::{ChallengeMetrics, ChallengeResult};
@@ -49,6 +50,8 @@ pub struct Challenges {
     names: HashMap<u64, Arc<str>>,
     /// The trusted Privacy Pass issuers (`[challenge.privacy_pass]`), if any.
     pub(super) tokens: Option<super::tokens::Tokens>,
+    /// What pages are dated and passes and solutions expire by.
+    clock: Clock,
 }
 
 /// The request a challenge page answers.
@@ -85,7 +88,18 @@ impl Challenges {
             metrics,
             names,
             tokens: None,
+            clock: Clock::System,
         })
+    }
+
+    /// The same room, dating pages and expiring passes and solutions by `clock`.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
+    }
+
+    /// What pages are dated and passes and solutions expire by.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// Its settings.

@@ -6,6 +6,7 @@
 //! from a directory are read on a thread of this config's own.
 
 use crate::bots::dns::Background;
+use crate::clock::Clock;
 use crate::identity::{Bind, Challenge, ChallengeKind, IdentityKey};
 use crate::limiter::NonceLedger;
 use crate::privacy_pass::directory::{DirectorySettings, Fetcher, Following};
@@ -32,6 +33,15 @@ pub enum TokensError {
     Directories(String),
 }
 
+/// What tokens are redeemed with: the spent set their nonces go into, and the clock issuers'
+/// directory keys come into force by.
+pub struct Redeeming {
+    /// Where spent nonces are kept (the fleet's on the Redis store).
+    pub ledger: Arc<dyn NonceLedger>,
+    /// What directory keys' `not-before` is compared with.
+    pub clock: Clock,
+}
+
 /// The trusted issuers under one config.
 pub struct Tokens {
     redeemer: Redeemer,
@@ -46,8 +56,9 @@ pub struct Tokens {
 
 impl Tokens {
     /// The issuers of `settings` (their challenges naming `origins` unless they name their
-    /// own), with redemption contexts keyed by `key` (the fleet's), spent nonces kept in
-    /// `ledger`, passes bound as `bind`, counted into `counters`. An issuer whose directory
+    /// own), with redemption contexts keyed by `key` (the fleet's), spent nonces kept and
+    /// directory keys in force as `redeeming` says, passes bound as `bind`, counted into
+    /// `counters`. An issuer whose directory
     /// `previous` (the config reloaded) followed starts with the keys it had there, so a
     /// reload while the directory is down keeps them, and one while it is up offers them
     /// before its first read.
@@ -55,7 +66,7 @@ impl Tokens {
         settings: &PrivacyPassSettings,
         origins: &[String],
         key: &IdentityKey,
-        ledger: Arc<dyn NonceLedger>,
+        redeeming: Redeeming,
         bind: Bind,
         counters: PrivacyPassCounters,
         previous: Option<&Tokens>,
@@ -77,6 +88,7 @@ impl Tokens {
                 };
                 let fetcher = Fetcher::new(DirectorySettings {
                     refresh: source.refresh,
+                    clock: redeeming.clock.clone(),
                     ..DirectorySettings::default()
                 })
                 .map_err(|e| TokensError::Directories(e.to_string()))?;
@@ -91,7 +103,7 @@ impl Tokens {
         }
         let windows = Windows::from_identity_key(key, DEFAULT_WINDOW);
         Ok(Self {
-            redeemer: Redeemer::new(issuers, windows, ledger),
+            redeemer: Redeemer::new(issuers, windows, redeeming.ledger),
             challenge: Challenge {
                 kind: ChallengeKind::PrivacyPass,
                 bind,

@@ -14,6 +14,7 @@ pub use ring::{Deltas, History, Ring, SECONDS};
 pub use sampler::{FleetShare, Rates, Sampler, Scope};
 
 use crate::admin::{Check, Reply, Tokens};
+use crate::clock::Clock;
 use crate::telemetry::Metrics;
 use http::header::{HeaderName, CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
 use http::{HeaderValue, StatusCode};
@@ -49,9 +50,10 @@ impl Console {
         }
     }
 
-    /// The sampler that feeds this console's history (run as a background service).
-    pub fn sampler(&self, fleet: Option<FleetShare>) -> Sampler {
-        Sampler::new(self.rates.clone(), self.metrics.clone(), fleet)
+    /// The sampler that feeds this console's history (run as a background service), filing
+    /// samples by `clock`.
+    pub fn sampler(&self, fleet: Option<FleetShare>, clock: Clock) -> Sampler {
+        Sampler::new(self.rates.clone(), self.metrics.clone(), fleet, clock)
     }
 
     /// Whether `path` is one of the console's data reads (which `admin.protect_metrics`

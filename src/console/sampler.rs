@@ -4,6 +4,7 @@
 
 use super::fleet::{self, FRESH_MS, SHARE_SCRIPT};
 use super::ring::{Deltas, History, SECONDS};
+use crate::clock::Clock;
 use crate::limiter::RedisDriver;
 use crate::telemetry::Metrics;
 use async_trait::async_trait;
@@ -119,17 +120,26 @@ pub struct Sampler {
     fleet: Option<FleetShare>,
     deltas: Mutex<Deltas>,
     latency: Mutex<(f64, u64)>,
+    /// What second each sample is filed under.
+    clock: Clock,
 }
 
 impl Sampler {
-    /// A sampler of `metrics` into `rates`, sharing with the fleet through `fleet` if given.
-    pub fn new(rates: Arc<Rates>, metrics: Arc<Metrics>, fleet: Option<FleetShare>) -> Self {
+    /// A sampler of `metrics` into `rates`, sharing with the fleet through `fleet` if given,
+    /// filing each sample under `clock`'s second.
+    pub fn new(
+        rates: Arc<Rates>,
+        metrics: Arc<Metrics>,
+        fleet: Option<FleetShare>,
+        clock: Clock,
+    ) -> Self {
         Self {
             rates,
             metrics,
             fleet,
             deltas: Mutex::new(Deltas::default()),
             latency: Mutex::new((0.0, 0)),
+            clock,
         }
     }
 
@@ -196,7 +206,7 @@ impl BackgroundService for Sampler {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            self.sample(crate::clock::wall_now_s()).await;
+            self.sample(self.clock.now_s()).await;
         }
     }
 }

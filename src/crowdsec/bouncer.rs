@@ -8,7 +8,7 @@ use super::give_back_memory;
 use super::lapi::{Lapi, PullError};
 use super::shared::{Lead, Shared, SharedDecisions};
 use super::CrowdSecSettings;
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::control::{Blocklist, Control, Remedy};
 use crate::limiter::LimiterError;
 use crate::telemetry::{Complaints, Say};
@@ -32,6 +32,8 @@ pub struct Bouncer {
     shared: Option<SharedDecisions>,
     metrics: CrowdSecMetrics,
     state: Mutex<State>,
+    /// What decisions are held and expire by.
+    clock: Clock,
 }
 
 /// What the loop keeps between ticks.
@@ -54,12 +56,13 @@ struct State {
 
 impl Bouncer {
     /// The bouncer `settings` describe, publishing into `control`; on the Redis store
-    /// `shared` are the fleet's decisions.
+    /// `shared` are the fleet's decisions; decisions are held and expire by `clock`.
     pub fn new(
         settings: CrowdSecSettings,
         control: Arc<Control>,
         shared: Option<SharedDecisions>,
         metrics: CrowdSecMetrics,
+        clock: Clock,
     ) -> Result<Self, PullError> {
         Ok(Self {
             lapi: Lapi::new(&settings)?,
@@ -76,8 +79,9 @@ impl Bouncer {
                 failures: 0,
                 complaints: Complaints::default(),
                 pulled_ms: 0,
-                started_ms: wall_now_ms(),
+                started_ms: clock.now_ms(),
             }),
+            clock,
         })
     }
 
@@ -104,7 +108,7 @@ impl Bouncer {
         let Some(shared) = &self.shared else {
             let whole = self.state.lock().whole;
             let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
-            let now = wall_now_ms();
+            let now = self.clock.now_ms();
             let on_captcha = self.settings.on_captcha;
             let mut state = self.state.lock();
             if whole {
@@ -127,7 +131,7 @@ impl Bouncer {
         let whole = lead == Lead::Taken || self.state.lock().whole;
         let answer = self.lapi.pull(whole, interval).await.map_err(text)?;
         let big = answer.big;
-        let new = held(&answer.pulled.new, wall_now_ms());
+        let new = held(&answer.pulled.new, self.clock.now_ms());
         let deleted = ids(&answer.pulled.deleted);
         drop(answer);
         let kept = match whole {
@@ -207,7 +211,7 @@ impl Bouncer {
 
     /// Drops ended decisions and hands the list to the gate when it changed.
     fn publish(&self) {
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let mut state = self.state.lock();
         if state.list.expire(now) > 0 {
             state.changed = true;

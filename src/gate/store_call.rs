@@ -159,7 +159,7 @@ impl StoreCall {
 
     /// Logs a store error at most once a second: an outage must not flood the log.
     pub(super) fn log_error(&self, why: &dyn std::fmt::Display) {
-        let now_s = crate::clock::wall_now_s();
+        let now_s = crate::clock::monotonic_s();
         if self.last_error_log_s.swap(now_s, Ordering::Relaxed) != now_s {
             log::warn!("store cannot decide ({why}); applying on_error");
         }

@@ -3,6 +3,9 @@
 //! and audience (when configured) all check out. `alg: none` is never accepted, and a key only
 //! verifies algorithms of its own family, so an RSA public key can never serve as an HMAC secret.
 
+use super::jwt_time::in_time;
+use crate::clock::Clock;
+use jsonwebtoken::errors::Error;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
@@ -65,15 +68,20 @@ pub enum TokenError {
     Invalid(String),
 }
 
+#[derive(Clone)]
 struct VerifyingKey {
     kid: Option<String>,
     key: DecodingKey,
     validation: Validation,
 }
 
-/// Verifies tokens against the configured keys.
+/// Verifies tokens against the configured keys, their `exp` and `nbf` against its clock.
+#[derive(Clone)]
 pub struct JwtVerifier {
     keys: Vec<VerifyingKey>,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    leeway_s: u64,
+    clock: Clock,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -155,7 +163,16 @@ impl JwtVerifier {
         if verifying.is_empty() {
             return Err(JwtConfigError::NoUsableKey(algorithms.clone()));
         }
-        Ok(Self { keys: verifying })
+        Ok(Self {
+            keys: verifying,
+            leeway_s: settings.leeway.as_secs(),
+            clock: Clock::System,
+        })
+    }
+
+    /// The same verifier, checking `exp` and `nbf` against `clock`.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
     }
 
     /// The claims of `token` if it verifies.
@@ -173,7 +190,13 @@ impl JwtVerifier {
         let mut last = TokenError::UnknownKey;
         for key in candidates {
             match jsonwebtoken::decode::<Claims>(token, &key.key, &key.validation) {
-                Ok(data) => return Ok(data.claims),
+                Ok(data) => {
+                    let now_s = self.clock.now_s();
+                    return match in_time(&data.claims, now_s, self.leeway_s) {
+                        Ok(()) => Ok(data.claims),
+                        Err(kind) => Err(TokenError::Invalid(Error::from(kind).to_string())),
+                    };
+                }
                 Err(e) => last = TokenError::Invalid(e.to_string()),
             }
         }
@@ -184,9 +207,10 @@ impl JwtVerifier {
 fn validation(settings: &JwtSettings, algorithms: Vec<Algorithm>) -> Validation {
     let mut validation = Validation::new(algorithms[0]);
     validation.algorithms = algorithms;
-    validation.leeway = settings.leeway.as_secs();
-    validation.validate_exp = true;
-    validation.validate_nbf = true;
+    // `exp` and `nbf` are checked against the verifier's clock (`jwt_time.rs`), with the
+    // leeway: jsonwebtoken would read the system's.
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
     validation.validate_aud = settings.audience.is_some();
     if let Some(aud) = &settings.audience {
         validation.set_audience(&[aud]);
@@ -220,7 +244,20 @@ mod tests {
 
     const SECRET: &[u8] = b"a-test-secret-of-enough-length-0123456789";
 
-    use crate::clock::wall_now_s as now;
+    use crate::clock::Clock;
+
+    /// The time the tests' verifiers stand at, in Unix seconds.
+    const NOW: u64 = 1_700_000_000;
+
+    fn now() -> u64 {
+        NOW
+    }
+
+    /// A verifier of `settings` whose clock stands at [`NOW`].
+    fn verifier(settings: &JwtSettings) -> JwtVerifier {
+        let clock = Clock::set_at(NOW * 1000);
+        JwtVerifier::new(settings).unwrap().with_clock(clock)
+    }
 
     fn hs_settings() -> JwtSettings {
         JwtSettings {
@@ -243,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_good_token_yields_its_claims() {
-        let v = JwtVerifier::new(&hs_settings()).unwrap();
+        let v = verifier(&hs_settings());
         let t = token(
             Algorithm::HS256,
             json!({"sub": "alice", "iss": "auth", "exp": now() + 60}),
@@ -253,8 +290,26 @@ mod tests {
     }
 
     #[test]
+    fn a_token_holds_until_its_exp_and_leeway_are_past_by_the_verifiers_clock() {
+        let clock = Clock::set_at(NOW * 1000);
+        let v = JwtVerifier::new(&hs_settings())
+            .unwrap()
+            .with_clock(clock.clone());
+        let claims = json!({"sub": "a", "iss": "auth", "nbf": NOW + 10, "exp": NOW + 60});
+        let t = token(Algorithm::HS256, claims, SECRET);
+        assert!(v.verify(&t).is_err(), "not before 5 s of leeway before nbf");
+        clock.advance(5_000);
+        assert!(v.verify(&t).is_ok(), "within the leeway of nbf");
+        clock.advance(60_000);
+        assert!(v.verify(&t).is_ok(), "exp, within the leeway");
+        clock.advance(1_000);
+        let late = v.verify(&t);
+        assert_eq!(late, Err(TokenError::Invalid("ExpiredSignature".into())));
+    }
+
+    #[test]
     fn forged_expired_early_foreign_and_unlisted_tokens_are_refused() {
-        let v = JwtVerifier::new(&hs_settings()).unwrap();
+        let v = verifier(&hs_settings());
         let good = json!({"sub": "a", "iss": "auth", "exp": now() + 60});
         assert!(v
             .verify(&token(
@@ -281,7 +336,7 @@ mod tests {
     fn jwt_issuer_and_audience_are_required_when_configured() {
         let mut settings = hs_settings();
         settings.audience = Some("api".into());
-        let v = JwtVerifier::new(&settings).unwrap();
+        let v = verifier(&settings);
         let exp = now() + 60;
         let sign = |claims| token(Algorithm::HS256, claims, SECRET);
         let good = json!({"sub": "a", "iss": "auth", "aud": "api", "exp": exp});
@@ -303,14 +358,14 @@ mod tests {
     fn without_issuer_or_audience_configured_neither_is_required() {
         let mut settings = hs_settings();
         settings.issuer = None;
-        let v = JwtVerifier::new(&settings).unwrap();
+        let v = verifier(&settings);
         let bare = json!({"sub": "a", "exp": now() + 60});
         assert!(v.verify(&token(Algorithm::HS256, bare, SECRET)).is_ok());
     }
 
     #[test]
     fn alg_none_and_garbage_are_refused() {
-        let v = JwtVerifier::new(&hs_settings()).unwrap();
+        let v = verifier(&hs_settings());
         // {"alg":"none","typ":"JWT"} . {"sub":"admin","iss":"auth","exp":9999999999} . (empty)
         let none = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhZG1pbiIsImlzcyI6ImF1dGgiLCJleHAiOjk5OTk5OTk5OTl9.";
         assert!(v.verify(none).is_err());

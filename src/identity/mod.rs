@@ -13,6 +13,7 @@ mod digest;
 mod facts;
 mod h2fp;
 mod jwt;
+mod jwt_time;
 mod named;
 mod net_index;
 mod network;

@@ -13,6 +13,8 @@ mod registry;
 mod settings;
 mod shared;
 mod slots;
+#[cfg(test)]
+mod switch_tests;
 mod waiting;
 
 pub use admission::{Admission, Asking, Shed};

@@ -6,7 +6,7 @@ use super::level::{Level, Switch};
 use super::pool::PoolGuard;
 use super::settings::OverloadSettings;
 use super::shared::SharedSwitch;
-use crate::clock::wall_now_ms;
+use crate::clock::Clock;
 use crate::limiter::FleetSize;
 use crate::policy::Priority;
 use crate::telemetry::OverloadMetrics;
@@ -33,6 +33,8 @@ pub struct Overload {
     seen: Mutex<HashMap<Arc<str>, Seen>>,
     /// Whether the running config has `[overload]`.
     configured: AtomicBool,
+    /// What switches are set and expire by.
+    clock: Clock,
 }
 
 /// Whether a pool was overloaded at the last look, and when that was last logged.
@@ -77,7 +79,18 @@ impl Overload {
             metrics,
             seen: Mutex::new(HashMap::new()),
             configured: AtomicBool::new(false),
+            clock: Clock::System,
         }
+    }
+
+    /// The same protection, setting and expiring switches by `clock`.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
+    }
+
+    /// What switches are set and expire by.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The watches of pools `names` (a snapshot's, in its order) under `settings`.
@@ -123,12 +136,12 @@ impl Overload {
         self.switch
             .load()
             .as_ref()
-            .map_or(Level::Auto, |s| s.level_at(wall_now_ms()))
+            .map_or(Level::Auto, |s| s.level_at(self.clock.now_ms()))
     }
 
     /// The switch in force now, if any.
     pub fn switch(&self) -> Option<Switch> {
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let switch = self.switch.load_full()?;
         (switch.level_at(now) != Level::Auto).then(|| (*switch).clone())
     }
@@ -141,7 +154,7 @@ impl Overload {
         ttl: Duration,
         by: &str,
     ) -> Result<Option<Switch>, SwitchError> {
-        let now = wall_now_ms();
+        let now = self.clock.now_ms();
         let switch = (level != Level::Auto).then(|| Switch {
             level,
             until_ms: now.saturating_add(ttl.as_millis() as u64),
@@ -186,7 +199,7 @@ impl Overload {
             .switch
             .load()
             .as_ref()
-            .is_some_and(|s| s.level_at(wall_now_ms()) == Level::Auto)
+            .is_some_and(|s| s.level_at(self.clock.now_ms()) == Level::Auto)
         {
             self.apply(None);
         }

@@ -5,7 +5,6 @@
 
 use super::render::{problem, Handling};
 use crate::challenge::{Challenges, Coding, Page, Redemption, Visitor};
-use crate::clock::wall_now_ms;
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use crate::identity::{Pass, Reach};
@@ -35,7 +34,7 @@ pub(super) fn page(
         client,
         reference,
     };
-    let now_ms = wall_now_ms();
+    let now_ms = room.clock().now_ms();
     let page = room.page(
         challenged.challenge,
         challenged.policy_id,
@@ -62,7 +61,7 @@ pub(super) async fn passed(
         return (None, Reach::NotAPage, None);
     };
     let reach = room.reach(&req.method, req.uri.path(), &req.headers);
-    let now_ms = wall_now_ms();
+    let now_ms = room.clock().now_ms();
     if let Some(pass) = room.pass_of(&req.headers, client, now_ms / 1000) {
         return (Some(pass), reach, None);
     }
@@ -116,7 +115,7 @@ pub(super) async fn solution(
         let allow = (http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return (problem(405, body, &[allow]), Solved::Malformed);
     }
-    let now_ms = wall_now_ms();
+    let now_ms = room.clock().now_ms();
     let coding = Coding::accepted(&req.headers);
     match room
         .redeem(req.uri.query(), client, reference, now_ms, tls, coding)
@@ -216,4 +215,55 @@ fn unavailable(why: &str) -> Handling {
         body,
         &[(http::header::RETRY_AFTER, HeaderValue::from(1u64))],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::challenge::{ChallengeSettings, Signer};
+    use crate::clock::Clock;
+    use crate::identity::{Bind, Challenge, ChallengeKind, IdentityKey};
+    use crate::limiter::MemoryNonces;
+    use crate::telemetry::Metrics;
+    use std::sync::Arc;
+
+    const T0_S: u64 = 1_700_000_000;
+
+    /// A room on `clock`, and a request carrying its pass good until `expires_s`.
+    fn room_and_request(clock: &Clock, expires_s: u64) -> (Challenges, RequestHeader) {
+        let key = IdentityKey::random().unwrap();
+        let settings = ChallengeSettings::default();
+        let refresh = Challenge {
+            kind: ChallengeKind::Refresh,
+            bind: Bind::None,
+        };
+        let (_, value) = Signer::new(&key)
+            .pass_for(7, refresh, None, expires_s)
+            .unwrap();
+        let mut req = RequestHeader::build("GET", b"/", None).unwrap();
+        let cookie = format!("{}={value}", settings.cookie);
+        req.insert_header(http::header::COOKIE, cookie).unwrap();
+        let nonces = Arc::new(MemoryNonces::default());
+        let metrics = Metrics::new().challenges.clone();
+        let room = Challenges::new(settings, &key, nonces, Default::default(), metrics)
+            .unwrap()
+            .with_clock(clock.clone());
+        (room, req)
+    }
+
+    /// Whether `req` passes in `room` now.
+    async fn passes(room: &Challenges, req: &RequestHeader) -> bool {
+        passed(Some(room), req, None, false).await.0.is_some()
+    }
+
+    #[tokio::test]
+    async fn a_pass_opens_until_its_expiry_by_the_rooms_clock() {
+        let clock = Clock::set_at(T0_S * 1000);
+        let (room, req) = room_and_request(&clock, T0_S + 60);
+        assert!(passes(&room, &req).await, "fresh");
+        clock.advance(59_999);
+        assert!(passes(&room, &req).await, "a ms before its end");
+        clock.advance(1);
+        assert!(!passes(&room, &req).await, "ended");
+    }
 }

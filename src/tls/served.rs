@@ -111,7 +111,7 @@ impl ServedCertificates {
 
     /// Logs a refused handshake, at most once a second.
     fn log_missing(&self, name: &str, why: &str) {
-        let now = crate::clock::wall_now_s();
+        let now = crate::clock::monotonic_s();
         if self.logged.swap(now, Ordering::Relaxed) != now {
             log::warn!("TLS: no certificate for `{name}` ({why}): the handshake is refused");
         }

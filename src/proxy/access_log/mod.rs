@@ -13,13 +13,13 @@ use combined::{combined_line, CombinedEntry};
 
 use super::record::Record;
 use super::{RefusedHead, RequestCtx};
-use crate::clock::wall_now;
+use crate::clock::Clock;
 use pingora::proxy::Session;
 use sink::Sink;
 use std::fmt::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// How access-log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,11 +44,14 @@ pub struct AccessLogSettings {
 pub struct AccessLog {
     format: LogFormat,
     sink: Option<Sink>,
+    /// What the lines' times are read from.
+    clock: Clock,
 }
 
 impl AccessLog {
-    /// The log `settings` describe, its file opened (created if missing) for appending.
-    pub fn open(settings: &AccessLogSettings) -> std::io::Result<Self> {
+    /// The log `settings` describe, its file opened (created if missing) for appending, its
+    /// lines' times read from `clock`.
+    pub fn open(settings: &AccessLogSettings, clock: Clock) -> std::io::Result<Self> {
         let sink = match (&settings.file, settings.format) {
             (Some(path), _) => Some(Sink::file(path)?),
             (None, LogFormat::Combined) => Some(Sink::stderr()?),
@@ -58,6 +61,7 @@ impl AccessLog {
         Ok(Self {
             format: settings.format,
             sink,
+            clock,
         })
     }
 
@@ -72,7 +76,7 @@ impl AccessLog {
     ) {
         let line = match self.format {
             LogFormat::Floodgate => floodgate_line(session, ctx, written, started),
-            LogFormat::Combined => combined(session, ctx, written),
+            LogFormat::Combined => combined(session, ctx, written, self.clock.now()),
         };
         self.send(line);
     }
@@ -82,7 +86,7 @@ impl AccessLog {
     pub fn write_refused(&self, refused: &RefusedHead, peer: Option<IpAddr>) {
         let line = match self.format {
             LogFormat::Floodgate => refused::floodgate_refused(refused),
-            LogFormat::Combined => refused::combined_refused(refused, peer, wall_now()),
+            LogFormat::Combined => refused::combined_refused(refused, peer, self.clock.now()),
         };
         self.send(line);
     }
@@ -175,15 +179,16 @@ fn facts(line: &mut String, record: &Record) -> std::fmt::Result {
     Ok(())
 }
 
-/// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies).
-fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>) -> String {
+/// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies),
+/// written at `at`.
+fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>, at: SystemTime) -> String {
     let req = session.req_header();
     let client = ctx.front.client.ip;
     let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
     combined_line(&CombinedEntry {
         client,
-        at: wall_now(),
+        at,
         method: req.method.as_str(),
         target: target.as_bytes(),
         version: req.version,

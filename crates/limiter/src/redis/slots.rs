@@ -6,7 +6,6 @@
 
 mod renewal;
 
-use crate::clock::wall_now_us;
 use crate::driver::{Connection, RedisDriver, Script, INFLIGHT_SCRIPT};
 use crate::identity::Identity;
 use crate::{BucketKey, InFlight, LimiterError, PolicyKey, Slot, SlotId, SlotOwner};
@@ -51,7 +50,7 @@ impl RedisSlots {
             prefix: driver.prefix().to_owned(),
             timeout: driver.timeout(),
             lease_ms: lease.as_millis().max(1) as u64,
-            instance: salt.hash_one((std::process::id(), wall_now_us())),
+            instance: salt.hash_one(std::process::id()),
             next: AtomicU64::new(0),
             live: Arc::downgrade(&live),
         });
