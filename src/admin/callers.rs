@@ -174,7 +174,8 @@ impl ControlApi {
             Reply::problem(StatusCode::SERVICE_UNAVAILABLE, &detail, json!({}))
         };
         let calendar = limits.calendar();
-        let spec = limits.spec(self.clock.now_us());
+        let now_us = self.clock.now_us();
+        let spec = limits.spec(now_us);
         let peek = self.limiter.peek(key, spec).await.map_err(unavailable)?;
         let in_flight = match limit.rules.max_in_flight {
             Some(_) => {

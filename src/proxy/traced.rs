@@ -10,14 +10,14 @@ use crate::trace::{RequestTrace, SpanFacts, Timed, TRACEPARENT, TRACESTATE};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
 use pingora::{Error, Result};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::Instant;
 
 /// The trace of the request in `session`, when `snapshot` traces; a `trusted` peer's
 /// `traceparent` names its parent.
 pub(super) fn begin(snapshot: &Snapshot, session: &Session, trusted: bool) -> Option<RequestTrace> {
     let tracer = snapshot.tracer.as_ref()?;
     let headers = &session.req_header().headers;
-    let wall = UNIX_EPOCH + Duration::from_micros(snapshot.decider.gate().clock().now_us());
+    let wall = snapshot.decider.gate().clock().now();
     Some(tracer.begin(headers, trusted, wall, Instant::now()))
 }
 
