@@ -79,5 +79,10 @@ pub fn give_back() {
     unsafe { mi_collect(true) }
 }
 
+#[cfg(feature = "count-allocs")]
+mod counted;
+#[cfg(feature = "count-allocs")]
+pub use counted::{report_on_sigusr2, Counted};
+
 #[cfg(test)]
 mod tests;

@@ -14,8 +14,14 @@ mod allocator;
 
 /// mimalloc: a proxy allocates and frees small buffers per request on every worker thread, where
 /// it spends about a third less CPU than the system allocator (bench/run).
+#[cfg(not(feature = "count-allocs"))]
 #[global_allocator]
 static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
+
+/// The same, counting every allocation, for measuring (bench/allocs/run).
+#[cfg(feature = "count-allocs")]
+#[global_allocator]
+static ALLOCATOR: allocator::Counted<allocator::MiMalloc> = allocator::Counted(allocator::MiMalloc);
 
 /// A reverse proxy that throttles each caller with a token bucket.
 #[derive(Parser)]
@@ -137,6 +143,11 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     floodgate::crowdsec::set_give_back(allocator::give_back);
+    #[cfg(feature = "count-allocs")]
+    if let Err(e) = allocator::report_on_sigusr2() {
+        eprintln!("cannot install the SIGUSR2 handler: {e}");
+        return ExitCode::FAILURE;
+    }
     floodgate::telemetry::logger::init();
     let config = match floodgate::config::load(&config_path) {
         Ok(config) => config,

@@ -11,7 +11,7 @@
 //! ([`HeaderGuard`]).
 
 use super::edits::HeaderEdits;
-use super::front::{via_version, Front};
+use super::front::{via_hop, Front};
 use super::header_guard::HeaderGuard;
 use super::ScoreHeaders;
 use crate::identity::{H2Fp, Ja4, Score};
@@ -84,9 +84,13 @@ pub(super) fn edits(
     );
     edits.set(FORWARDED, value(&element)?);
     if front.via {
-        let hop = format!("{} floodgate", via_version(req.version));
+        let hop = via_hop(req.version);
         let vias = merged(upstream, VIA.as_str());
-        edits.set(VIA, value(&joined(vias, hop.as_bytes()))?);
+        let via = match vias.is_empty() {
+            true => hop,
+            false => value(&joined(vias, hop.as_bytes()))?,
+        };
+        edits.set(VIA, via);
     }
     front.forward_id(upstream, &mut edits);
     Ok(edits)

@@ -161,6 +161,18 @@ pub(super) fn via_version(version: Version) -> &'static str {
     }
 }
 
+/// This hop's `Via` element for a message of `version` (`1.1 floodgate`): a constant, so a
+/// message that came without `Via` gets it without an allocation.
+pub(super) fn via_hop(version: Version) -> HeaderValue {
+    HeaderValue::from_static(match version {
+        Version::HTTP_09 => "0.9 floodgate",
+        Version::HTTP_10 => "1.0 floodgate",
+        Version::HTTP_2 => "2 floodgate",
+        Version::HTTP_3 => "3 floodgate",
+        _ => "1.1 floodgate",
+    })
+}
+
 /// Writes an answer the proxy made itself (a refusal, an error): stamped with the request id
 /// (in the header, and as `ref` in a problem body), in gRPC's form for a gRPC request.
 pub(super) async fn write_answer(

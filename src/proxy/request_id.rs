@@ -11,6 +11,7 @@
 //! never be one: it could replace the record of someone else's request.
 
 use crate::explain::{is_own_form, Reference};
+use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use smallvec::SmallVec;
 
@@ -56,12 +57,15 @@ pub(super) fn of(headers: &HeaderMap, name: &HeaderName, trusted: bool) -> Reque
     generate()
 }
 
-/// A fresh id: 128 random bits, `fg-` and 32 hex digits.
+/// A fresh id: 128 random bits, `fg-` and 32 hex digits. Its text is moved into the header
+/// value's one block, which the copies for the backend and the answer share (a value copied
+/// from a slice would allocate again at its first copy).
 pub(super) fn generate() -> RequestId {
     let (own, text) = Reference::own(rand::random());
     RequestId {
         // Hex digits and `-` are always a valid header value.
-        value: HeaderValue::from_bytes(&text).unwrap_or(HeaderValue::from_static("fg-")),
+        value: HeaderValue::from_maybe_shared(Bytes::from_owner(text))
+            .unwrap_or(HeaderValue::from_static("fg-")),
         own: Some(own),
     }
 }

@@ -3,10 +3,11 @@
 //! ride on it (not when a shared cache may store it, RFC 9111 §3 and §3.5).
 
 use super::edits::HeaderEdits;
-use super::front::{via_version, Front};
+use super::front::{via_hop, Front};
 use http::header::{CACHE_CONTROL, CONNECTION, EXPIRES, UPGRADE, VIA};
 use http::{HeaderName, HeaderValue};
 use pingora::http::ResponseHeader;
+use smallvec::SmallVec;
 
 /// Whether `name` is a hop-by-hop field of a response (RFC 9110 §7.6.1) besides those its
 /// `Connection` names; `Connection` and `Upgrade` stay on a protocol switch (`switching`),
@@ -30,18 +31,27 @@ pub(super) fn edits(resp: &ResponseHeader, front: &Front) -> HeaderEdits {
     strip_hop_by_hop(resp, &mut edits);
     front.stamp_edits(&mut edits);
     if front.via {
-        let hop = format!("{} floodgate", via_version(resp.version));
-        let mut vias: Vec<u8> = Vec::new();
-        for line in resp.headers.get_all(VIA) {
-            vias.extend_from_slice(line.as_bytes());
-            vias.extend_from_slice(b", ");
-        }
-        vias.extend_from_slice(hop.as_bytes());
-        if let Ok(value) = HeaderValue::from_bytes(&vias) {
-            edits.set(VIA, value);
-        }
+        edits.set(VIA, via(resp));
     }
     edits
+}
+
+/// The `Via` of `resp` with this hop's element appended: the constant element alone when the
+/// backend sent none; else the lines as they came, written on the stack while they fit.
+fn via(resp: &ResponseHeader) -> HeaderValue {
+    let hop = via_hop(resp.version);
+    let mut lines = resp.headers.get_all(VIA).iter().peekable();
+    if lines.peek().is_none() {
+        return hop;
+    }
+    let mut vias: SmallVec<[u8; 128]> = SmallVec::new();
+    for line in lines {
+        vias.extend_from_slice(line.as_bytes());
+        vias.extend_from_slice(b", ");
+    }
+    vias.extend_from_slice(hop.as_bytes());
+    // Lines that were header values, joined by `, `, are one.
+    HeaderValue::from_bytes(&vias).unwrap_or(hop)
 }
 
 /// Removes the hop-by-hop fields of `resp` (in `edits`); a `101 Switching Protocols` keeps
@@ -165,6 +175,13 @@ mod tests {
         assert_eq!(switching.headers["upgrade"], "websocket");
         assert!(switching.headers.contains_key("connection"));
         assert!(!switching.headers.contains_key("keep-alive"));
+    }
+
+    #[test]
+    fn via_appends_this_hop_to_the_backends_lines_as_they_came() {
+        assert_eq!(via(&response(200, &[])), "1.1 floodgate");
+        let two = response(200, &[("via", "1.0 a"), ("via", "1.1 b")]);
+        assert_eq!(via(&two), "1.0 a, 1.1 b, 1.1 floodgate");
     }
 
     #[test]
