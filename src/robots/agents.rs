@@ -7,8 +7,10 @@
 //!
 //! One pass of an Aho-Corasick automaton (leftmost-longest) finds them: a token is made of
 //! word characters only, so a whole-word match is never hidden inside a longer match that
-//! was not one.
+//! was not one. What recent User-Agents named is remembered ([`super::memo`]): most requests
+//! come with one of a few browsers' User-Agents.
 
+use super::memo::Memo;
 use super::settings::is_product_token;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::collections::HashSet;
@@ -24,6 +26,8 @@ pub struct Agents {
     tokens: Vec<Arc<str>>,
     /// `None` when there are no tokens.
     matcher: Option<AhoCorasick>,
+    /// What recent User-Agents named.
+    memo: Memo,
 }
 
 impl Agents {
@@ -42,7 +46,11 @@ impl Agents {
             true => None,
             false => matcher(&tokens),
         };
-        Agents { tokens, matcher }
+        Agents {
+            tokens,
+            matcher,
+            memo: Memo::default(),
+        }
     }
 
     /// The tokens, lowercase, by pattern number ([`Agents::find`]'s numbers).
@@ -72,6 +80,16 @@ impl Agents {
         let matcher = self.matcher.as_ref()?;
         let user_agent = user_agent.as_ref();
         let haystack = &user_agent[..user_agent.len().min(MAX_USER_AGENT)];
+        if let Some(named) = self.memo.recall(haystack) {
+            return named;
+        }
+        let found = self.search(matcher, haystack);
+        self.memo.remember(haystack, found);
+        found
+    }
+
+    /// The number of the token `haystack` names, found by `matcher`'s pass over it.
+    fn search(&self, matcher: &AhoCorasick, haystack: &[u8]) -> Option<usize> {
         let is_word = |i: usize| haystack.get(i).is_some_and(|&b| is_word_byte(b));
         let mut best: Option<usize> = None;
         for found in matcher.find_iter(haystack) {

@@ -13,6 +13,7 @@ pub mod fetch;
 mod judge;
 mod keeper;
 pub mod managed;
+mod memo;
 mod pattern;
 mod rules;
 mod served;
