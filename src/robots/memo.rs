@@ -11,18 +11,17 @@
 //! User-Agent already escapes robots.txt's enforcement, which holds only the crawlers that say
 //! who they are.
 
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many User-Agents are remembered at most (8 KiB).
-pub const SLOTS: usize = 1024;
+pub(super) const SLOTS: usize = 1024;
 
 /// What a User-Agent named: no token, or the token of this number.
-pub type Named = Option<usize>;
+pub(super) type Named = Option<usize>;
 
 /// The table (empty when cloned: a copy serves another file).
 #[derive(Debug)]
-pub struct Memo {
+pub(super) struct Memo {
     slots: Box<[AtomicU64]>,
     key: ahash::RandomState,
 }
@@ -47,7 +46,7 @@ const NAMED_BITS: u32 = 16;
 
 impl Memo {
     /// What `user_agent` named when it was last seen, if it is remembered.
-    pub fn recall(&self, user_agent: &[u8]) -> Option<Named> {
+    pub(super) fn recall(&self, user_agent: &[u8]) -> Option<Named> {
         let (slot, tag) = self.place(user_agent);
         let word = slot.load(Ordering::Relaxed);
         if word >> NAMED_BITS != tag {
@@ -61,7 +60,7 @@ impl Memo {
 
     /// Remembers that `user_agent` named `named` (a token numbered past what 16 bits hold is
     /// not remembered).
-    pub fn remember(&self, user_agent: &[u8], named: Named) {
+    pub(super) fn remember(&self, user_agent: &[u8], named: Named) {
         let value = match named {
             None => 0,
             Some(n) => match u64::try_from(n + 1) {
