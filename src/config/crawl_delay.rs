@@ -1,4 +1,5 @@
-//! Floodgate's own `robots-crawl-delay` policy, added when `[robots]` is configured: a crawler
+//! Floodgate's own `robots-crawl-delay` policy, added when `[robots]` is configured and its
+//! robots.txt may ask a delay (the backend's file; a managed one with a `crawl_delay`): a crawler
 //! whose group of the site's robots.txt asks `Crawl-delay: N` gets one request per N seconds,
 //! by its operator when its claim was verified (the `bot` source), else by its address,
 //! refused as any throttled request is (`[response]`'s status, `Retry-After`).
@@ -7,6 +8,7 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
 use crate::identity::{IdentityChain, SourceSpec};
+use crate::robots::{RobotsSettings, Source};
 use crate::limiter::PolicyKey;
 use crate::policy::{
     Action, Conditions, Enforcement, Limit, Limits, LimitsBy, OverloadClass, Policy, Rate, Route,
@@ -22,13 +24,13 @@ pub(crate) fn with_crawl_delay(
     check: &Checker<'_>,
     mut policies: Vec<Policy>,
     files: &[PolicyFile],
-    robots: bool,
+    robots: Option<&RobotsSettings>,
     global: &IdentityChain,
     shadow: bool,
 ) -> Result<Vec<Policy>, ConfigError> {
-    if !robots {
+    let Some(robots) = robots else {
         return Ok(policies);
-    }
+    };
     if let Some(file) = files
         .iter()
         .find(|f| f.name.get_ref() == CRAWL_DELAY_POLICY)
@@ -38,8 +40,20 @@ pub(crate) fn with_crawl_delay(
         );
         return Err(check.error(&file.name, message));
     }
-    policies.push(crawl_delay_policy(global, shadow));
+    if may_ask_a_delay(robots) {
+        policies.push(crawl_delay_policy(global, shadow));
+    }
     Ok(policies)
+}
+
+/// Whether the site's robots.txt may ask a crawl delay: the backend's file may say anything; a
+/// managed one only what its groups say (a policy that can never apply is not added, so no
+/// request pays for looking at it).
+fn may_ask_a_delay(robots: &RobotsSettings) -> bool {
+    match robots.source {
+        Source::Backend => true,
+        Source::Managed => robots.groups.iter().any(|g| g.crawl_delay.is_some()),
+    }
 }
 
 /// The crawl-delay policy, by the identity settings of `global`, enforcing unless `shadow`.

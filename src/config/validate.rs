@@ -96,7 +96,7 @@ pub(crate) fn validate(file: FileConfig, path: &Path, text: &str) -> Result<Conf
         &check,
         policies,
         &file.policies,
-        robots.is_some(),
+        robots.as_ref(),
         &chain,
         server.shadow,
     )?;
