@@ -119,6 +119,9 @@ fn main() {
                 judged - harness
             })
             .collect();
-        println!("{name}: {:.0} ns a request (median of {rounds} rounds)", median(costs));
+        println!(
+            "{name}: {:.0} ns a request (median of {rounds} rounds)",
+            median(costs)
+        );
     }
 }

@@ -439,7 +439,6 @@ const WALL_CLOCK_READS: [&str; 9] = [
     "Clock::default().",
 ];
 
-
 #[test]
 fn no_decision_is_named_by_a_string() {
     // A request's decision is `telemetry::RequestDecision`, a policy's `PolicyOutcome`: typed,

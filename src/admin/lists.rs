@@ -170,9 +170,10 @@ impl ControlApi {
                 ChangeResult::Created,
                 entry_reply(StatusCode::CREATED, kept, now),
             ),
-            Ok(Added::Existing(held)) => {
-                (ChangeResult::Existing, entry_reply(StatusCode::OK, held, now))
-            }
+            Ok(Added::Existing(held)) => (
+                ChangeResult::Existing,
+                entry_reply(StatusCode::OK, held, now),
+            ),
             Ok(Added::Replayed(id)) => {
                 let body = json!({ "id": id, "expires_in": 0, "deleted_since": true });
                 (ChangeResult::Existing, Reply::json(StatusCode::OK, &body))

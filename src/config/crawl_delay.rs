@@ -8,11 +8,11 @@ use super::check::Checker;
 use super::error::ConfigError;
 use super::policy_table::PolicyFile;
 use crate::identity::{IdentityChain, SourceSpec};
-use crate::robots::{RobotsSettings, Source};
 use crate::limiter::PolicyKey;
 use crate::policy::{
     Action, Conditions, Enforcement, Limit, Limits, LimitsBy, OverloadClass, Policy, Rate, Route,
 };
+use crate::robots::{RobotsSettings, Source};
 use std::time::Duration;
 
 /// The policy's name, in headers, logs and metric labels.

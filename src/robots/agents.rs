@@ -115,7 +115,9 @@ fn matcher(tokens: &[Arc<str>]) -> Option<AhoCorasick> {
             .kind(kind)
             .build(tokens.iter().map(|t| t.as_bytes()))
     };
-    build(Some(AhoCorasickKind::DFA)).or_else(|_| build(None)).ok()
+    build(Some(AhoCorasickKind::DFA))
+        .or_else(|_| build(None))
+        .ok()
 }
 
 /// A word character: an ASCII letter or digit, `-` or `_`.

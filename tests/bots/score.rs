@@ -204,9 +204,7 @@ fn a_policy_matches_one_signal_of_the_score() {
     );
     // The last line is written after its answer went out.
     let written = |log: &str| log.contains("signals=missing-browser-headers");
-    crate::common::wait::eventually(std::time::Duration::from_secs(2), || {
-        written(&proxy.log())
-    });
+    crate::common::wait::eventually(std::time::Duration::from_secs(2), || written(&proxy.log()));
     let log = proxy.log();
     assert!(log.contains("signals=ua-tls-mismatch"), "{log}");
     assert!(written(&log), "{log}");
