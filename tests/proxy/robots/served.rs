@@ -69,9 +69,13 @@ fn the_file_is_served_past_limits_denials_bans_and_the_overload_switch() {
     assert_ne!(status(&proxy, "127.0.10.4", "/", CHROME), 200);
     served_to(&proxy, "127.0.10.4", CHROME, &file);
     served_to(&proxy, "127.0.10.4", CURL, &file);
+    // The last line is written after its answer went out.
+    let answered = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("GET /robots.txt status=200 decision=robots_txt"))
+            .count()
+    };
+    crate::common::wait::eventually(Duration::from_secs(2), || answered(&proxy.log()) >= 7);
     let log = proxy.log();
-    let answered = log
-        .lines()
-        .filter(|l| l.contains("GET /robots.txt status=200 decision=robots_txt"));
-    assert_eq!(answered.count(), 7, "{log}");
+    assert_eq!(answered(&log), 7, "{log}");
 }
