@@ -131,5 +131,8 @@ fn chromiums_fingerprint_is_what_it_says_it_sent_and_chromes_published_one() {
         told[0], CHROME,
         "Chromium sends Chrome's published fingerprint"
     );
-    assert!(proxy.log().contains(&format!(" h2fp={CHROME}")));
+    let logged = format!(" h2fp={CHROME}");
+    assert!(proxy
+        .log_when(|log| log.contains(&logged))
+        .contains(&logged));
 }

@@ -57,11 +57,12 @@ impl ScoringProxy {
 
     /// The score and signals the access log gives the request for `path`.
     fn logged(&self, path: &str) -> (u8, String) {
-        let log = self.proxy.log();
+        let request = format!("GET {path} ");
+        let log = self.proxy.log_when(|log| log.contains(&request));
         let line = log
             .lines()
             .rev()
-            .find(|l| l.contains(&format!("GET {path} ")))
+            .find(|l| l.contains(&request))
             .unwrap_or_else(|| panic!("no log line for {path}:\n{log}"));
         let field = |name: &str| {
             let at = line.find(&format!(" {name}=")).expect(name) + name.len() + 2;

@@ -302,6 +302,18 @@ impl Proxy {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("floodgate.log")).unwrap_or_default()
     }
+
+    /// The proxy's log once `has` holds of it, or as it is after 2 s: a request's access-log
+    /// line is written once the request has ended, just after its answer went out.
+    pub fn log_when(&self, mut has: impl FnMut(&str) -> bool) -> String {
+        let mut log = self.log();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !has(&log) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            log = self.log();
+        }
+        log
+    }
 }
 
 impl Drop for Proxy {

@@ -69,10 +69,9 @@ impl H2Proxy {
 
     /// The `h2fp=` of the access-log line of `path`, if it has one.
     fn logged(&self, path: &str) -> Option<String> {
-        let log = self.proxy.log();
-        let line = log
-            .lines()
-            .find(|l| l.contains(&format!("GET {path} status=")))?;
+        let request = format!("GET {path} status=");
+        let log = self.proxy.log_when(|log| log.contains(&request));
+        let line = log.lines().find(|l| l.contains(&request))?;
         let at = line.find(" h2fp=")?;
         Some(line[at + 6..].split(' ').next()?.to_owned())
     }
@@ -279,7 +278,10 @@ fn match_h2fp_denies_the_source_h2fp_buckets_and_a_reload_turns_reading_on() {
         assert_eq!(exempt.0, "200", "unless.h2fp exempts");
     }
     assert_eq!(h2.logged("/chrome/0").as_deref(), Some(chrome.1));
-    assert!(h2.proxy.log().contains("policy=old-firefox"));
+    assert!(h2
+        .proxy
+        .log_when(|log| log.contains("policy=old-firefox"))
+        .contains("policy=old-firefox"));
 
     let out = Command::new(common::floodgate_bin())
         .args([

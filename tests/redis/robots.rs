@@ -73,14 +73,16 @@ fn trap_in(body: &str) -> String {
     format!("/.well-known/floodgate-trap/{line}")
 }
 
-/// Whether `proxy`'s access log has `GET path` answered `status` with `decision`.
+/// Whether `proxy`'s access log has `GET path` answered `status` with `decision`, within 2 s
+/// (the line is written once the request has ended, after its answer went out).
 fn logged(proxy: &Proxy, path: &str, status: u16, decision: &str) -> bool {
     let (request, answer) = (format!("GET {path} "), format!(" status={status} "));
     let decision = format!(" decision={decision}");
-    proxy
-        .log()
-        .lines()
-        .any(|l| l.contains(&request) && l.contains(&answer) && l.contains(&decision))
+    let found = |log: &str| {
+        log.lines()
+            .any(|l| l.contains(&request) && l.contains(&answer) && l.contains(&decision))
+    };
+    found(&proxy.log_when(found))
 }
 
 #[test]

@@ -3,14 +3,15 @@
 //! sending a request every 100 ms.
 
 use crate::common::Proxy;
-use reqwest::blocking::Client;
+use reqwest::blocking::{Client, Response};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The swarm's clients (connections).
 const SWARM_THREADS: usize = 96;
-/// Each swarm client's pause between requests.
+/// Each swarm client's pause between requests: the swarm's own clients must not take the
+/// machine from the proxy (it still sends many times the capacity).
 const PAUSE: Duration = Duration::from_millis(20);
 
 pub(super) fn client() -> Client {
@@ -35,6 +36,22 @@ pub(super) struct SwarmReport {
     pub(super) challenge_pages: usize,
     pub(super) shed_without_retry_after: usize,
     pub(super) sent: usize,
+}
+
+impl SwarmReport {
+    /// Counts one answer by kind and status, and whether it was a challenge page or a 503
+    /// without `Retry-After`.
+    fn tally(&mut self, kind: &'static str, response: &Response) {
+        let status = response.status().as_u16();
+        let retry_after = response.headers().contains_key("retry-after");
+        let html = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|c| c.as_bytes().starts_with(b"text/html"));
+        self.challenge_pages += usize::from(status == 403 && html);
+        self.shed_without_retry_after += usize::from(status == 503 && !retry_after);
+        *self.statuses.entry((kind, status)).or_default() += 1;
+    }
 }
 
 /// The swarm: `SWARM_THREADS` clients, half loading pages, half calling the API (with a key of
@@ -70,19 +87,9 @@ pub(super) fn swarm(
                         }
                         let sent = request.send();
                         report.sent += 1;
-                        let Ok(response) = sent else { continue };
-                        let status = response.status().as_u16();
-                        let retry_after = response.headers().contains_key("retry-after");
-                        let html = response
-                            .headers()
-                            .get("content-type")
-                            .is_some_and(|c| c.as_bytes().starts_with(b"text/html"));
-                        report.challenge_pages += usize::from(status == 403 && html);
-                        report.shed_without_retry_after +=
-                            usize::from(status == 503 && !retry_after);
-                        *report.statuses.entry((kind, status)).or_default() += 1;
-                        // A breath between requests: the swarm's own clients must not take the
-                        // machine from the proxy (it still sends many times the capacity).
+                        if let Ok(response) = sent {
+                            report.tally(kind, &response);
+                        }
                         std::thread::sleep(PAUSE);
                     }
                     report
