@@ -77,6 +77,8 @@ impl Aftercare {
     }
 
     /// The response header arrived: settles what its status and headers decide.
+    /// (The settling futures are boxed, here and below: only a request that owes something
+    /// waits on them, and the proxy's every response phase would otherwise carry their room.)
     pub async fn on_response(&mut self, status: u16, headers: &HeaderMap) {
         let Some(owed) = self.0.as_deref_mut() else {
             return;
@@ -85,7 +87,7 @@ impl Aftercare {
             Settle::CountStatus(counted) => Some(counted_or_refund(counted, status, reserved)),
             Settle::Header(name) => usage(headers.get(name)).map(|used| used - reserved),
         });
-        owed.settle(due).await;
+        Box::pin(owed.settle(due)).await;
     }
 
     /// Response trailers arrived: settles reservations whose usage header is among them.
@@ -97,7 +99,7 @@ impl Aftercare {
             Settle::Header(name) => usage(trailers.get(name)).map(|used| used - reserved),
             Settle::CountStatus(_) => None,
         });
-        owed.settle(due).await;
+        Box::pin(owed.settle(due)).await;
     }
 
     /// The request ended with `status` (none if no response was sent): reservations still
@@ -114,8 +116,8 @@ impl Aftercare {
             }),
             Settle::Header(_) => Some(0.0),
         });
-        owed.settle(due).await;
-        release_all(std::mem::take(&mut owed.slots)).await;
+        Box::pin(owed.settle(due)).await;
+        Box::pin(release_all(std::mem::take(&mut owed.slots))).await;
     }
 }
 

@@ -20,7 +20,9 @@ impl Floodgate {
             return None;
         }
         let token = request.uri.path().strip_prefix(HTTP01_PATH)?;
-        let body = Bytes::from(answers.http01(token).await?);
+        // Boxed: only an ACME validation waits here, and every request's `request_filter`
+        // would otherwise carry this future's room.
+        let body = Bytes::from(Box::pin(answers.http01(token)).await?);
         let mut header = ResponseHeader::build(200, Some(3)).ok()?;
         header
             .insert_header(http::header::CONTENT_TYPE, "application/octet-stream")

@@ -6,7 +6,7 @@
 use super::decide::DecidedRequest;
 use super::record::{Learnt, Record};
 use super::render::Handling;
-use super::{challenge, decide, hygiene, robots, Floodgate, RequestCtx, Snapshot};
+use super::{challenge, decide, hygiene, robots, Floodgate, RequestState, Snapshot};
 use crate::gate::Outcome;
 use bytes::Bytes;
 use http::header::{ALLOW, CONTENT_LENGTH};
@@ -20,7 +20,12 @@ const ALLOWED: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 impl Floodgate {
     /// Keeps what later phases need of `outcome`, and the request's record built from it and
     /// from `learnt`; counts an offender.
-    fn note_outcome(&self, decided: &mut DecidedRequest<'_>, learnt: Learnt, ctx: &mut RequestCtx) {
+    fn note_outcome(
+        &self,
+        decided: &mut DecidedRequest<'_>,
+        learnt: Learnt,
+        ctx: &mut RequestState,
+    ) {
         let decision = &mut decided.decision;
         ctx.aftercare = decision.outcome.take_aftercare();
         ctx.record = Record::decided(&decision.outcome, &decision.trail, learnt);
@@ -39,7 +44,7 @@ impl Floodgate {
         &self,
         snapshot: &Snapshot,
         session: &Session,
-        ctx: &mut RequestCtx,
+        ctx: &mut RequestState,
     ) -> Handling {
         let room = snapshot.challenges.as_deref();
         if let Some(room) = room.filter(|r| r.receives(session.req_header().uri.path())) {

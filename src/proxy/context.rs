@@ -10,8 +10,27 @@ use crate::proof::Lesson;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Per-request state carried between pingora's phases.
-pub struct RequestCtx {
+/// Per-request state carried between pingora's phases, on the heap: pingora moves its context
+/// by value into each request's future, which lays it out more than once and copies that whole
+/// future into a box for every request, so the context it holds is one pointer.
+pub struct RequestCtx(Box<RequestState>);
+
+impl std::ops::Deref for RequestCtx {
+    type Target = RequestState;
+
+    fn deref(&self) -> &RequestState {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RequestCtx {
+    fn deref_mut(&mut self) -> &mut RequestState {
+        &mut self.0
+    }
+}
+
+/// What a request keeps between pingora's phases.
+pub struct RequestState {
     /// The snapshot this request runs under, start to finish, whatever reloads happen: whom
     /// to trust and what to decide come from the same config.
     pub(super) snapshot: Arc<Snapshot>,
@@ -44,7 +63,7 @@ pub struct RequestCtx {
 impl RequestCtx {
     /// A request's state, run under `snapshot` from start to finish.
     pub(super) fn new(snapshot: Arc<Snapshot>) -> Self {
-        Self {
+        Self(Box::new(RequestState {
             snapshot,
             ratelimit: None,
             record: Record::default(),
@@ -58,6 +77,6 @@ impl RequestCtx {
             trace: None,
             lesson: None,
             earned: None,
-        }
+        }))
     }
 }

@@ -68,11 +68,12 @@ pub(super) async fn decide<'s>(
         .with_pass(pass.as_ref(), reach);
     let (trapped, spared) = super::robots::trap(snapshot, req, &request).await;
     let request = request.with_trapped(trapped);
-    let deciding = gate.decide(&request, &facts.route);
-    // Traced: the store call's times come back beside the decision.
+    // Traced: the store call's times come back beside the decision. That path is boxed, and
+    // the gate's future made where it is awaited: held in a local, it would be laid out twice,
+    // and this future (copied whole into the box of every request's `request_filter`) with it.
     let (decision, store) = match snapshot.tracer.is_some() {
-        true => timing_store(deciding).await,
-        false => (deciding.await, None),
+        true => Box::pin(timing_store(gate.decide(&request, &facts.route))).await,
+        false => (gate.decide(&request, &facts.route).await, None),
     };
     let proof = request.credentials().summary();
     let lesson = snapshot

@@ -2,7 +2,7 @@
 //! counted, what is still open settled and the slots given back, then the request's record
 //! read by the metrics, the access log, the trace and the decision records.
 
-use super::{connection, drain, explained, traced, Floodgate, RequestCtx};
+use super::{connection, drain, explained, traced, Floodgate, RequestState};
 use pingora::proxy::Session;
 use pingora::Error;
 
@@ -13,7 +13,7 @@ impl Floodgate {
         &self,
         session: &mut Session,
         e: Option<&Error>,
-        ctx: &mut RequestCtx,
+        ctx: &mut RequestState,
     ) {
         let written = session.response_written().map(|r| r.status.as_u16());
         // A backend's answer that arrived whole counts as its success (a failure was counted

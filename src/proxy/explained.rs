@@ -6,7 +6,7 @@
 //! is kept for an id outside the reference grammar: it could never be looked up.
 
 use super::record::Via;
-use super::{RequestCtx, Snapshot};
+use super::{RequestState, Snapshot};
 use crate::explain::{kept_path, Decisions, Record, Reference};
 use pingora::proxy::Session;
 
@@ -16,7 +16,7 @@ pub(super) fn keep(
     decisions: &Decisions,
     snapshot: &Snapshot,
     session: &Session,
-    ctx: &mut RequestCtx,
+    ctx: &mut RequestState,
     written: Option<u16>,
 ) {
     // Floodgate's own id was made with its reference; a trusted proxy's is read here.

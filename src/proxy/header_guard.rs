@@ -69,9 +69,10 @@ impl HeaderGuard {
 }
 
 /// Whether header `name` has more than one line in `headers` (HTTP/2's split `Cookie` is the
-/// one header that may, and is never asked about).
+/// one header that may, and is never asked about). A map with as many lines as names repeats
+/// none, and is answered without a lookup: the usual request.
 pub(crate) fn repeated(headers: &HeaderMap, name: &HeaderName) -> bool {
-    headers.get_all(name).iter().nth(1).is_some()
+    headers.len() != headers.keys_len() && headers.get_all(name).iter().nth(1).is_some()
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ const BAD_HOST: &str = "The Host header is not a valid host.";
 /// Refuses a request that names no usable host (see the module's rule), on any version;
 /// gives an absolute-form target without `Host` the target's authority as its `Host`.
 fn require_host(req: &mut RequestHeader) -> Result<()> {
-    if req.headers.get_all(HOST).iter().nth(1).is_some() {
+    if repeated(&req.headers, &HOST) {
         return Err(bad_request("A request must have one Host header.".into()));
     }
     let header = req.headers.get(HOST);

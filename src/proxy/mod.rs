@@ -40,7 +40,7 @@ mod watched;
 
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
-pub use context::RequestCtx;
+pub use context::{RequestCtx, RequestState};
 pub use front::FrontSettings;
 pub use h2fp::{connection_h2fp, first_frames, FirstFrames, FirstFramesStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};
@@ -121,6 +121,7 @@ impl ProxyHttp for Floodgate {
     }
 
     async fn early_request_filter(&self, session: &mut Session, ctx: &mut Self::CTX) -> Result<()> {
+        let ctx: &mut RequestState = ctx;
         connection::head_complete(session);
         // Pingora keeps HTTP/1.1 connections open with no idle limit; the listener's sweep
         // closes idle ones (`server.keepalive_timeout`), or none stays open.
@@ -172,6 +173,7 @@ impl ProxyHttp for Floodgate {
         session: &mut Session,
         ctx: &mut Self::CTX,
     ) -> Result<Box<HttpPeer>> {
+        let ctx: &mut RequestState = ctx;
         ctx.upstream_started.get_or_insert_with(Instant::now);
         let snapshot = &ctx.snapshot;
         let caller = ctx.record.caller().map(|c| c.stable);
@@ -188,6 +190,7 @@ impl ProxyHttp for Floodgate {
         ctx: &mut Self::CTX,
         mut e: Box<Error>,
     ) -> Box<Error> {
+        let ctx: &mut RequestState = ctx;
         // Nothing was sent yet, so trying the next backend of the pool is safe; each is
         // tried once.
         let upstream = &ctx.snapshot.upstream;
@@ -251,6 +254,7 @@ impl ProxyHttp for Floodgate {
         upstream_response: &mut ResponseHeader,
         ctx: &mut Self::CTX,
     ) -> Result<()> {
+        let ctx: &mut RequestState = ctx;
         if let Some(started) = ctx.upstream_started {
             let took = started.elapsed();
             self.metrics.upstream_seconds.observe(took.as_secs_f64());
@@ -346,6 +350,7 @@ impl ProxyHttp for Floodgate {
         e: &Error,
         ctx: &mut Self::CTX,
     ) -> FailToProxy {
+        let ctx: &mut RequestState = ctx;
         let failure = failure::classify(e);
         // Before or after the response started: a backend that cuts its responses short is
         // ejected like one that refuses them.

@@ -4,7 +4,7 @@
 
 use super::record::Record;
 use super::render::Handling;
-use super::{RequestCtx, Snapshot};
+use super::{RequestState, Snapshot};
 use crate::identity::{Request, RobotsFact, Traits, Trapped};
 use crate::robots::spring::{Spared, Sprung, Visitor};
 use crate::telemetry::RequestDecision;
@@ -35,7 +35,7 @@ impl OwnAnswer {
 pub(super) async fn robots_txt(
     snapshot: &Snapshot,
     session: &Session,
-    ctx: &mut RequestCtx,
+    ctx: &mut RequestState,
 ) -> Option<Handling> {
     let robots = snapshot.robots.as_deref()?;
     let req = session.req_header();

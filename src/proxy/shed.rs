@@ -4,7 +4,7 @@
 
 use super::decide::DecidedRequest;
 use super::render::{problem, Handling};
-use super::{challenge, pick, Floodgate, RequestCtx, Snapshot};
+use super::{challenge, pick, Floodgate, RequestState, Snapshot};
 use crate::gate::reply::problem_body;
 use crate::gate::Challenged;
 use crate::overload::{Admission, Asking, Shed};
@@ -19,7 +19,7 @@ impl Floodgate {
         &self,
         snapshot: &Snapshot,
         session: &Session,
-        ctx: &mut RequestCtx,
+        ctx: &mut RequestState,
         decided: &DecidedRequest<'_>,
         forward: Handling,
     ) -> Handling {

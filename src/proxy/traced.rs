@@ -5,7 +5,7 @@
 
 use super::decide::DecidedRequest;
 use super::front::via_version;
-use super::{RequestCtx, Snapshot};
+use super::{RequestState, Snapshot};
 use crate::trace::{RequestTrace, SpanFacts, Timed, TRACEPARENT, TRACESTATE};
 use pingora::http::RequestHeader;
 use pingora::proxy::Session;
@@ -35,7 +35,7 @@ pub(super) fn decided(trace: Option<&mut RequestTrace>, decided: &DecidedRequest
 /// Sets the backend's `traceparent` (naming the upstream span, which begins now) and
 /// `tracestate` (a trusted caller's; an untrusted one's is not passed on).
 pub(super) fn to_upstream(
-    ctx: &mut RequestCtx,
+    ctx: &mut RequestState,
     upstream_request: &mut RequestHeader,
 ) -> Result<()> {
     let tracer = ctx.snapshot.tracer.as_ref();
@@ -54,7 +54,7 @@ pub(super) fn to_upstream(
 }
 
 /// The backend's answer has ended.
-pub(super) fn upstream_ended(ctx: &mut RequestCtx) {
+pub(super) fn upstream_ended(ctx: &mut RequestState) {
     if let Some(trace) = ctx.trace.as_mut() {
         trace.upstream_ended(Instant::now());
     }
@@ -64,7 +64,7 @@ pub(super) fn upstream_ended(ctx: &mut RequestCtx) {
 /// `e`.
 pub(super) fn finish(
     session: &Session,
-    ctx: &mut RequestCtx,
+    ctx: &mut RequestState,
     written: Option<u16>,
     e: Option<&Error>,
 ) {
@@ -101,7 +101,7 @@ fn authority(req: &RequestHeader) -> Option<(String, Option<u16>)> {
 fn facts(
     snapshot: &Snapshot,
     session: &Session,
-    ctx: &RequestCtx,
+    ctx: &RequestState,
     written: Option<u16>,
     e: Option<&Error>,
 ) -> SpanFacts {

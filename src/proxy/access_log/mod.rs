@@ -12,7 +12,7 @@ mod sink;
 use combined::{combined_line, CombinedEntry};
 
 use super::record::Record;
-use super::{RefusedHead, RequestCtx};
+use super::{RefusedHead, RequestState};
 use crate::clock::Clock;
 use pingora::proxy::Session;
 use sink::Sink;
@@ -70,7 +70,7 @@ impl AccessLog {
     pub(super) fn write(
         &self,
         session: &Session,
-        ctx: &RequestCtx,
+        ctx: &RequestState,
         written: Option<u16>,
         started: Instant,
     ) {
@@ -109,7 +109,7 @@ impl AccessLog {
 /// buffer from the request's record.
 fn floodgate_line(
     session: &Session,
-    ctx: &RequestCtx,
+    ctx: &RequestState,
     written: Option<u16>,
     started: Instant,
 ) -> String {
@@ -181,7 +181,7 @@ fn facts(line: &mut String, record: &Record) -> std::fmt::Result {
 
 /// nginx's `combined` line, the client as Floodgate resolved it (behind trusted proxies),
 /// written at `at`.
-fn combined(session: &Session, ctx: &RequestCtx, written: Option<u16>, at: SystemTime) -> String {
+fn combined(session: &Session, ctx: &RequestState, written: Option<u16>, at: SystemTime) -> String {
     let req = session.req_header();
     let client = ctx.front.client.ip;
     let header = |name: http::HeaderName| req.headers.get(name).map(|v| v.as_bytes());
