@@ -40,7 +40,8 @@ mod watched;
 
 pub use access_log::{AccessLog, AccessLogSettings, LogFormat};
 pub use connection::ConnectionLimits;
-pub use context::{RequestCtx, RequestState};
+pub use context::RequestCtx;
+use context::RequestState;
 pub use front::FrontSettings;
 pub use h2fp::{connection_h2fp, first_frames, FirstFrames, FirstFramesStream};
 pub use head_watch::{HeadWatch, HeadWatches, RefusedHead, REFUSED_HEAD_BYTES, SWEEP_EVERY};

@@ -202,10 +202,8 @@ fn a_policy_matches_one_signal_of_the_score() {
         200,
         "missing-browser-headers alone"
     );
-    // The last line is written after its answer went out.
     let written = |log: &str| log.contains("signals=missing-browser-headers");
-    crate::common::wait::eventually(std::time::Duration::from_secs(2), || written(&proxy.log()));
-    let log = proxy.log();
+    let log = proxy.log_when(written);
     assert!(log.contains("signals=ua-tls-mismatch"), "{log}");
     assert!(written(&log), "{log}");
 }

@@ -9,13 +9,11 @@ mod enforced;
 mod served;
 mod trap;
 
-use crate::common::wait::within;
 use crate::common::{client_from, floodgate_bin, Proxy, Upstream};
 use floodgate::robots::{RobotsTxt, Verdict};
 use reqwest::blocking::Response;
 use serde_json::Value;
 use std::process::Command;
-use std::time::Duration;
 
 /// OpenAI's crawler, as it names itself.
 pub(super) const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; \
@@ -68,16 +66,9 @@ pub(super) fn status(proxy: &Proxy, address: &str, path: &str, agent: &str) -> u
 /// written (as the request ends, just after the answer left).
 pub(super) fn logged(proxy: &Proxy, response: &Response) -> String {
     let id = format!("id={} ", crate::common::header(response, "x-request-id"));
-    let mut line = None;
-    within(Duration::from_secs(2), || {
-        line = proxy
-            .log()
-            .lines()
-            .find(|l| l.contains(&id))
-            .map(str::to_owned);
-        line.is_some()
-    });
-    line.unwrap_or_else(|| panic!("no access log line with {id}:\n{}", proxy.log()))
+    let log = proxy.log_when(|log| log.contains(&id));
+    let line = log.lines().find(|l| l.contains(&id)).map(str::to_owned);
+    line.unwrap_or_else(|| panic!("no access log line with {id}:\n{log}"))
 }
 
 /// `floodgate_robots_requests_total` of `crawler` and `verdict`.

@@ -69,13 +69,11 @@ fn the_file_is_served_past_limits_denials_bans_and_the_overload_switch() {
     assert_ne!(status(&proxy, "127.0.10.4", "/", CHROME), 200);
     served_to(&proxy, "127.0.10.4", CHROME, &file);
     served_to(&proxy, "127.0.10.4", CURL, &file);
-    // The last line is written after its answer went out.
     let answered = |log: &str| {
         log.lines()
             .filter(|l| l.contains("GET /robots.txt status=200 decision=robots_txt"))
             .count()
     };
-    crate::common::wait::eventually(Duration::from_secs(2), || answered(&proxy.log()) >= 7);
-    let log = proxy.log();
+    let log = proxy.log_when(|log| answered(log) >= 7);
     assert_eq!(answered(&log), 7, "{log}");
 }
