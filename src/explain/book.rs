@@ -2,7 +2,7 @@
 //! the fleet's shelf, asked only when the ring does not know a reference.
 
 use super::shared::{Shelf, ShelfWriter};
-use super::{DecisionSettings, Record, Reference, Ring};
+use super::{DecisionSettings, Kept, Record, Reference, Ring};
 use crate::limiter::RedisDriver;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -83,15 +83,17 @@ impl Decisions {
 
     /// Keeps `record`, made at `now_ms`, here and (queued) on the fleet's shelf.
     pub fn keep(&self, record: Record, now_ms: u64) {
-        let record = Arc::new(record);
-        if let Some(shelf) = &self.shelf {
-            let budget = (
-                self.keep.load(Ordering::Relaxed),
-                self.max_age_ms.load(Ordering::Relaxed),
-            );
-            shelf.put(record.clone(), budget, now_ms);
-        }
-        let evicted = self.ring.lock().push(record, now_ms);
+        let kept = match &self.shelf {
+            Some(shelf) => {
+                let budget = (
+                    self.keep.load(Ordering::Relaxed),
+                    self.max_age_ms.load(Ordering::Relaxed),
+                );
+                shelf.put(record, budget, now_ms)
+            }
+            None => Kept::Own(record),
+        };
+        let evicted = self.ring.lock().push(kept, now_ms);
         // Freed here, not under the lock other requests wait on.
         drop(evicted);
     }

@@ -17,7 +17,7 @@ pub use book::{Decisions, Found};
 pub use budget::Budget;
 pub use record::{kept_path, Bucket, Caller, Record, MAX_PATH};
 pub use reference::{is_own_form, BadReference, Reference, MAX_LEN};
-pub use ring::{Evicted, Ring};
+pub use ring::{Evicted, Kept, Ring};
 pub use settings::{DecisionSettings, DEFAULT_KEEP, DEFAULT_MAX_AGE};
 pub use shared::{Shelf, ShelfWriter, QUEUE};
 pub use step::{Admittance, Overloaded, Said, Step};

@@ -5,15 +5,38 @@
 use super::{Record, Reference};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
+use std::ops::Deref;
 use std::sync::Arc;
 
 /// The records a push let go of: one, once the ring is full (more after a quiet spell).
-pub type Evicted = SmallVec<[Arc<Record>; 1]>;
+pub type Evicted = SmallVec<[Kept; 1]>;
+
+/// A record as the ring holds it: its own (no allocation of its own), or shared with the
+/// queue to the fleet's shelf.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // inline on purpose: a record kept costs no allocation
+pub enum Kept {
+    /// Held by the ring alone.
+    Own(Record),
+    /// Also queued for the fleet's shelf.
+    Shared(Arc<Record>),
+}
+
+impl Deref for Kept {
+    type Target = Record;
+
+    fn deref(&self) -> &Record {
+        match self {
+            Kept::Own(record) => record,
+            Kept::Shared(record) => record,
+        }
+    }
+}
 
 /// The ring.
 #[derive(Debug, Default)]
 pub struct Ring {
-    records: VecDeque<Arc<Record>>,
+    records: VecDeque<Kept>,
     keep: usize,
     max_age_ms: u64,
 }
@@ -38,7 +61,7 @@ impl Ring {
 
     /// Keeps `record`, letting go of the oldest (and, at `now_ms`, those past their age): they
     /// are returned, for the caller to free once it no longer holds the ring's lock.
-    pub fn push(&mut self, record: Arc<Record>, now_ms: u64) -> Evicted {
+    pub fn push(&mut self, record: Kept, now_ms: u64) -> Evicted {
         let mut evicted = Evicted::new();
         if self.keep == 0 {
             return evicted;
@@ -57,7 +80,7 @@ impl Ring {
             .rev()
             .take_while(|r| !self.is_old(Some(r), now_ms))
             .find(|r| r.reference == *reference)
-            .map(|r| &**r)
+            .map(Deref::deref)
     }
 
     /// How many records are kept.
@@ -75,7 +98,7 @@ impl Ring {
         self.records.is_empty()
     }
 
-    fn is_old(&self, record: Option<&Arc<Record>>, now_ms: u64) -> bool {
+    fn is_old(&self, record: Option<&Kept>, now_ms: u64) -> bool {
         record.is_some_and(|r| now_ms.saturating_sub(r.at_ms) > self.max_age_ms)
     }
 }
@@ -85,8 +108,8 @@ mod tests {
     use super::*;
     use crate::explain::record::allowed;
 
-    fn record(id: &str, at_ms: u64) -> Arc<Record> {
-        Arc::new(allowed(id, at_ms, "/"))
+    fn record(id: &str, at_ms: u64) -> Kept {
+        Kept::Own(allowed(id, at_ms, "/"))
     }
 
     #[test]

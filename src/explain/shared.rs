@@ -6,7 +6,7 @@
 //! most once a minute), never holds a request up. Keys share one Cluster slot (`{decisions}`),
 //! so a batch is one script call, gathered for up to 100 ms.
 
-use super::{Budget, Record, Reference};
+use super::{Budget, Kept, Record, Reference};
 use crate::clock::Clock;
 use crate::limiter::{read_json, RedisDriver};
 use crate::telemetry::writer::{Batches, Bounds, Report, Writer};
@@ -78,15 +78,18 @@ impl Shelf {
     }
 
     /// Queues `record`, made at `now_ms`, for the writer, if the budget of `keep` records per
-    /// `max_age_ms` allows; dropped (and counted) when the queue is full.
-    pub fn put(&self, record: Arc<Record>, (keep, max_age_ms): (u64, u64), now_ms: u64) {
+    /// `max_age_ms` allows (dropped, and counted, when the queue is full); returns it as this
+    /// instance's ring is to keep it.
+    pub fn put(&self, record: Record, (keep, max_age_ms): (u64, u64), now_ms: u64) -> Kept {
         if !self
             .budget
             .admit(record.refused(), keep, max_age_ms, now_ms)
         {
-            return;
+            return Kept::Own(record);
         }
-        self.queue.send(record);
+        let record = Arc::new(record);
+        self.queue.send(record.clone());
+        Kept::Shared(record)
     }
 
     /// How many records the queue dropped.

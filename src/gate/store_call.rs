@@ -142,6 +142,9 @@ impl StoreCall {
 
     /// The store's answer, by the budget's end if there is one.
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, Unanswered> {
+        if let Some(answer) = self.limiter.acquire_at_hand(takes) {
+            return Ok(answer?);
+        }
         let Some(budget) = self.budget else {
             return Ok(self.limiter.acquire(takes).await?);
         };

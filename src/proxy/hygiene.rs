@@ -108,6 +108,26 @@ fn require_host(req: &mut RequestHeader) -> Result<()> {
 /// Whether `value` is a `host[:port]` (RFC 9110 §7.2): a non-empty host, a port of digits,
 /// no userinfo.
 fn is_host(value: &[u8]) -> bool {
+    is_plain_host(value) || is_parsed_host(value)
+}
+
+/// Whether `value` is a name or an IPv4 address (letters, digits, `-` and `.`, not only dots)
+/// with an optional `:port`: nearly every request's `Host`, told without parsing it into an
+/// `Authority` (which copies it). Whatever this says no to, [`is_parsed_host`] decides.
+fn is_plain_host(value: &[u8]) -> bool {
+    let (host, port) = match value.iter().position(|&b| b == b':') {
+        Some(colon) => (&value[..colon], &value[colon + 1..]),
+        None => (value, &[][..]),
+    };
+    host.iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        && host.iter().any(|&b| b != b'.')
+        && port.iter().all(u8::is_ascii_digit)
+}
+
+/// Whether `value` parses as an `Authority` with a non-empty host, a port of digits and no
+/// userinfo.
+fn is_parsed_host(value: &[u8]) -> bool {
     let Ok(authority) = Authority::try_from(value) else {
         return false;
     };

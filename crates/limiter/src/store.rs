@@ -50,6 +50,13 @@ pub trait Limiter: Send + Sync {
     /// in order; the request passes when every enforcing take is allowed.
     async fn acquire(&self, takes: &[Take<'_>]) -> Result<Assessments, LimiterError>;
 
+    /// [`Limiter::acquire`]'s answer when the store has it at hand, without waiting on
+    /// anything (`None`: ask `acquire`). The memory store always has: its answer then costs no
+    /// boxed future, which `acquire` allocates on every call.
+    fn acquire_at_hand(&self, _takes: &[Take<'_>]) -> Option<Result<Assessments, LimiterError>> {
+        None
+    }
+
     /// How the bucket `key` of shape `spec` stands now, nothing taken.
     async fn peek(&self, key: BucketKey<'_>, spec: BucketSpec) -> Result<Peek, LimiterError>;
 

@@ -61,6 +61,35 @@ fn every_version_needs_a_valid_host() {
 }
 
 #[test]
+fn the_plain_host_check_agrees_with_the_parse() {
+    let samples = [
+        "example.com",
+        "a-b.example:8080",
+        "10.0.0.1:",
+        "localhost.",
+        ".",
+        "..",
+        "",
+        ":80",
+        "a:b",
+        "a:80:90",
+        "a b",
+        "u@x",
+        "[::1]:80",
+        "ex%41mple",
+        "x_y.com",
+        "99999:99999",
+    ];
+    for sample in samples {
+        let value = sample.as_bytes();
+        if is_plain_host(value) {
+            assert!(is_parsed_host(value), "{sample:?}");
+        }
+    }
+    assert!(is_plain_host(b"Example.COM:8080") && !is_plain_host(b"[::1]:80"));
+}
+
+#[test]
 fn two_hosts_are_a_400() {
     let mut req = request("/");
     req.append_header("host", "other.example.com").unwrap();

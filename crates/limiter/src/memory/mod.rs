@@ -280,6 +280,10 @@ impl Limiter for MemoryStore {
         Ok(self.acquire_now(takes))
     }
 
+    fn acquire_at_hand(&self, takes: &[Take<'_>]) -> Option<Result<Assessments, LimiterError>> {
+        Some(Ok(self.acquire_now(takes)))
+    }
+
     async fn peek(&self, key: BucketKey<'_>, spec: BucketSpec) -> Result<Peek, LimiterError> {
         Ok(self.peek_now(key, spec))
     }

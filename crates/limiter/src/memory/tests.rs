@@ -258,3 +258,18 @@ fn a_bucket_can_be_set_to_what_another_store_said() {
     store.set_at(&t, 99.0, SECOND);
     assert_eq!(store.len(), 0, "a full bucket is no bucket");
 }
+
+#[test]
+fn the_answer_is_at_hand_and_takes_like_acquire() {
+    let store = MemoryStore::new(100);
+    let alice = [take(1, "alice", 2.0, 0.001)];
+    let at_hand = store
+        .acquire_at_hand(&alice)
+        .map(|a| a.map(|a| a[0].is_allowed()));
+    assert_eq!(at_hand, Some(Ok(true)));
+    assert!(store.acquire_now(&alice)[0].is_allowed());
+    let spent = store
+        .acquire_at_hand(&alice)
+        .map(|a| a.map(|a| a[0].is_allowed()));
+    assert_eq!(spent, Some(Ok(false)), "the two tokens are gone");
+}
