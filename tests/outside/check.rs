@@ -369,6 +369,19 @@ fn ask(http: &Client, check: u16) -> u16 {
     }
 }
 
+/// `url`'s answer, asked again while nothing listens there: the admin listener may come up a
+/// moment after the check listener.
+fn get_when_listening(http: &Client, url: &str) -> Response {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match http.get(url).send() {
+            Ok(answer) => return answer,
+            Err(e) if Instant::now() > deadline => panic!("no answer from {url}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 #[test]
 fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,10 +389,7 @@ fn a_check_only_config_runs_without_upstream_or_server_tables_and_answers_check(
     let http = client("127.0.0.1");
     let answers: Vec<u16> = (0..6).map(|_| ask(&http, check)).collect();
     assert_eq!(answers, [200, 200, 200, 200, 200, 429]);
-    let ready = http
-        .get(format!("http://127.0.0.1:{admin}/readyz"))
-        .send()
-        .unwrap();
+    let ready = get_when_listening(&http, &format!("http://127.0.0.1:{admin}/readyz"));
     assert_eq!(ready.status(), 200, "no pool to be down");
     let log = std::fs::read_to_string(dir.path().join("floodgate.log")).unwrap();
     let serving = format!("no proxy: no [upstream]; [check] on 127.0.0.1:{check}");
@@ -393,8 +403,8 @@ fn a_check_only_instance_exits_at_once_on_sigterm_with_nothing_in_flight() {
     // An idle keep-alive connection to each listener stays open: nothing in flight.
     let http = client("127.0.0.1");
     assert_eq!(ask(&http, check), 200);
-    let health = http.get(format!("http://127.0.0.1:{admin}/healthz")).send();
-    assert_eq!(health.unwrap().status(), 200);
+    let health = get_when_listening(&http, &format!("http://127.0.0.1:{admin}/healthz"));
+    assert_eq!(health.status(), 200);
     let sent = Instant::now();
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &floodgate.0.id().to_string()])
