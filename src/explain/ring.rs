@@ -69,6 +69,11 @@ impl Ring {
         while self.records.len() >= self.keep || self.is_old(self.records.front(), now_ms) {
             evicted.extend(self.records.pop_front());
         }
+        if self.records.len() == self.records.capacity() {
+            // Doubled as it fills, but never past `keep`: a record is a few hundred bytes.
+            let len = self.records.len();
+            self.records.reserve_exact(len.max(1).min(self.keep - len));
+        }
         self.records.push_back(record);
         evicted
     }
@@ -140,6 +145,20 @@ mod tests {
         assert!(ring.find(&a1, 1_001).is_none());
         let evicted = ring.push(record("b2", 2_000), 2_000);
         assert_eq!((ring.len(), evicted.len()), (1, 1));
+    }
+
+    #[test]
+    fn the_ring_grows_no_larger_than_keep() {
+        let mut ring = Ring::new(3_000, 60_000);
+        for i in 0..3_500 {
+            ring.push(record("a1", i), i);
+        }
+        assert_eq!(ring.len(), 3_000);
+        assert!(
+            ring.records.capacity() <= 3_000,
+            "{}",
+            ring.records.capacity()
+        );
     }
 
     #[test]
