@@ -354,29 +354,28 @@ fn check_only(dir: &std::path::Path) -> (Child, u16, u16) {
 
 /// The status of asking `check` about `/api` for `erin`, retried while nothing listens.
 fn ask(http: &Client, check: u16) -> u16 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let sent = http
-            .get(format!("http://127.0.0.1:{check}/"))
+    let answer = answer_when_listening(|| {
+        http.get(format!("http://127.0.0.1:{check}/"))
             .header("x-original-uri", "/api")
             .header("x-api-key", "erin")
-            .send();
-        match sent {
-            Ok(answer) => return answer.status().as_u16(),
-            Err(e) if Instant::now() > deadline => panic!("no answer: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
+            .send()
+    });
+    answer.status().as_u16()
 }
 
 /// `url`'s answer, asked again while nothing listens there: the admin listener may come up a
 /// moment after the check listener.
 fn get_when_listening(http: &Client, url: &str) -> Response {
+    answer_when_listening(|| http.get(url).send())
+}
+
+/// What `send` gets, sent again (30 s at most) while it gets no answer.
+fn answer_when_listening(send: impl Fn() -> reqwest::Result<Response>) -> Response {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        match http.get(url).send() {
+        match send() {
             Ok(answer) => return answer,
-            Err(e) if Instant::now() > deadline => panic!("no answer from {url}: {e}"),
+            Err(e) if Instant::now() > deadline => panic!("no answer: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
